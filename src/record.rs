@@ -1,0 +1,461 @@
+//! The interception record (AGENT-HOOKS-0.1 §10.3) and the host
+//! configuration it makes legible: enforcement mode (§8) and the composition
+//! profile with its resolved knobs (§7.1–§7.2).
+//!
+//! A record is payload-free: it carries the projection of the combined
+//! verdict (`transform.value` dropped, `approval` members stripped, messages
+//! truncated to 256 bytes), identities, and attribution, never context
+//! content.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{Map, Value};
+
+use crate::point::InterceptionPoint;
+use crate::verdict::{Decision, Verdict, Warning};
+
+/// Longest `message` a record keeps, in UTF-8 bytes (§10.3).
+pub const RECORD_MESSAGE_MAX_BYTES: usize = 256;
+
+/// Enforcement mode (§8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Mode {
+    /// Combined verdicts are honoured (§6).
+    #[default]
+    Enforce,
+    /// Interceptors run and are recorded; every action proceeds as if
+    /// allowed, transforms are validated but not applied, and the approval
+    /// seam is never consulted.
+    EvaluateOnly,
+}
+
+impl Mode {
+    /// The wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Enforce => "enforce",
+            Self::EvaluateOnly => "evaluate_only",
+        }
+    }
+}
+
+/// The closed set of composition profiles (§7.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Profile {
+    /// Fold-through; the first deny short-circuits.
+    #[default]
+    SequentialFirstDeny,
+    /// Fold-through; everything runs; severity-max aggregate.
+    SequentialRunAll,
+    /// Snapshot isolation; severity-max aggregate.
+    ParallelStrictest,
+    /// Snapshot isolation; anything but unanimous allow is a disagreement.
+    ParallelUnanimous,
+}
+
+impl Profile {
+    /// The wire name, e.g. `parallel/strictest`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::SequentialFirstDeny => "sequential/first_deny",
+            Self::SequentialRunAll => "sequential/run_all",
+            Self::ParallelStrictest => "parallel/strictest",
+            Self::ParallelUnanimous => "parallel/unanimous",
+        }
+    }
+
+    /// Sequential profiles fold transforms through in registration order.
+    pub const fn is_sequential(self) -> bool {
+        matches!(self, Self::SequentialFirstDeny | Self::SequentialRunAll)
+    }
+
+    /// Multi-verdict profiles must carry the `verdicts` summary (§10.3).
+    pub const fn is_multi_verdict(self) -> bool {
+        !matches!(self, Self::SequentialFirstDeny)
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string naming no profile of §7.2 (the set is closed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown composition profile {0:?}: expected sequential/first_deny, sequential/run_all, parallel/strictest or parallel/unanimous"
+)]
+pub struct UnknownProfile(pub String);
+
+impl FromStr for Profile {
+    type Err = UnknownProfile;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [
+            Self::SequentialFirstDeny,
+            Self::SequentialRunAll,
+            Self::ParallelStrictest,
+            Self::ParallelUnanimous,
+        ]
+        .into_iter()
+        .find(|p| p.as_str() == s)
+        .ok_or_else(|| UnknownProfile(s.to_owned()))
+    }
+}
+
+/// `on_approval` (§7.4): what a permit resolution does in
+/// `sequential/first_deny`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum OnApproval {
+    /// The resolution ends the emission (normative default).
+    #[default]
+    Stop,
+    /// The resolution substitutes and the fold continues.
+    Resume,
+}
+
+/// `on_disagreement` / `on_transform_conflict` (§7.5): whether a
+/// synthesized deny is final or offered to the approval seam.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Synthesis {
+    /// A plain deny (normative default).
+    #[default]
+    Deny,
+    /// A liftable deny, offered to the approval seam.
+    Approval,
+}
+
+impl OnApproval {
+    /// The wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Stop => "stop",
+            Self::Resume => "resume",
+        }
+    }
+}
+
+impl Synthesis {
+    /// The wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Deny => "deny",
+            Self::Approval => "approval",
+        }
+    }
+}
+
+/// A profile with its knobs, as a host configures it. Unset knobs take the
+/// §7.2 normative defaults; knobs the profile does not consult are ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Composition {
+    /// The profile.
+    pub profile: Profile,
+    /// `on_approval` (`sequential/first_deny`).
+    pub on_approval: Option<OnApproval>,
+    /// `on_disagreement` (`parallel/unanimous`).
+    pub on_disagreement: Option<Synthesis>,
+    /// `on_transform_conflict` (`parallel/strictest`).
+    pub on_transform_conflict: Option<Synthesis>,
+}
+
+impl Composition {
+    /// A profile with every knob at its default.
+    pub fn new(profile: Profile) -> Self {
+        Self {
+            profile,
+            ..Self::default()
+        }
+    }
+
+    /// `sequential/first_deny` with `on_approval`.
+    pub fn first_deny(on_approval: OnApproval) -> Self {
+        Self {
+            on_approval: Some(on_approval),
+            ..Self::new(Profile::SequentialFirstDeny)
+        }
+    }
+
+    /// `parallel/strictest` with `on_transform_conflict`.
+    pub fn strictest(on_transform_conflict: Synthesis) -> Self {
+        Self {
+            on_transform_conflict: Some(on_transform_conflict),
+            ..Self::new(Profile::ParallelStrictest)
+        }
+    }
+
+    /// `parallel/unanimous` with `on_disagreement`.
+    pub fn unanimous(on_disagreement: Synthesis) -> Self {
+        Self {
+            on_disagreement: Some(on_disagreement),
+            ..Self::new(Profile::ParallelUnanimous)
+        }
+    }
+
+    /// The knobs the profile consults, defaults filled in, the others
+    /// cleared: exactly what the record's `composition` block carries.
+    pub fn resolved(self) -> Self {
+        let mut r = Self::new(self.profile);
+        match self.profile {
+            Profile::SequentialFirstDeny => {
+                r.on_approval = Some(self.on_approval.unwrap_or_default())
+            }
+            Profile::SequentialRunAll => {}
+            Profile::ParallelStrictest => {
+                r.on_transform_conflict = Some(self.on_transform_conflict.unwrap_or_default())
+            }
+            Profile::ParallelUnanimous => {
+                r.on_disagreement = Some(self.on_disagreement.unwrap_or_default())
+            }
+        }
+        r
+    }
+
+    /// The record's `composition` block (§10.3), resolved.
+    pub fn to_json(self) -> Value {
+        let r = self.resolved();
+        let mut m = Map::new();
+        m.insert("profile".into(), r.profile.as_str().into());
+        if let Some(k) = r.on_approval {
+            m.insert("on_approval".into(), k.as_str().into());
+        }
+        if let Some(k) = r.on_disagreement {
+            m.insert("on_disagreement".into(), k.as_str().into());
+        }
+        if let Some(k) = r.on_transform_conflict {
+            m.insert("on_transform_conflict".into(), k.as_str().into());
+        }
+        Value::Object(m)
+    }
+}
+
+/// How the approval seam ended, when it was consulted (§7.6, §10.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ResolvedBy {
+    /// A permit resolution substituted for a verdict.
+    Approval,
+    /// The seam was consulted and did not lift the deny.
+    Rejection,
+}
+
+impl ResolvedBy {
+    /// The wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Approval => "approval",
+            Self::Rejection => "rejection",
+        }
+    }
+}
+
+/// One interceptor's verdict in the record's `verdicts` summary (§10.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerdictSummary {
+    /// Registration index.
+    pub index: usize,
+    /// The decision it returned (or its §6.3 substitute).
+    pub decision: Decision,
+    /// Its reason.
+    pub reason: Option<String>,
+    /// Its registration name.
+    pub name: Option<String>,
+}
+
+/// One record per emission (§10.3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterceptionRecord {
+    /// The point of the emission.
+    pub interception_point: InterceptionPoint,
+    /// The mode in effect.
+    pub mode: Mode,
+    /// The payload-free projection of the combined verdict.
+    pub verdict: Verdict,
+    /// Identity before dispatch (`None`: null provider or rejected before
+    /// dispatch).
+    pub input_identity: Option<String>,
+    /// Identity after composition.
+    pub enforced_identity: Option<String>,
+    /// The declared identity provider name (`None`: the `null` provider).
+    pub identity_provider: Option<String>,
+    /// `session.id`.
+    pub session_id: String,
+    /// `sequence` (`-1` when unknown).
+    pub sequence: i64,
+    /// The context's `timestamp`, verbatim.
+    pub timestamp: Option<String>,
+    /// `{trace_id?, span_id?}` echoed from the context.
+    pub trace: Option<Map<String, Value>>,
+    /// Index of the interceptor whose verdict won or was consulted.
+    pub decided_by: Option<usize>,
+    /// Profile and knobs in effect (serialized resolved).
+    pub composition: Composition,
+    /// Per-interceptor summary.
+    pub verdicts: Vec<VerdictSummary>,
+    /// Whether registered interceptors were skipped (sequential profiles).
+    pub fold_truncated: Option<bool>,
+    /// How the approval seam ended, if consulted.
+    pub resolved_by: Option<ResolvedBy>,
+    /// Interceptors registered at emission time.
+    pub interceptors_registered: usize,
+    /// The declaration contract version, when the host was built from a
+    /// declaration document (§7.7).
+    pub declaration: Option<String>,
+}
+
+impl InterceptionRecord {
+    /// Whether the guarded action proceeds (§6, §8).
+    pub fn proceeds(&self) -> bool {
+        self.mode == Mode::EvaluateOnly || self.verdict.is_permit()
+    }
+
+    /// The §10.3 JSON shape.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert(
+            "interception_point".into(),
+            self.interception_point.as_str().into(),
+        );
+        m.insert("mode".into(), self.mode.as_str().into());
+        m.insert("verdict".into(), self.verdict.to_json());
+        m.insert("input_identity".into(), opt_str(&self.input_identity));
+        m.insert("enforced_identity".into(), opt_str(&self.enforced_identity));
+        m.insert("identity_provider".into(), opt_str(&self.identity_provider));
+        m.insert("session_id".into(), self.session_id.as_str().into());
+        m.insert("sequence".into(), self.sequence.into());
+        if let Some(t) = &self.timestamp {
+            m.insert("timestamp".into(), t.as_str().into());
+        }
+        if let Some(t) = &self.trace {
+            m.insert("trace".into(), Value::Object(t.clone()));
+        }
+        m.insert(
+            "decided_by".into(),
+            self.decided_by.map_or(Value::Null, Value::from),
+        );
+        m.insert("composition".into(), self.composition.to_json());
+        if let Some(d) = &self.declaration {
+            m.insert("declaration".into(), d.as_str().into());
+        }
+        if !self.verdicts.is_empty() {
+            let items = self
+                .verdicts
+                .iter()
+                .map(|s| {
+                    let mut e = Map::new();
+                    e.insert("index".into(), s.index.into());
+                    e.insert("decision".into(), s.decision.as_str().into());
+                    if let Some(r) = &s.reason {
+                        e.insert("reason".into(), r.as_str().into());
+                    }
+                    if let Some(n) = &s.name {
+                        e.insert("name".into(), n.as_str().into());
+                    }
+                    Value::Object(e)
+                })
+                .collect();
+            m.insert("verdicts".into(), Value::Array(items));
+        }
+        if let Some(f) = self.fold_truncated {
+            m.insert("fold_truncated".into(), f.into());
+        }
+        if let Some(r) = self.resolved_by {
+            m.insert("resolved_by".into(), r.as_str().into());
+        }
+        m.insert(
+            "interceptors_registered".into(),
+            self.interceptors_registered.into(),
+        );
+        Value::Object(m)
+    }
+}
+
+fn opt_str(s: &Option<String>) -> Value {
+    s.as_deref().map_or(Value::Null, Value::from)
+}
+
+/// The §10.3 payload-free projection of a combined verdict.
+pub fn payload_free(v: &Verdict) -> Verdict {
+    Verdict {
+        decision: v.decision,
+        reason: v.reason.clone(),
+        message: v.message.as_deref().map(truncate_message),
+        warnings: v
+            .warnings
+            .iter()
+            .map(|w| Warning {
+                reason: w.reason.clone(),
+                message: w.message.as_deref().map(truncate_message),
+            })
+            .collect(),
+        approval: v.approval.as_ref().map(|_| Map::new()),
+        transform: v.transform.as_ref().map(|t| crate::verdict::Transform {
+            path: t.path.clone(),
+            value: Value::Null,
+        }),
+        evidence: v.evidence.clone(),
+        result_labels: v.result_labels.clone(),
+    }
+}
+
+/// Truncates to at most 256 UTF-8 bytes on a character boundary, appending
+/// `…` when something was cut (§10.3).
+pub fn truncate_message(s: &str) -> String {
+    if s.len() <= RECORD_MESSAGE_MAX_BYTES {
+        return s.to_owned();
+    }
+    let mut end = RECORD_MESSAGE_MAX_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn composition_resolves_only_the_knobs_a_profile_consults() {
+        assert_eq!(
+            Composition::new(Profile::SequentialFirstDeny).to_json(),
+            json!({"profile": "sequential/first_deny", "on_approval": "stop"})
+        );
+        assert_eq!(
+            Composition::new(Profile::SequentialRunAll).to_json(),
+            json!({"profile": "sequential/run_all"})
+        );
+        let noisy = Composition {
+            on_approval: Some(OnApproval::Resume),
+            ..Composition::new(Profile::ParallelUnanimous)
+        };
+        assert_eq!(
+            noisy.to_json(),
+            json!({"profile": "parallel/unanimous", "on_disagreement": "deny"})
+        );
+        assert_eq!(
+            Composition::strictest(Synthesis::Approval).to_json(),
+            json!({"profile": "parallel/strictest", "on_transform_conflict": "approval"})
+        );
+    }
+
+    #[test]
+    fn projection_drops_payload() {
+        let v = Verdict::transform("$target.email", json!("secret@example.com"))
+            .with_message("é".repeat(200))
+            .with_label("pii");
+        let p = payload_free(&v).to_json();
+        assert_eq!(
+            p["transform"],
+            json!({"path": "$target.email", "value": null})
+        );
+        let msg = p["message"].as_str().unwrap();
+        assert!(msg.ends_with('…') && msg.len() <= 256 + '…'.len_utf8());
+        let e = payload_free(
+            &Verdict::escalate("r")
+                .with_approval(json!({"ticket": "x"}).as_object().unwrap().clone()),
+        );
+        assert_eq!(e.approval, Some(Map::new()));
+    }
+}

@@ -1,0 +1,1 @@
+//! Conversions between the domain types and the generated wire messages.
