@@ -1,1 +1,22 @@
-//! Conversions between the domain types and the generated wire messages.
+//! Conversions between the domain types and the generated wire messages:
+//! the only place where `pb` and the domain meet.
+//!
+//! - [`json`]: JSON text for `JsonValue` fields, parsed exactly (integers
+//!   beyond the 64-bit range are refused, never rounded).
+//! - [`context`]: [`AgentContext`] ⇄ the eight per-point request messages.
+//! - [`verdict`]: [`Verdict`] / [`InterceptorResponse`] ⇄ `pb::Verdict` /
+//!   `pb::InterceptorResponse`, and the manifest.
+//!
+//! Direction matters for failure: a context that cannot be encoded or
+//! decoded is `host_error:context_invalid`; a verdict that cannot be
+//! decoded is `host_error:verdict_invalid`.
+
+pub mod context;
+pub mod json;
+pub mod verdict;
+
+pub use context::{PointRequest, context_from_request, context_to_request};
+pub use verdict::{InterceptorResponse, Manifest, RESPONSE_EXTENSIONS_MAX_BYTES};
+
+#[cfg(doc)]
+use crate::{AgentContext, Verdict};
