@@ -50,6 +50,10 @@ pub enum InvalidContext {
         /// The configured bound, in bytes.
         limit: usize,
     },
+    /// The declared identity provider failed, panicked or returned no
+    /// string (§10.1).
+    #[error("the identity provider failed to compute an identity (§10.1)")]
+    IdentityProvider,
     /// JSON text on the wire could not be parsed exactly.
     #[error("{member}: {problem}")]
     Json {

@@ -13,6 +13,7 @@
 //! - the wire: the generated gRPC code behind [`pb`] and the one module,
 //!   [`wire`], that converts between it and the domain types.
 
+pub mod approval;
 pub mod canonical;
 pub mod context;
 pub mod path;

@@ -1,0 +1,80 @@
+//! The approval seam on the host side (§9): the resolver trait, the optional
+//! redactor, and the consultation that turns whatever the resolver does —
+//! answer, fail, panic, hang, lie about the identity — into a validated
+//! [`Resolved`].
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use hookwire::approval::{ApprovalRequest, ApprovalResolution, Resolved, validate_resolution};
+use hookwire::{AgentContext, ContextLimits, HostError, InterceptionPoint, Verdict};
+
+use crate::identity::IdentityProvider;
+use crate::interceptor::{BoxError, BoxFuture};
+
+/// Default time a resolver has to answer: sized for humans.
+pub const DEFAULT_APPROVAL_DEADLINE: Duration = Duration::from_secs(300);
+
+/// Decides whether a liftable deny is lifted (§9): a human queue, a ticket
+/// system, an approval UI. Errors, panics and missed deadlines fail closed
+/// as `host_error:approval_resolver_failed`.
+pub trait ApprovalResolver: Send + Sync + 'static {
+    /// Answers one request.
+    fn resolve<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> BoxFuture<'a, Result<ApprovalResolution, BoxError>>;
+}
+
+/// Produces the context placed in an approval request (§9 redaction seam):
+/// a pure function that removes what the approver must not see.
+pub type ApprovalRedactor = dyn Fn(&AgentContext) -> AgentContext + Send + Sync;
+
+/// The registered resolver with its redactor and deadline.
+#[derive(Clone)]
+pub(crate) struct ApprovalSeam {
+    pub(crate) resolver: Arc<dyn ApprovalResolver>,
+    pub(crate) redactor: Option<Arc<ApprovalRedactor>>,
+    pub(crate) deadline: Duration,
+}
+
+impl ApprovalSeam {
+    /// Offers `verdict` to the resolver with `ctx` as presented at
+    /// consultation time, and validates the answer in the §9 order.
+    pub(crate) async fn consult(
+        &self,
+        identity: &IdentityProvider,
+        limits: &ContextLimits,
+        point: InterceptionPoint,
+        verdict: Verdict,
+        ctx: &AgentContext,
+    ) -> Resolved {
+        let failed = || Resolved::Stands(Verdict::host_error(HostError::ApprovalResolverFailed));
+        let presented = match &self.redactor {
+            None => ctx.clone(),
+            Some(redact) => match std::panic::catch_unwind(AssertUnwindSafe(|| redact(ctx))) {
+                Ok(c) => c,
+                Err(_) => return failed(),
+            },
+        };
+        // §9: the identity binds exactly what the approver is shown.
+        let Ok(context_identity) = identity.compute(&presented, limits) else {
+            return failed();
+        };
+        let request = ApprovalRequest {
+            context_identity,
+            interception_point: point,
+            verdict,
+            context: presented,
+        };
+        let answer = AssertUnwindSafe(self.resolver.resolve(&request)).catch_unwind();
+        match tokio::time::timeout(self.deadline, answer).await {
+            Ok(Ok(Ok(resolution))) => {
+                validate_resolution(request.context_identity.as_deref(), &resolution)
+            }
+            _ => failed(),
+        }
+    }
+}

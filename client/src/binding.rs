@@ -1,0 +1,180 @@
+//! Interceptor bindings: a named interceptor (in-process or remote), its
+//! timeout, and the points it is bound at; plus the dispatch of one context
+//! to one binding with every failure mapped to its §6.3 slot deny.
+
+use std::collections::BTreeSet;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use hookwire::canonical::canonical_len;
+use hookwire::context::is_namespace;
+use hookwire::wire::{InterceptorResponse, PointRequest, RESPONSE_EXTENSIONS_MAX_BYTES};
+use hookwire::{AgentContext, HostError, InterceptionPoint, InvalidVerdict, Verdict};
+use serde_json::{Map, Value};
+
+use crate::interceptor::Interceptor;
+use crate::remote::{CallFailure, RemoteInterceptor};
+
+/// The §7 recommended default interceptor timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(5000);
+
+/// How to register one interceptor with a host: what it is, what it is
+/// called, how long it may take, and where it is bound.
+pub struct InterceptorBinding {
+    pub(crate) name: String,
+    pub(crate) kind: BindingKind,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) points: Option<BTreeSet<InterceptionPoint>>,
+}
+
+pub(crate) enum BindingKind {
+    Local(Arc<dyn Interceptor>),
+    Remote(String),
+}
+
+impl InterceptorBinding {
+    /// An in-process interceptor.
+    pub fn local(name: impl Into<String>, interceptor: impl Interceptor) -> Self {
+        Self::local_shared(name, Arc::new(interceptor))
+    }
+
+    /// An in-process interceptor shared with other owners.
+    pub fn local_shared(name: impl Into<String>, interceptor: Arc<dyn Interceptor>) -> Self {
+        Self {
+            name: name.into(),
+            kind: BindingKind::Local(interceptor),
+            timeout: None,
+            points: None,
+        }
+    }
+
+    /// An interceptor service at `endpoint`, e.g. `http://127.0.0.1:50051`.
+    pub fn remote(name: impl Into<String>, endpoint: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            kind: BindingKind::Remote(endpoint.into()),
+            timeout: None,
+            points: None,
+        }
+    }
+
+    /// Bounds each call (default 5000 ms); a breach is
+    /// `host_error:interceptor_timeout`.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Binds the interceptor at these points only (default: all eight).
+    pub fn at(mut self, points: impl IntoIterator<Item = InterceptionPoint>) -> Self {
+        self.points = Some(points.into_iter().collect());
+        self
+    }
+}
+
+/// A built binding, shared by every emission.
+pub(crate) struct Binding {
+    pub(crate) name: String,
+    pub(crate) target: Target,
+    pub(crate) timeout: Duration,
+    pub(crate) points: Option<BTreeSet<InterceptionPoint>>,
+}
+
+pub(crate) enum Target {
+    Local(Arc<dyn Interceptor>),
+    Remote(RemoteInterceptor),
+}
+
+/// One binding's answer: a verdict that passed validation, or the reserved
+/// deny that takes its slot.
+pub(crate) struct Dispatched {
+    pub(crate) verdict: Verdict,
+    pub(crate) extensions: Map<String, Value>,
+}
+
+impl Binding {
+    pub(crate) fn is_bound_at(&self, point: InterceptionPoint) -> bool {
+        self.points.as_ref().is_none_or(|p| p.contains(&point))
+    }
+
+    pub(crate) fn is_remote(&self) -> bool {
+        matches!(self.target, Target::Remote(_))
+    }
+
+    /// Sends `ctx` (pre-encoded as `request` for a remote) and validates the
+    /// answer. Never fails: failures become slot denies (§6.3).
+    pub(crate) async fn dispatch(
+        &self,
+        ctx: &AgentContext,
+        request: Option<Result<PointRequest, HostError>>,
+    ) -> Dispatched {
+        let outcome = match &self.target {
+            Target::Local(interceptor) => self.call_local(interceptor.as_ref(), ctx).await,
+            Target::Remote(remote) => match request {
+                Some(Ok(req)) => remote.call(req, self.timeout).await,
+                Some(Err(e)) => return self.failed(e, "the context could not be encoded"),
+                None => return self.failed(HostError::InterceptorFailed, "no request"),
+            },
+        };
+        match outcome.and_then(|r| check_response(r).map_err(CallFailure::Invalid)) {
+            Ok(response) => Dispatched {
+                verdict: response.verdict,
+                extensions: response.extensions,
+            },
+            Err(failure) => {
+                let detail = match &failure {
+                    CallFailure::Failed(kind) => format!("call failed ({kind})"),
+                    CallFailure::TimedOut => format!("no verdict within {} ms", self.timeout.as_millis()),
+                    CallFailure::Invalid(e) => e.to_string(),
+                };
+                self.failed(failure.host_error(), &detail)
+            }
+        }
+    }
+
+    async fn call_local(
+        &self,
+        interceptor: &dyn Interceptor,
+        ctx: &AgentContext,
+    ) -> Result<InterceptorResponse, CallFailure> {
+        let guarded = AssertUnwindSafe(interceptor.intercept(ctx)).catch_unwind();
+        match tokio::time::timeout(self.timeout, guarded).await {
+            Err(_) => Err(CallFailure::TimedOut),
+            Ok(Err(_panic)) => Err(CallFailure::Failed("panic".into())),
+            Ok(Ok(Err(_error))) => Err(CallFailure::Failed("error".into())),
+            Ok(Ok(Ok(response))) => Ok(response),
+        }
+    }
+
+    /// The reserved deny for a failure, with a message naming the binding
+    /// and the failure kind only (§6.3, §14).
+    fn failed(&self, error: HostError, detail: &str) -> Dispatched {
+        Dispatched {
+            verdict: Verdict::host_error(error)
+                .with_message(format!("interceptor {:?}: {detail}", self.name)),
+            extensions: Map::new(),
+        }
+    }
+}
+
+/// §5 validation of the verdict and the §5.5 rules on response extensions.
+fn check_response(r: InterceptorResponse) -> Result<InterceptorResponse, InvalidVerdict> {
+    r.verdict.validate()?;
+    if !r.extensions.is_empty() {
+        if !r.extensions.keys().all(|k| is_namespace(k)) {
+            return Err(InvalidVerdict::Domain(
+                "response extension namespace does not match ^[a-z][a-z0-9_]*$".into(),
+            ));
+        }
+        let size = canonical_len(&Value::Object(r.extensions.clone()))
+            .map_err(|e| InvalidVerdict::Domain(e.to_string()))?;
+        if size > RESPONSE_EXTENSIONS_MAX_BYTES {
+            return Err(InvalidVerdict::Domain(format!(
+                "response extensions exceed {RESPONSE_EXTENSIONS_MAX_BYTES} canonical bytes"
+            )));
+        }
+    }
+    Ok(r)
+}

@@ -1,0 +1,407 @@
+//! Every profile × knob × verdict mix of §7, driven without a network.
+
+use hookwire::approval::Resolved;
+use hookwire::{
+    AgentContext, Composition, Decision, HostError, InterceptionPoint, Mode, OnApproval, Profile,
+    ResolvedBy, Synthesis, Verdict, Warning,
+};
+use serde_json::{Value, json};
+
+use super::{Combined, Composer, Plan, Step};
+
+fn ctx(point: InterceptionPoint) -> AgentContext {
+    let (member, body) = match point {
+        InterceptionPoint::AgentStartup => ("agent_init", json!({"tools_registered": []})),
+        InterceptionPoint::AgentShutdown => ("summary", json!({"reason": "completed"})),
+        _ => ("tool_call", json!({"id": "c1", "name": "http_get", "args": {"url": "a", "n": 1}})),
+    };
+    let point = if member == "tool_call" { InterceptionPoint::PreToolCall } else { point };
+    AgentContext::from_json(json!({
+        "spec": "agent-hooks/0.1", "interception_point": point.as_str(),
+        "timestamp": "2026-01-01T00:00:00Z", "sequence": 1,
+        "agent": {"id": "a", "framework": "hookwire"}, "session": {"id": "s"},
+        member: body,
+    }))
+    .unwrap()
+}
+
+/// What a scripted emission did.
+struct Run {
+    combined: Combined,
+    dispatched: Vec<usize>,
+    consulted: Vec<(Option<usize>, Verdict)>,
+    target: Value,
+}
+
+fn run_at(
+    point: InterceptionPoint,
+    composition: Composition,
+    mode: Mode,
+    verdicts: Vec<Verdict>,
+    resolutions: Vec<Resolved>,
+) -> Run {
+    let mut ctx = ctx(point);
+    let plan = Plan {
+        composition,
+        mode,
+        point: ctx.point(),
+        interceptors: verdicts.len(),
+        resolver: !resolutions.is_empty(),
+    };
+    let mut composer = Composer::new(plan);
+    let mut resolutions = resolutions.into_iter();
+    let (mut dispatched, mut consulted) = (Vec::new(), Vec::new());
+    let mut step = composer.start();
+    let combined = loop {
+        step = match step {
+            Step::Dispatch(i) => {
+                dispatched.push(i);
+                composer.on_verdict(i, verdicts[i].clone(), &mut ctx)
+            }
+            Step::DispatchAll => {
+                dispatched.extend(0..verdicts.len());
+                composer.on_verdicts(verdicts.clone(), &mut ctx)
+            }
+            Step::Consult { index, verdict } => {
+                consulted.push((index, verdict));
+                let r = resolutions.next().expect("scripted resolution");
+                composer.on_resolution(r, &mut ctx)
+            }
+            Step::Done(c) => break c,
+        };
+    };
+    Run {
+        combined,
+        dispatched,
+        consulted,
+        target: ctx.target().cloned().unwrap(),
+    }
+}
+
+fn run(c: Composition, verdicts: Vec<Verdict>, resolutions: Vec<Resolved>) -> Run {
+    run_at(InterceptionPoint::PreToolCall, c, Mode::Enforce, verdicts, resolutions)
+}
+
+fn reason(r: &Run) -> &str {
+    r.combined.verdict.reason.as_deref().unwrap_or_default()
+}
+
+fn first_deny() -> Composition {
+    Composition::new(Profile::SequentialFirstDeny)
+}
+fn run_all() -> Composition {
+    Composition::new(Profile::SequentialRunAll)
+}
+fn strictest() -> Composition {
+    Composition::new(Profile::ParallelStrictest)
+}
+fn unanimous() -> Composition {
+    Composition::new(Profile::ParallelUnanimous)
+}
+fn t(path: &str, v: Value) -> Verdict {
+    Verdict::transform(path, v)
+}
+fn lifted(v: Verdict) -> Resolved {
+    Resolved::Lifted(v)
+}
+
+#[test]
+fn zero_interceptors_deny_in_every_profile() {
+    for c in [first_deny(), run_all(), strictest(), unanimous()] {
+        for mode in [Mode::Enforce, Mode::EvaluateOnly] {
+            let r = run_at(InterceptionPoint::PreToolCall, c, mode, vec![], vec![]);
+            assert_eq!(reason(&r), "host_error:no_interceptor");
+            assert_eq!(r.combined.decided_by, None);
+            assert!(r.dispatched.is_empty());
+        }
+    }
+}
+
+#[test]
+fn first_deny_folds_transforms_and_stops_at_the_first_deny() {
+    let r = run(
+        first_deny(),
+        vec![t("$target.url", json!("b")), Verdict::deny("no"), Verdict::allow()],
+        vec![],
+    );
+    assert_eq!(r.dispatched, [0, 1]);
+    assert_eq!(reason(&r), "no");
+    assert_eq!(r.combined.decided_by, Some(1));
+    assert_eq!(r.combined.fold_truncated, Some(true));
+    assert_eq!(r.combined.resolved_by, None);
+    assert!(r.combined.verdict.result_labels.is_empty());
+}
+
+#[test]
+fn first_deny_last_transform_wins_and_later_interceptors_see_the_fold() {
+    let r = run(
+        first_deny(),
+        vec![t("$target.url", json!("b")), Verdict::allow(), t("$target.n", json!(2))],
+        vec![],
+    );
+    assert_eq!(r.combined.verdict.decision, Decision::Transform);
+    assert_eq!(r.combined.decided_by, Some(2));
+    assert_eq!(r.combined.fold_truncated, Some(false));
+    assert_eq!(r.target, json!({"url": "b", "n": 2}));
+    assert!(r.combined.transformed);
+}
+
+#[test]
+fn pure_allow_has_no_decider() {
+    let r = run(first_deny(), vec![Verdict::allow(), Verdict::allow()], vec![]);
+    assert_eq!(r.combined.verdict, Verdict::allow());
+    assert_eq!(r.combined.decided_by, None);
+    assert!(!r.combined.transformed);
+}
+
+#[test]
+fn liftable_deny_without_resolver_stands() {
+    let r = run(first_deny(), vec![Verdict::escalate("human")], vec![]);
+    assert_eq!(reason(&r), "human");
+    assert!(r.combined.verdict.is_liftable());
+    assert_eq!(r.combined.resolved_by, None);
+    assert!(r.consulted.is_empty());
+}
+
+#[test]
+fn on_approval_stop_ends_the_emission_truncated() {
+    let r = run(
+        first_deny(),
+        vec![Verdict::escalate("human"), Verdict::deny("never-run")],
+        vec![lifted(Verdict::allow())],
+    );
+    assert_eq!(r.dispatched, [0]);
+    assert_eq!(r.combined.verdict.decision, Decision::Allow);
+    assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Approval));
+    assert_eq!(r.combined.fold_truncated, Some(true));
+    assert_eq!(r.combined.decided_by, Some(0));
+}
+
+#[test]
+fn on_approval_resume_consults_every_liftable_deny_in_turn() {
+    let r = run(
+        Composition::first_deny(OnApproval::Resume),
+        vec![
+            Verdict::escalate("a"),
+            Verdict::escalate("b"),
+            t("$target.url", json!("twice")),
+        ],
+        vec![lifted(Verdict::allow()), lifted(Verdict::allow())],
+    );
+    assert_eq!(r.consulted.iter().map(|c| c.0).collect::<Vec<_>>(), [Some(0), Some(1)]);
+    assert_eq!(r.combined.verdict.decision, Decision::Transform);
+    assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Approval));
+    assert_eq!(r.combined.fold_truncated, Some(false));
+    assert_eq!(r.target["url"], json!("twice"));
+}
+
+#[test]
+fn resume_with_a_later_plain_deny_is_truncated_only_if_skipped() {
+    let r = run(
+        Composition::first_deny(OnApproval::Resume),
+        vec![Verdict::escalate("a"), Verdict::deny("b"), Verdict::allow()],
+        vec![lifted(t("$target.url", json!("approved")))],
+    );
+    assert_eq!(reason(&r), "b");
+    assert_eq!(r.combined.fold_truncated, Some(true));
+    assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Approval));
+    assert_eq!(r.target["url"], json!("approved"));
+}
+
+#[test]
+fn rejection_leaves_the_resolvers_deny_standing() {
+    let r = run(
+        first_deny(),
+        vec![Verdict::escalate("human")],
+        vec![Resolved::Stands(Verdict::deny("rejected"))],
+    );
+    assert_eq!(reason(&r), "rejected");
+    assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Rejection));
+    assert_eq!(r.combined.decided_by, Some(0));
+}
+
+#[test]
+fn failed_fold_transform_short_circuits_both_sequential_profiles() {
+    for c in [first_deny(), run_all()] {
+        let r = run(
+            c,
+            vec![t("$target.missing", json!(1)), Verdict::allow()],
+            vec![],
+        );
+        assert_eq!(reason(&r), "host_error:transform_invalid");
+        assert_eq!(r.combined.decided_by, None);
+        assert_eq!(r.combined.fold_truncated, Some(true));
+        assert_eq!(r.dispatched, [0]);
+        let r = run(c, vec![t("$context.x", json!(1))], vec![]);
+        assert_eq!(reason(&r), "host_error:transform_target_forbidden");
+        assert_eq!(r.combined.fold_truncated, Some(false));
+    }
+}
+
+#[test]
+fn transforms_are_forbidden_at_session_boundaries() {
+    for point in [InterceptionPoint::AgentStartup, InterceptionPoint::AgentShutdown] {
+        for c in [first_deny(), strictest()] {
+            let r = run_at(point, c, Mode::Enforce, vec![t("$target", json!({}))], vec![]);
+            assert_eq!(reason(&r), "host_error:transform_target_forbidden");
+        }
+    }
+}
+
+#[test]
+fn run_all_runs_everything_and_takes_the_severity_max() {
+    let r = run(
+        run_all(),
+        vec![
+            Verdict::allow().with_label("l0"),
+            Verdict::escalate("lift"),
+            Verdict::deny("plain"),
+            Verdict::deny("plain-later"),
+        ],
+        vec![lifted(Verdict::allow())],
+    );
+    assert_eq!(r.dispatched, [0, 1, 2, 3]);
+    assert_eq!(reason(&r), "plain");
+    assert_eq!(r.combined.decided_by, Some(2));
+    assert!(r.consulted.is_empty(), "a plain deny makes lifting pointless");
+    assert_eq!(r.combined.fold_truncated, Some(false));
+    assert_eq!(r.combined.summaries.len(), 4);
+    assert!(r.combined.verdict.result_labels.is_empty());
+}
+
+#[test]
+fn run_all_consults_once_when_every_deny_is_liftable() {
+    let r = run(
+        run_all(),
+        vec![t("$target.url", json!("f")), Verdict::escalate("a"), Verdict::escalate("b")],
+        vec![lifted(t("$target.n", json!(9)))],
+    );
+    assert_eq!(r.consulted.len(), 1);
+    assert_eq!(r.consulted[0].0, Some(1));
+    assert_eq!(r.combined.verdict.decision, Decision::Transform);
+    assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Approval));
+    assert_eq!(r.target, json!({"url": "f", "n": 9}), "resolution applied on top of the fold");
+}
+
+#[test]
+fn strictest_isolates_and_picks_the_lowest_index_deny() {
+    let r = run(
+        strictest(),
+        vec![
+            t("$target.url", json!("x")),
+            Verdict::escalate("lift"),
+            Verdict::deny("d2"),
+            Verdict::deny("d3"),
+        ],
+        vec![],
+    );
+    assert_eq!(reason(&r), "d2");
+    assert_eq!(r.combined.decided_by, Some(2));
+    assert_eq!(r.combined.fold_truncated, None);
+    assert_eq!(r.target["url"], json!("a"), "losing transform not applied");
+}
+
+#[test]
+fn strictest_applies_a_single_transform_and_conflicts_on_two() {
+    let r = run(strictest(), vec![Verdict::allow(), t("$target.url", json!("x"))], vec![]);
+    assert_eq!(r.combined.verdict.decision, Decision::Transform);
+    assert_eq!(r.combined.decided_by, Some(1));
+    assert_eq!(r.target["url"], json!("x"));
+
+    let two = vec![t("$target.url", json!("x")), t("$target.url", json!("y"))];
+    let r = run(strictest(), two.clone(), vec![]);
+    assert_eq!(reason(&r), "host_error:transform_conflict");
+    assert_eq!(r.combined.decided_by, None);
+    assert_eq!(r.target["url"], json!("a"));
+
+    let r = run(
+        Composition::strictest(Synthesis::Approval),
+        two,
+        vec![lifted(t("$target.url", json!("arbiter")))],
+    );
+    assert_eq!(r.consulted[0].0, None);
+    assert_eq!(r.consulted[0].1.reason.as_deref(), Some("host_error:transform_conflict"));
+    assert!(r.consulted[0].1.is_liftable());
+    assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Approval));
+    assert_eq!(r.combined.decided_by, None);
+    assert_eq!(r.target["url"], json!("arbiter"));
+}
+
+#[test]
+fn unanimous_requires_every_allow() {
+    let r = run(unanimous(), vec![Verdict::allow(), Verdict::allow()], vec![]);
+    assert_eq!(r.combined.verdict.decision, Decision::Allow);
+    let r = run(unanimous(), vec![Verdict::allow(), t("$target.url", json!("x"))], vec![]);
+    assert_eq!(reason(&r), "host_error:composition_disagreement");
+    assert_eq!(r.target["url"], json!("a"));
+    let r = run(
+        Composition::unanimous(Synthesis::Approval),
+        vec![Verdict::deny("no"), Verdict::allow()],
+        vec![Resolved::Stands(Verdict::host_error(HostError::ApprovalUnresolved))],
+    );
+    assert_eq!(reason(&r), "host_error:approval_unresolved");
+    assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Rejection));
+}
+
+#[test]
+fn evaluate_only_checks_transforms_without_applying_and_never_consults() {
+    let r = run_at(
+        InterceptionPoint::PreToolCall,
+        first_deny(),
+        Mode::EvaluateOnly,
+        vec![t("$target.url", json!("x")), Verdict::escalate("lift")],
+        vec![lifted(Verdict::allow())],
+    );
+    assert!(r.consulted.is_empty());
+    assert_eq!(r.target["url"], json!("a"));
+    assert!(!r.combined.transformed);
+    assert_eq!(reason(&r), "lift");
+    let r = run_at(
+        InterceptionPoint::PreToolCall,
+        first_deny(),
+        Mode::EvaluateOnly,
+        vec![t("$target.nope", json!("x"))],
+        vec![],
+    );
+    assert_eq!(reason(&r), "host_error:transform_invalid");
+}
+
+#[test]
+fn never_consults_at_agent_shutdown() {
+    let r = run_at(
+        InterceptionPoint::AgentShutdown,
+        first_deny(),
+        Mode::Enforce,
+        vec![Verdict::escalate("lift")],
+        vec![lifted(Verdict::allow())],
+    );
+    assert!(r.consulted.is_empty());
+    assert_eq!(r.combined.resolved_by, None);
+}
+
+#[test]
+fn warnings_and_labels_are_unioned_first_seen() {
+    let w = |r: &str| Warning {
+        reason: Some(r.into()),
+        message: None,
+    };
+    let r = run(
+        run_all(),
+        vec![
+            Verdict::allow().with_warning(w("a")).with_label("x"),
+            Verdict::allow().with_warning(w("b")).with_warning(w("a")).with_label("y"),
+            t("$target.url", json!("z")).with_label("x").with_warning(w("c")),
+        ],
+        vec![],
+    );
+    let v = &r.combined.verdict;
+    assert_eq!(v.warnings, vec![w("a"), w("b"), w("c")]);
+    assert_eq!(v.result_labels, vec!["x".to_string(), "y".to_string()]);
+    let r = run(
+        strictest(),
+        vec![Verdict::allow().with_label("x").with_warning(w("a")), Verdict::deny("d")],
+        vec![],
+    );
+    assert_eq!(r.combined.verdict.warnings, vec![w("a")]);
+    assert!(r.combined.verdict.result_labels.is_empty(), "labels dropped on deny");
+}

@@ -1,0 +1,250 @@
+//! The emission driver: the I/O half of one emission (§6–§10).
+//!
+//! Order of work, each step failing closed with a record:
+//! 1. the §4 envelope and §12.3 bounds (`host_error:context_invalid`, no
+//!    interceptor runs, null identities);
+//! 2. the input identity (§10.1–§10.2);
+//! 3. composition, driven step by step by the pure [`Composer`]: one
+//!    dispatch at a time in sequential profiles, every interceptor at once
+//!    on one snapshot in parallel profiles, approval consultations;
+//! 4. the enforced identity, recomputed only when a transform was applied
+//!    (a context that left the JSON domain through a transform is denied);
+//! 5. the payload-free record, delivered to every sink.
+
+use std::panic::AssertUnwindSafe;
+
+use futures::future::join_all;
+use hookwire::record::payload_free;
+use hookwire::wire::{PointRequest, context_to_request};
+use hookwire::{
+    AgentContext, HostError, InterceptionRecord, InvalidContext, Verdict, VerdictSummary,
+};
+use serde_json::{Map, Value};
+
+use crate::compose::{Combined, Composer, Plan, Step};
+use crate::emission::Emission;
+use crate::host::HostInner;
+
+/// Runs one emission to completion. Never fails and never panics: every
+/// failure is a `host_error:*` deny.
+pub(crate) async fn emit(host: &HostInner, mut ctx: AgentContext) -> Emission {
+    let point = ctx.point();
+    let chain = host.chain(point);
+    if let Err(e) = ctx.validate().and_then(|()| ctx.check_limits(&host.limits)) {
+        return reject(host, ctx, chain.len(), &e);
+    }
+    let needs_wire = chain.iter().any(|b| b.is_remote());
+    let mut wire = WireCache::default();
+    if needs_wire {
+        if let Err(e) = wire.encode(0, &ctx) {
+            return reject(host, ctx, chain.len(), &e);
+        }
+    }
+    let input_identity = match host.identity.compute(&ctx, &host.limits) {
+        Ok(id) => id,
+        Err(e) => return reject(host, ctx, chain.len(), &e),
+    };
+
+    let plan = Plan {
+        composition: host.composition,
+        mode: host.mode,
+        point,
+        interceptors: chain.len(),
+        resolver: host.approval.is_some(),
+    };
+    let mut composer = Composer::new(plan);
+    let mut extensions = Vec::new();
+    let mut step = composer.start();
+    let combined = loop {
+        step = match step {
+            Step::Dispatch(i) => {
+                let binding = &chain[i];
+                let request = binding
+                    .is_remote()
+                    .then(|| wire.request(composer.context_generation(), &ctx));
+                let d = binding.dispatch(&ctx, request).await;
+                if !d.extensions.is_empty() {
+                    extensions.push((binding.name.clone(), d.extensions));
+                }
+                composer.on_verdict(i, d.verdict, &mut ctx)
+            }
+            Step::DispatchAll => {
+                let generation = composer.context_generation();
+                let calls = chain.iter().map(|b| {
+                    let request = b.is_remote().then(|| wire.request(generation, &ctx));
+                    b.dispatch(&ctx, request)
+                });
+                let results = join_all(calls).await;
+                let mut verdicts = Vec::with_capacity(results.len());
+                for (b, d) in chain.iter().zip(results) {
+                    if !d.extensions.is_empty() {
+                        extensions.push((b.name.clone(), d.extensions));
+                    }
+                    verdicts.push(d.verdict);
+                }
+                composer.on_verdicts(verdicts, &mut ctx)
+            }
+            Step::Consult { verdict, .. } => {
+                let resolved = match &host.approval {
+                    Some(seam) => {
+                        seam.consult(&host.identity, &host.limits, point, verdict, &ctx)
+                            .await
+                    }
+                    None => hookwire::approval::Resolved::Stands(verdict),
+                };
+                composer.on_resolution(resolved, &mut ctx)
+            }
+            Step::Done(c) => break c,
+        };
+    };
+
+    let Combined {
+        mut verdict,
+        mut decided_by,
+        summaries,
+        fold_truncated,
+        resolved_by,
+        transformed,
+    } = combined;
+    let enforced_identity = if transformed {
+        // §10.2: a transform may push the context out of the envelope or
+        // the JSON domain; such a context is never enforced.
+        match ctx
+            .validate()
+            .and_then(|()| host.identity.compute(&ctx, &host.limits))
+        {
+            Ok(id) => id,
+            Err(e) => {
+                verdict = Verdict::host_error(HostError::ContextInvalid).with_message(e.to_string());
+                decided_by = None;
+                None
+            }
+        }
+    } else {
+        input_identity.clone()
+    };
+    let verdicts = summaries
+        .into_iter()
+        .map(|s| VerdictSummary {
+            name: chain.get(s.index).map(|b| b.name.clone()),
+            ..s
+        })
+        .collect();
+    let record = InterceptionRecord {
+        interception_point: point,
+        mode: host.mode,
+        verdict: payload_free(&verdict),
+        input_identity,
+        enforced_identity,
+        identity_provider: host.identity.name().map(str::to_owned),
+        session_id: ctx.session_id().to_owned(),
+        sequence: sequence_of(&ctx),
+        timestamp: ctx.timestamp().map(str::to_owned),
+        trace: trace_of(&ctx),
+        decided_by,
+        composition: host.composition,
+        verdicts,
+        fold_truncated,
+        resolved_by,
+        interceptors_registered: chain.len(),
+        declaration: None,
+    };
+    deliver(host, &record);
+    Emission {
+        context: ctx,
+        verdict,
+        record,
+        extensions,
+    }
+}
+
+/// The §6.3 / §10.2 rejection before dispatch: deny `context_invalid`,
+/// null identities, no verdicts, a value-free message.
+fn reject(
+    host: &HostInner,
+    ctx: AgentContext,
+    registered: usize,
+    error: &InvalidContext,
+) -> Emission {
+    let verdict = Verdict::host_error(HostError::ContextInvalid).with_message(error.to_string());
+    let record = InterceptionRecord {
+        interception_point: ctx.point(),
+        mode: host.mode,
+        verdict: payload_free(&verdict),
+        input_identity: None,
+        enforced_identity: None,
+        identity_provider: host.identity.name().map(str::to_owned),
+        session_id: ctx.session_id().to_owned(),
+        sequence: sequence_of(&ctx),
+        timestamp: ctx.timestamp().map(str::to_owned),
+        trace: trace_of(&ctx),
+        decided_by: None,
+        composition: host.composition,
+        verdicts: Vec::new(),
+        fold_truncated: None,
+        resolved_by: None,
+        interceptors_registered: registered,
+        declaration: None,
+    };
+    deliver(host, &record);
+    Emission {
+        context: ctx,
+        verdict,
+        record,
+        extensions: Vec::new(),
+    }
+}
+
+fn deliver(host: &HostInner, record: &InterceptionRecord) {
+    for sink in &host.sinks {
+        // A faulty sink must not take the agent down with it.
+        let _ = std::panic::catch_unwind(AssertUnwindSafe(|| sink.record(record)));
+    }
+}
+
+fn sequence_of(ctx: &AgentContext) -> i64 {
+    ctx.get("sequence")
+        .and_then(Value::as_u64)
+        .and_then(|s| i64::try_from(s).ok())
+        .unwrap_or(-1)
+}
+
+/// `{trace_id?, span_id?}` echoed from the context (§10.3).
+fn trace_of(ctx: &AgentContext) -> Option<Map<String, Value>> {
+    let trace = ctx.get("trace")?.as_object()?;
+    let kept: Map<String, Value> = ["trace_id", "span_id"]
+        .into_iter()
+        .filter_map(|k| {
+            trace
+                .get(k)
+                .filter(|v| v.is_string())
+                .map(|v| (k.to_owned(), v.clone()))
+        })
+        .collect();
+    (!kept.is_empty()).then_some(kept)
+}
+
+/// The context encoded for the wire, re-encoded only after a transform.
+#[derive(Default)]
+struct WireCache {
+    cached: Option<(u64, Result<PointRequest, HostError>)>,
+}
+
+impl WireCache {
+    fn encode(&mut self, generation: u64, ctx: &AgentContext) -> Result<(), InvalidContext> {
+        let encoded = context_to_request(ctx);
+        let result = encoded.as_ref().map(|_| ()).map_err(Clone::clone);
+        self.cached = Some((generation, encoded.map_err(|_| HostError::ContextInvalid)));
+        result
+    }
+
+    fn request(&mut self, generation: u64, ctx: &AgentContext) -> Result<PointRequest, HostError> {
+        if self.cached.as_ref().is_none_or(|(g, _)| *g != generation) {
+            let _ = self.encode(generation, ctx);
+        }
+        match &self.cached {
+            Some((_, r)) => r.clone(),
+            None => Err(HostError::ContextInvalid),
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! The one error type of `hookwire-client`.
+//!
+//! Emissions never fail with an error: every failure on the emission path
+//! becomes the spec's `host_error:*` deny with a record. Errors are for
+//! configuration mistakes at build time and for misuse of a session's
+//! lifecycle (§3.1, §6.1a).
+
+/// What went wrong building a host or driving a session.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Two interceptors were registered under the same name.
+    #[error("interceptor name {0:?} is registered twice; names must be unique")]
+    DuplicateInterceptor(String),
+    /// An interceptor name is empty.
+    #[error("interceptor names must be non-empty")]
+    EmptyInterceptorName,
+    /// A remote endpoint URL is not a valid URI.
+    #[error("interceptor {name:?}: invalid endpoint {endpoint:?}: {reason}")]
+    InvalidEndpoint {
+        /// The interceptor's name.
+        name: String,
+        /// The offending endpoint.
+        endpoint: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A custom identity provider name breaks the §10.1 rules.
+    #[error("identity provider name {0:?} must match ^[a-z][a-z0-9_-]*$ and must not start with \"jcs\" (§10.1)")]
+    InvalidIdentityProviderName(String),
+    /// `agent.id` is empty or `agent.framework` breaks `^[a-z0-9_-]+$`.
+    #[error("invalid agent identity: {0}")]
+    InvalidAgent(String),
+    /// A timeout of zero would deny every call.
+    #[error("interceptor {0:?}: timeout must be greater than zero")]
+    ZeroTimeout(String),
+    /// A session id must be non-empty (§4.1).
+    #[error("session id must be non-empty")]
+    EmptySessionId,
+    /// An emission before `agent_startup` (§3.1).
+    #[error("session {0:?} has not emitted agent_startup yet")]
+    NotStarted(String),
+    /// `agent_startup` was already emitted.
+    #[error("session {0:?} already emitted agent_startup")]
+    AlreadyStarted(String),
+    /// An emission after a denied `agent_startup` (§6.1a): only
+    /// `agent_shutdown` may follow.
+    #[error("session {0:?} was denied at agent_startup; only agent_shutdown may follow")]
+    StartupDenied(String),
+    /// An emission after `agent_shutdown` (§3.1).
+    #[error("session {0:?} is closed")]
+    Closed(String),
+    /// A `Describe` call to an interceptor service failed.
+    #[error("describe {name:?}: {reason}")]
+    Describe {
+        /// The interceptor's name.
+        name: String,
+        /// What failed.
+        reason: String,
+    },
+}
