@@ -1,0 +1,74 @@
+//! A server running in a background task, for tests and examples.
+//!
+//! [`crate::spawn_local`] (or [`crate::Router::spawn_local`]) binds a free
+//! port on 127.0.0.1 and returns a [`RunningServer`]: where to connect,
+//! and a handle that shuts the server down gracefully, explicitly with
+//! [`RunningServer::shutdown`] or implicitly when dropped.
+
+use std::net::SocketAddr;
+
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::error::Error;
+use crate::server::Server;
+use crate::service::InterceptorService;
+
+/// A server serving in a tokio task. Dropping it starts a graceful
+/// shutdown without waiting for it; [`shutdown`](Self::shutdown) waits.
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<Result<(), Error>>>,
+}
+
+impl RunningServer {
+    pub(crate) fn new(
+        addr: SocketAddr,
+        stop: oneshot::Sender<()>,
+        task: JoinHandle<Result<(), Error>>,
+    ) -> Self {
+        Self {
+            addr,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// The bound address, `127.0.0.1:PORT`.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL a gRPC client connects to, `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting connections, lets calls in flight complete, and
+    /// returns once the server has stopped (with its error, if it failed).
+    pub async fn shutdown(mut self) -> Result<(), Error> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.task.take() {
+            Some(task) => task.await?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Serves `service` with default settings on a free port of 127.0.0.1 in
+/// a background task. Must be called within a tokio runtime.
+pub async fn spawn_local<S: InterceptorService>(service: S) -> Result<RunningServer, Error> {
+    Server::builder().service(service).spawn_local().await
+}

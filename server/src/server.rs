@@ -1,0 +1,216 @@
+//! Serving: a builder for the transport settings and tower layers, and the
+//! [`Router`] that binds and runs one interceptor service with health.
+//!
+//! The flow mirrors tonic's: `Server::builder()`, settings and layers,
+//! `.service(s)`, then one of the `serve*` methods. Shutdown is always
+//! graceful: when the signal fires the listener closes, health turns
+//! `NOT_SERVING`, and calls in flight complete before `serve*` returns.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use hookwire::pb::interceptor_server::InterceptorServer;
+use tokio::net::TcpListener;
+use tonic::body::Body;
+use tonic::codegen::http::{Request, Response};
+use tonic::codegen::{Bytes, Service, StdError};
+use tonic::service::Routes;
+use tonic::transport::server::TcpIncoming;
+use tonic_health::server::HealthReporter;
+use tower::Layer;
+use tower::layer::util::{Identity, Stack};
+
+use crate::adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
+use crate::error::Error;
+use crate::health::ServerHealth;
+use crate::running::RunningServer;
+use crate::service::InterceptorService;
+
+/// Transport settings and tower layers for an interceptor server; the
+/// starting point of `Server::builder().service(s).serve(addr)`.
+///
+/// `L` is the stack of tower layers added with [`layer`](Self::layer);
+/// they wrap every request, health checks included, as HTTP requests.
+#[derive(Debug, Clone)]
+pub struct Server<L = Identity> {
+    inner: tonic::transport::Server<L>,
+    max_message_bytes: usize,
+}
+
+impl Server<Identity> {
+    /// A server with tonic's defaults, no timeout, no concurrency limit,
+    /// and requests up to [`DEFAULT_MAX_MESSAGE_BYTES`].
+    pub fn builder() -> Self {
+        Self {
+            inner: tonic::transport::Server::builder(),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+}
+
+impl Default for Server<Identity> {
+    fn default() -> Self {
+        Self::builder()
+    }
+}
+
+impl<L> Server<L> {
+    /// Bounds every call: one that runs longer fails with `CANCELLED`
+    /// ("Timeout expired"), which the host treats as an interceptor
+    /// failure. A shorter `grpc-timeout` sent by the client wins.
+    #[must_use]
+    pub fn timeout(self, timeout: Duration) -> Self {
+        Self {
+            inner: self.inner.timeout(timeout),
+            ..self
+        }
+    }
+
+    /// Runs at most `limit` calls at once per client connection; further
+    /// calls wait for a slot. Protects a service whose hooks are costly.
+    #[must_use]
+    pub fn concurrency_limit_per_connection(self, limit: usize) -> Self {
+        Self {
+            inner: self.inner.concurrency_limit_per_connection(limit),
+            ..self
+        }
+    }
+
+    /// Largest request decoded, in bytes (default
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`]); larger ones fail with
+    /// `RESOURCE_EXHAUSTED`. Keep it above the hosts' context bound.
+    #[must_use]
+    pub fn max_message_size(self, bytes: usize) -> Self {
+        Self {
+            max_message_bytes: bytes,
+            ..self
+        }
+    }
+
+    /// Adds a tower layer around every request (tracing, auth, metrics,
+    /// rate limits, ...). Layers added later wrap those added earlier.
+    pub fn layer<N>(self, layer: N) -> Server<Stack<N, L>> {
+        Server {
+            inner: self.inner.layer(layer),
+            max_message_bytes: self.max_message_bytes,
+        }
+    }
+
+    /// Mounts `service` (and the health service) and returns the router
+    /// that serves them.
+    pub fn service<S: InterceptorService>(self, service: S) -> Router<L>
+    where
+        L: Clone,
+    {
+        let (health, health_service) = ServerHealth::new();
+        let interceptor: InterceptorServer<GrpcAdapter<S>> = GrpcAdapter::new(service)
+            .into_server()
+            .max_decoding_message_size(self.max_message_bytes);
+        let mut inner = self.inner;
+        let router = inner.add_service(health_service).add_service(interceptor);
+        Router {
+            inner: router,
+            health,
+        }
+    }
+}
+
+/// One interceptor service and its health service, ready to serve.
+#[derive(Debug)]
+pub struct Router<L = Identity> {
+    inner: tonic::transport::server::Router<L>,
+    health: ServerHealth,
+}
+
+impl<L> Router<L> {
+    /// The health reporter, for a service that wants to report
+    /// `NOT_SERVING` itself (e.g. while a backend it needs is down).
+    pub fn health_reporter(&self) -> HealthReporter {
+        self.health.reporter().clone()
+    }
+}
+
+impl<L, ResBody> Router<L>
+where
+    L: Layer<Routes> + Send + 'static,
+    L::Service: Service<Request<Body>, Response = Response<ResBody>> + Clone + Send + 'static,
+    <L::Service as Service<Request<Body>>>::Future: Send,
+    <L::Service as Service<Request<Body>>>::Error: Into<StdError> + Send,
+    ResBody: tonic::codegen::Body<Data = Bytes> + Send + 'static,
+    ResBody::Error: Into<StdError>,
+{
+    /// Binds `addr` and serves until the process ends.
+    pub async fn serve(self, addr: SocketAddr) -> Result<(), Error> {
+        self.serve_with_shutdown(addr, std::future::pending()).await
+    }
+
+    /// Binds `addr` and serves until `signal` completes, then shuts down
+    /// gracefully.
+    pub async fn serve_with_shutdown(
+        self,
+        addr: SocketAddr,
+        signal: impl Future<Output = ()>,
+    ) -> Result<(), Error> {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| Error::Bind { addr, source })?;
+        self.serve_with_listener(listener, signal).await
+    }
+
+    /// Serves on an already bound listener until `signal` completes, then
+    /// shuts down gracefully. Bind `127.0.0.1:0` first to learn the port
+    /// before serving.
+    pub async fn serve_with_listener(
+        self,
+        listener: TcpListener,
+        signal: impl Future<Output = ()>,
+    ) -> Result<(), Error> {
+        self.health.serving().await;
+        self.run(listener, signal).await
+    }
+
+    /// Binds `127.0.0.1:0` and serves in a background task: the
+    /// convenience for tests and examples. Health is `SERVING` when this
+    /// returns. See [`RunningServer`].
+    pub async fn spawn_local(self) -> Result<RunningServer, Error> {
+        let addr = SocketAddr::from(([127, 0, 0, 1], 0));
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| Error::Bind { addr, source })?;
+        let local = listener.local_addr().map_err(Error::LocalAddr)?;
+        self.health.serving().await;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(self.run(listener, async move {
+            // A dropped sender is a shutdown request too.
+            let _ = stopped.await;
+        }));
+        Ok(RunningServer::new(local, stop, task))
+    }
+
+    /// Serves until `signal`, with health already marked `SERVING`.
+    async fn run(
+        self,
+        listener: TcpListener,
+        signal: impl Future<Output = ()>,
+    ) -> Result<(), Error> {
+        let addr = listener.local_addr().map_err(Error::LocalAddr)?;
+        let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+        let health = self.health;
+        tracing::info!(%addr, "interceptor serving");
+        let draining = health.clone();
+        let signal = async move {
+            signal.await;
+            tracing::info!(%addr, "interceptor shutting down");
+            draining.shutting_down().await;
+        };
+        let served = self
+            .inner
+            .serve_with_incoming_shutdown(incoming, signal)
+            .await;
+        if served.is_err() {
+            health.shutting_down().await;
+        }
+        served.map_err(Error::from)
+    }
+}

@@ -1,0 +1,171 @@
+//! Failures stay at the call that caused them: a panicking hook, an
+//! invalid context and a timed-out call each fail alone, and the server
+//! keeps serving.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{call, connect, core, decision, request};
+use hookwire::InterceptionPoint;
+use hookwire::pb;
+use hookwire_server::prelude::*;
+use serde_json::json;
+use tonic::Code;
+
+/// Panics at `input`, allows elsewhere.
+struct Fragile;
+
+#[async_trait]
+impl InterceptorService for Fragile {
+    type Response = Verdict;
+    fn manifest(&self) -> Manifest {
+        manifest("fragile", "0.1.0")
+    }
+    async fn input(&self, ctx: &AgentContext) -> Verdict {
+        panic!("hook bug at sequence {}", ctx.sequence());
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_hook_fails_its_call_and_the_server_keeps_serving() {
+    let server = spawn_local(Fragile).await.unwrap();
+    let mut client = connect(server.endpoint()).await;
+
+    for _ in 0..2 {
+        let status = call(&mut client, request(InterceptionPoint::Input))
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), Code::Internal);
+        assert_eq!(status.message(), "interceptor panicked");
+
+        let next = call(&mut client, request(InterceptionPoint::Output))
+            .await
+            .unwrap();
+        assert_eq!(decision(&next), pb::Decision::Allow);
+    }
+
+    // A fresh connection is served too.
+    let mut other = connect(server.endpoint()).await;
+    let next = call(&mut other, request(InterceptionPoint::PreToolCall))
+        .await
+        .unwrap();
+    assert_eq!(decision(&next), pb::Decision::Allow);
+    server.shutdown().await.unwrap();
+}
+
+/// Panics while describing itself.
+struct NoManifest;
+
+#[async_trait]
+impl InterceptorService for NoManifest {
+    type Response = Verdict;
+    fn manifest(&self) -> Manifest {
+        panic!("manifest bug")
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_manifest_fails_describe_only() {
+    let server = spawn_local(NoManifest).await.unwrap();
+    let mut client = connect(server.endpoint()).await;
+    let status = client.describe(pb::DescribeRequest {}).await.unwrap_err();
+    assert_eq!(status.code(), Code::Internal);
+    let next = call(&mut client, request(InterceptionPoint::Input))
+        .await
+        .unwrap();
+    assert_eq!(decision(&next), pb::Decision::Allow);
+    server.shutdown().await.unwrap();
+}
+
+/// Must never be reached by an invalid request.
+struct Unreachable;
+
+#[async_trait]
+impl InterceptorService for Unreachable {
+    type Response = Verdict;
+    fn manifest(&self) -> Manifest {
+        manifest("unreachable", "0.1.0")
+    }
+    async fn intercept(&self, _ctx: &AgentContext) -> Verdict {
+        panic!("a hook ran on an invalid context")
+    }
+}
+
+#[tokio::test]
+async fn an_invalid_context_is_invalid_argument_without_values() {
+    let server = spawn_local(Unreachable).await.unwrap();
+    let mut client = connect(server.endpoint()).await;
+    let secret = "s3cr3t-value";
+
+    let no_core = pb::PreToolCallRequest {
+        core: None,
+        tool_call: Some(pb::ToolCall {
+            id: "call-1".into(),
+            name: "shell".into(),
+            args: common::jv(json!({"password": secret})),
+            content_hash: None,
+        }),
+        optional: None,
+    };
+    let bad_role = pb::InputRequest {
+        core: core(1),
+        input: common::jv(json!({"content": secret, "role": secret})),
+        optional: None,
+    };
+    let bad_json = pb::OutputRequest {
+        core: core(1),
+        output: Some(pb::JsonValue {
+            json: format!("{{\"content\": \"{secret}\""),
+        }),
+        optional: None,
+    };
+
+    let statuses = [
+        client.pre_tool_call(no_core).await.unwrap_err(),
+        client.input(bad_role).await.unwrap_err(),
+        client.output(bad_json).await.unwrap_err(),
+    ];
+    for status in statuses {
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().starts_with("invalid agent context"));
+        assert!(!status.message().contains(secret), "{}", status.message());
+    }
+    server.shutdown().await.unwrap();
+}
+
+/// Takes longer than the server allows at `output`.
+struct Slow;
+
+#[async_trait]
+impl InterceptorService for Slow {
+    type Response = Verdict;
+    fn manifest(&self) -> Manifest {
+        manifest("slow", "0.1.0")
+    }
+    async fn output(&self, _ctx: &AgentContext) -> Verdict {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        Verdict::allow()
+    }
+}
+
+#[tokio::test]
+async fn a_call_over_the_timeout_is_cancelled() {
+    let server = Server::builder()
+        .timeout(Duration::from_millis(200))
+        .service(Slow)
+        .spawn_local()
+        .await
+        .unwrap();
+    let mut client = connect(server.endpoint()).await;
+    let status = call(&mut client, request(InterceptionPoint::Output))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Cancelled, "{status:?}");
+
+    let next = call(&mut client, request(InterceptionPoint::Input))
+        .await
+        .unwrap();
+    assert_eq!(decision(&next), pb::Decision::Allow);
+    server.shutdown().await.unwrap();
+}
