@@ -126,7 +126,9 @@ impl Binding {
             Err(failure) => {
                 let detail = match &failure {
                     CallFailure::Failed(kind) => format!("call failed ({kind})"),
-                    CallFailure::TimedOut => format!("no verdict within {} ms", self.timeout.as_millis()),
+                    CallFailure::TimedOut => {
+                        format!("no verdict within {} ms", self.timeout.as_millis())
+                    }
                     CallFailure::Invalid(e) => e.to_string(),
                 };
                 self.failed(failure.host_error(), &detail)

@@ -115,7 +115,8 @@ pub(crate) async fn emit(host: &HostInner, mut ctx: AgentContext) -> Emission {
         {
             Ok(id) => id,
             Err(e) => {
-                verdict = Verdict::host_error(HostError::ContextInvalid).with_message(e.to_string());
+                verdict =
+                    Verdict::host_error(HostError::ContextInvalid).with_message(e.to_string());
                 decided_by = None;
                 None
             }

@@ -25,7 +25,9 @@ pub enum Error {
         reason: String,
     },
     /// A custom identity provider name breaks the §10.1 rules.
-    #[error("identity provider name {0:?} must match ^[a-z][a-z0-9_-]*$ and must not start with \"jcs\" (§10.1)")]
+    #[error(
+        "identity provider name {0:?} must match ^[a-z][a-z0-9_-]*$ and must not start with \"jcs\" (§10.1)"
+    )]
     InvalidIdentityProviderName(String),
     /// `agent.id` is empty or `agent.framework` breaks `^[a-z0-9_-]+$`.
     #[error("invalid agent identity: {0}")]

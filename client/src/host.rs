@@ -9,7 +9,9 @@ use std::time::Duration;
 use hookwire::{AgentContext, Composition, ContextLimits, InterceptionPoint, Mode};
 use serde_json::{Map, Value};
 
-use crate::approval::{ApprovalRedactor, ApprovalResolver, ApprovalSeam, DEFAULT_APPROVAL_DEADLINE};
+use crate::approval::{
+    ApprovalRedactor, ApprovalResolver, ApprovalSeam, DEFAULT_APPROVAL_DEADLINE,
+};
 use crate::binding::{Binding, BindingKind, DEFAULT_TIMEOUT, InterceptorBinding, Target};
 use crate::error::Error;
 use crate::identity::IdentityProvider;
@@ -105,7 +107,11 @@ impl Host {
 
     /// The names of the interceptors bound at `point`, in order.
     pub fn chain(&self, point: InterceptionPoint) -> Vec<String> {
-        self.inner.chain(point).iter().map(|b| b.name.clone()).collect()
+        self.inner
+            .chain(point)
+            .iter()
+            .map(|b| b.name.clone())
+            .collect()
     }
 
     /// Asks every remote interceptor service for its manifest, in
@@ -162,8 +168,10 @@ pub struct HostBuilder {
 impl HostBuilder {
     /// `agent.name` and `agent.version` (§4.5).
     pub fn agent_name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        self.agent_extra.insert("name".into(), Value::String(name.into()));
-        self.agent_extra.insert("version".into(), Value::String(version.into()));
+        self.agent_extra
+            .insert("name".into(), Value::String(name.into()));
+        self.agent_extra
+            .insert("version".into(), Value::String(version.into()));
         self
     }
 
@@ -254,9 +262,10 @@ impl HostBuilder {
             return Err(Error::InvalidAgent("agent id must be non-empty".into()));
         }
         let framework_ok = !self.framework.is_empty()
-            && self.framework.bytes().all(|b| {
-                b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'
-            });
+            && self
+                .framework
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
         if !framework_ok {
             return Err(Error::InvalidAgent(format!(
                 "framework {:?} must match ^[a-z0-9_-]+$",

@@ -49,7 +49,8 @@ impl IdentityProvider {
         let name = name.into();
         let mut bytes = name.bytes();
         let shape_ok = bytes.next().is_some_and(|b| b.is_ascii_lowercase())
-            && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+            && bytes
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
         if !shape_ok || name.starts_with("jcs") {
             return Err(Error::InvalidIdentityProviderName(name));
         }
@@ -93,10 +94,16 @@ mod tests {
     #[test]
     fn custom_names_follow_section_10_1() {
         for bad in ["", "Upper", "1x", "jcs-custom", "jcs", "a b"] {
-            assert!(IdentityProvider::custom(bad, |_| Ok(String::new())).is_err(), "{bad}");
+            assert!(
+                IdentityProvider::custom(bad, |_| Ok(String::new())).is_err(),
+                "{bad}"
+            );
         }
         for good in ["hmac-sha256-k1", "x", "a_b-9"] {
-            assert!(IdentityProvider::custom(good, |_| Ok(String::new())).is_ok(), "{good}");
+            assert!(
+                IdentityProvider::custom(good, |_| Ok(String::new())).is_ok(),
+                "{good}"
+            );
         }
     }
 }

@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use hookwire::pb::interceptor_client::InterceptorClient;
 use hookwire::pb;
+use hookwire::pb::interceptor_client::InterceptorClient;
 use hookwire::wire::{InterceptorResponse, Manifest, PointRequest};
 use hookwire::{HostError, InvalidVerdict};
 use tonic::transport::{Channel, Endpoint};
@@ -60,7 +60,9 @@ impl RemoteInterceptor {
             .http2_keep_alive_interval(Duration::from_secs(30))
             .keep_alive_while_idle(true);
         if ep.uri().scheme_str().is_none() || ep.uri().host().is_none() {
-            return Err(invalid("expected an absolute http:// or https:// URL".into()));
+            return Err(invalid(
+                "expected an absolute http:// or https:// URL".into(),
+            ));
         }
         Ok(Self {
             client: InterceptorClient::new(ep.connect_lazy()),

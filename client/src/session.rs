@@ -118,8 +118,11 @@ impl Session {
     /// `pre_tool_call`: before invoking a tool. Invoke it with
     /// [`Emission::target`] as the arguments (transforms applied).
     pub async fn pre_tool_call(&self, call: &ToolCall) -> Result<Emission, Error> {
-        self.emit(InterceptionPoint::PreToolCall, one("tool_call", call.to_json()))
-            .await
+        self.emit(
+            InterceptionPoint::PreToolCall,
+            one("tool_call", call.to_json()),
+        )
+        .await
     }
 
     /// `post_tool_call`: after the tool returned. `call.args` must be the
@@ -139,8 +142,11 @@ impl Session {
 
     /// `output`: before the final response reaches the caller.
     pub async fn output(&self, content: Value) -> Result<Emission, Error> {
-        self.emit(InterceptionPoint::Output, one("output", json!({"content": content})))
-            .await
+        self.emit(
+            InterceptionPoint::Output,
+            one("output", json!({"content": content})),
+        )
+        .await
     }
 
     /// `agent_shutdown` (§3): waits for in-flight emissions, emits last, and
@@ -212,9 +218,8 @@ fn one(key: &str, value: Value) -> Map<String, Value> {
 
 /// RFC 3339 UTC with millisecond precision, e.g. `2026-06-19T14:03:11.123Z`.
 fn now_rfc3339() -> String {
-    let fmt = format_description!(
-        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
-    );
+    let fmt =
+        format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
     OffsetDateTime::now_utc()
         .format(&fmt)
         .unwrap_or_else(|_| "1970-01-01T00:00:00.000Z".into())

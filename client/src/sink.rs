@@ -25,7 +25,10 @@ impl RecordLog {
 
     /// A copy of every record so far.
     pub fn records(&self) -> Vec<InterceptionRecord> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Records of one session, sorted by sequence.

@@ -18,8 +18,8 @@ mod unions;
 use hookwire::approval::Resolved;
 use hookwire::path;
 use hookwire::{
-    AgentContext, Composition, Decision, HostError, InterceptionPoint, Mode, ResolvedBy,
-    Verdict, VerdictSummary,
+    AgentContext, Composition, Decision, HostError, InterceptionPoint, Mode, ResolvedBy, Verdict,
+    VerdictSummary,
 };
 
 use unions::Unions;
@@ -42,7 +42,9 @@ pub struct Plan {
 
 impl Plan {
     fn may_consult(&self) -> bool {
-        self.resolver && self.mode == Mode::Enforce && self.point != InterceptionPoint::AgentShutdown
+        self.resolver
+            && self.mode == Mode::Enforce
+            && self.point != InterceptionPoint::AgentShutdown
     }
 }
 
@@ -178,7 +180,9 @@ impl Composer {
             Resolved::Stands(_) => ResolvedBy::Rejection,
         });
         let action = match &mut self.inner {
-            Inner::Sequential(fold) => fold.on_resolution(&self.plan, resolved, ctx, &mut self.common),
+            Inner::Sequential(fold) => {
+                fold.on_resolution(&self.plan, resolved, ctx, &mut self.common)
+            }
             Inner::Parallel(snapshot) => {
                 snapshot.on_resolution(&self.plan, resolved, ctx, &mut self.common)
             }
@@ -218,7 +222,12 @@ impl Composer {
     }
 
     fn finish_deny(&mut self, verdict: Verdict, decided_by: Option<usize>) -> Step {
-        let fold_truncated = self.plan.composition.profile.is_sequential().then_some(false);
+        let fold_truncated = self
+            .plan
+            .composition
+            .profile
+            .is_sequential()
+            .then_some(false);
         self.apply(Action::Finish {
             verdict,
             decided_by,

@@ -13,9 +13,16 @@ fn ctx(point: InterceptionPoint) -> AgentContext {
     let (member, body) = match point {
         InterceptionPoint::AgentStartup => ("agent_init", json!({"tools_registered": []})),
         InterceptionPoint::AgentShutdown => ("summary", json!({"reason": "completed"})),
-        _ => ("tool_call", json!({"id": "c1", "name": "http_get", "args": {"url": "a", "n": 1}})),
+        _ => (
+            "tool_call",
+            json!({"id": "c1", "name": "http_get", "args": {"url": "a", "n": 1}}),
+        ),
     };
-    let point = if member == "tool_call" { InterceptionPoint::PreToolCall } else { point };
+    let point = if member == "tool_call" {
+        InterceptionPoint::PreToolCall
+    } else {
+        point
+    };
     AgentContext::from_json(json!({
         "spec": "agent-hooks/0.1", "interception_point": point.as_str(),
         "timestamp": "2026-01-01T00:00:00Z", "sequence": 1,
@@ -79,7 +86,13 @@ fn run_at(
 }
 
 fn run(c: Composition, verdicts: Vec<Verdict>, resolutions: Vec<Resolved>) -> Run {
-    run_at(InterceptionPoint::PreToolCall, c, Mode::Enforce, verdicts, resolutions)
+    run_at(
+        InterceptionPoint::PreToolCall,
+        c,
+        Mode::Enforce,
+        verdicts,
+        resolutions,
+    )
 }
 
 fn reason(r: &Run) -> &str {
@@ -121,7 +134,11 @@ fn zero_interceptors_deny_in_every_profile() {
 fn first_deny_folds_transforms_and_stops_at_the_first_deny() {
     let r = run(
         first_deny(),
-        vec![t("$target.url", json!("b")), Verdict::deny("no"), Verdict::allow()],
+        vec![
+            t("$target.url", json!("b")),
+            Verdict::deny("no"),
+            Verdict::allow(),
+        ],
         vec![],
     );
     assert_eq!(r.dispatched, [0, 1]);
@@ -136,7 +153,11 @@ fn first_deny_folds_transforms_and_stops_at_the_first_deny() {
 fn first_deny_last_transform_wins_and_later_interceptors_see_the_fold() {
     let r = run(
         first_deny(),
-        vec![t("$target.url", json!("b")), Verdict::allow(), t("$target.n", json!(2))],
+        vec![
+            t("$target.url", json!("b")),
+            Verdict::allow(),
+            t("$target.n", json!(2)),
+        ],
         vec![],
     );
     assert_eq!(r.combined.verdict.decision, Decision::Transform);
@@ -148,7 +169,11 @@ fn first_deny_last_transform_wins_and_later_interceptors_see_the_fold() {
 
 #[test]
 fn pure_allow_has_no_decider() {
-    let r = run(first_deny(), vec![Verdict::allow(), Verdict::allow()], vec![]);
+    let r = run(
+        first_deny(),
+        vec![Verdict::allow(), Verdict::allow()],
+        vec![],
+    );
     assert_eq!(r.combined.verdict, Verdict::allow());
     assert_eq!(r.combined.decided_by, None);
     assert!(!r.combined.transformed);
@@ -188,7 +213,10 @@ fn on_approval_resume_consults_every_liftable_deny_in_turn() {
         ],
         vec![lifted(Verdict::allow()), lifted(Verdict::allow())],
     );
-    assert_eq!(r.consulted.iter().map(|c| c.0).collect::<Vec<_>>(), [Some(0), Some(1)]);
+    assert_eq!(
+        r.consulted.iter().map(|c| c.0).collect::<Vec<_>>(),
+        [Some(0), Some(1)]
+    );
     assert_eq!(r.combined.verdict.decision, Decision::Transform);
     assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Approval));
     assert_eq!(r.combined.fold_truncated, Some(false));
@@ -240,9 +268,18 @@ fn failed_fold_transform_short_circuits_both_sequential_profiles() {
 
 #[test]
 fn transforms_are_forbidden_at_session_boundaries() {
-    for point in [InterceptionPoint::AgentStartup, InterceptionPoint::AgentShutdown] {
+    for point in [
+        InterceptionPoint::AgentStartup,
+        InterceptionPoint::AgentShutdown,
+    ] {
         for c in [first_deny(), strictest()] {
-            let r = run_at(point, c, Mode::Enforce, vec![t("$target", json!({}))], vec![]);
+            let r = run_at(
+                point,
+                c,
+                Mode::Enforce,
+                vec![t("$target", json!({}))],
+                vec![],
+            );
             assert_eq!(reason(&r), "host_error:transform_target_forbidden");
         }
     }
@@ -263,7 +300,10 @@ fn run_all_runs_everything_and_takes_the_severity_max() {
     assert_eq!(r.dispatched, [0, 1, 2, 3]);
     assert_eq!(reason(&r), "plain");
     assert_eq!(r.combined.decided_by, Some(2));
-    assert!(r.consulted.is_empty(), "a plain deny makes lifting pointless");
+    assert!(
+        r.consulted.is_empty(),
+        "a plain deny makes lifting pointless"
+    );
     assert_eq!(r.combined.fold_truncated, Some(false));
     assert_eq!(r.combined.summaries.len(), 4);
     assert!(r.combined.verdict.result_labels.is_empty());
@@ -273,14 +313,22 @@ fn run_all_runs_everything_and_takes_the_severity_max() {
 fn run_all_consults_once_when_every_deny_is_liftable() {
     let r = run(
         run_all(),
-        vec![t("$target.url", json!("f")), Verdict::escalate("a"), Verdict::escalate("b")],
+        vec![
+            t("$target.url", json!("f")),
+            Verdict::escalate("a"),
+            Verdict::escalate("b"),
+        ],
         vec![lifted(t("$target.n", json!(9)))],
     );
     assert_eq!(r.consulted.len(), 1);
     assert_eq!(r.consulted[0].0, Some(1));
     assert_eq!(r.combined.verdict.decision, Decision::Transform);
     assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Approval));
-    assert_eq!(r.target, json!({"url": "f", "n": 9}), "resolution applied on top of the fold");
+    assert_eq!(
+        r.target,
+        json!({"url": "f", "n": 9}),
+        "resolution applied on top of the fold"
+    );
 }
 
 #[test]
@@ -303,7 +351,11 @@ fn strictest_isolates_and_picks_the_lowest_index_deny() {
 
 #[test]
 fn strictest_applies_a_single_transform_and_conflicts_on_two() {
-    let r = run(strictest(), vec![Verdict::allow(), t("$target.url", json!("x"))], vec![]);
+    let r = run(
+        strictest(),
+        vec![Verdict::allow(), t("$target.url", json!("x"))],
+        vec![],
+    );
     assert_eq!(r.combined.verdict.decision, Decision::Transform);
     assert_eq!(r.combined.decided_by, Some(1));
     assert_eq!(r.target["url"], json!("x"));
@@ -320,7 +372,10 @@ fn strictest_applies_a_single_transform_and_conflicts_on_two() {
         vec![lifted(t("$target.url", json!("arbiter")))],
     );
     assert_eq!(r.consulted[0].0, None);
-    assert_eq!(r.consulted[0].1.reason.as_deref(), Some("host_error:transform_conflict"));
+    assert_eq!(
+        r.consulted[0].1.reason.as_deref(),
+        Some("host_error:transform_conflict")
+    );
     assert!(r.consulted[0].1.is_liftable());
     assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Approval));
     assert_eq!(r.combined.decided_by, None);
@@ -329,15 +384,25 @@ fn strictest_applies_a_single_transform_and_conflicts_on_two() {
 
 #[test]
 fn unanimous_requires_every_allow() {
-    let r = run(unanimous(), vec![Verdict::allow(), Verdict::allow()], vec![]);
+    let r = run(
+        unanimous(),
+        vec![Verdict::allow(), Verdict::allow()],
+        vec![],
+    );
     assert_eq!(r.combined.verdict.decision, Decision::Allow);
-    let r = run(unanimous(), vec![Verdict::allow(), t("$target.url", json!("x"))], vec![]);
+    let r = run(
+        unanimous(),
+        vec![Verdict::allow(), t("$target.url", json!("x"))],
+        vec![],
+    );
     assert_eq!(reason(&r), "host_error:composition_disagreement");
     assert_eq!(r.target["url"], json!("a"));
     let r = run(
         Composition::unanimous(Synthesis::Approval),
         vec![Verdict::deny("no"), Verdict::allow()],
-        vec![Resolved::Stands(Verdict::host_error(HostError::ApprovalUnresolved))],
+        vec![Resolved::Stands(Verdict::host_error(
+            HostError::ApprovalUnresolved,
+        ))],
     );
     assert_eq!(reason(&r), "host_error:approval_unresolved");
     assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Rejection));
@@ -389,8 +454,13 @@ fn warnings_and_labels_are_unioned_first_seen() {
         run_all(),
         vec![
             Verdict::allow().with_warning(w("a")).with_label("x"),
-            Verdict::allow().with_warning(w("b")).with_warning(w("a")).with_label("y"),
-            t("$target.url", json!("z")).with_label("x").with_warning(w("c")),
+            Verdict::allow()
+                .with_warning(w("b"))
+                .with_warning(w("a"))
+                .with_label("y"),
+            t("$target.url", json!("z"))
+                .with_label("x")
+                .with_warning(w("c")),
         ],
         vec![],
     );
@@ -399,9 +469,15 @@ fn warnings_and_labels_are_unioned_first_seen() {
     assert_eq!(v.result_labels, vec!["x".to_string(), "y".to_string()]);
     let r = run(
         strictest(),
-        vec![Verdict::allow().with_label("x").with_warning(w("a")), Verdict::deny("d")],
+        vec![
+            Verdict::allow().with_label("x").with_warning(w("a")),
+            Verdict::deny("d"),
+        ],
         vec![],
     );
     assert_eq!(r.combined.verdict.warnings, vec![w("a")]);
-    assert!(r.combined.verdict.result_labels.is_empty(), "labels dropped on deny");
+    assert!(
+        r.combined.verdict.result_labels.is_empty(),
+        "labels dropped on deny"
+    );
 }
