@@ -590,3 +590,75 @@ async fn parallel_profiles_dispatch_every_interceptor_at_once() {
     // a little over 250 ms.
     assert!(took < delay * 2, "parallel fan-out took {took:?}");
 }
+
+/// Bound by its manifest: a service asking for `pre_tool_call` alone
+/// receives nothing else, and a point left without a binding denies.
+#[tokio::test]
+async fn describe_binds_a_service_at_its_declared_points_only() {
+    #[derive(Clone, Default)]
+    struct ToolsOnly(Arc<std::sync::Mutex<Vec<InterceptionPoint>>>);
+
+    #[hookwire_server::async_trait]
+    impl hookwire_server::InterceptorService for ToolsOnly {
+        type Response = Verdict;
+        fn manifest(&self) -> hookwire::wire::Manifest {
+            let mut m = hookwire_server::manifest("tools-only", "1.0.0");
+            m.points = vec![InterceptionPoint::PreToolCall];
+            m
+        }
+        async fn intercept(&self, ctx: &hookwire::AgentContext) -> Verdict {
+            self.0.lock().unwrap().push(ctx.point());
+            Verdict::allow()
+        }
+    }
+
+    let service = ToolsOnly::default();
+    let server = hookwire_server::spawn_local(service.clone()).await.unwrap();
+    let (b, records) = host();
+    let h = b
+        .bind(InterceptorBinding::remote("tools-only", server.endpoint()))
+        .connect(Duration::from_secs(2))
+        .await
+        .unwrap();
+    assert_eq!(h.chain(InterceptionPoint::PreToolCall), ["tools-only"]);
+    assert!(h.chain(InterceptionPoint::Input).is_empty());
+
+    let session = h.session("s-describe").unwrap();
+    let start = session.start(["bash"]).await.unwrap();
+    assert_eq!(start.reason(), Some("host_error:no_interceptor"));
+    assert_eq!(start.record().interceptors_registered, 0);
+    assert!(
+        session.input(json!("x"), InputRole::User).await.is_err(),
+        "startup denied"
+    );
+
+    let (b, _) = host();
+    let allow = Scripted::allow_all("everywhere").serve().await;
+    let h = b
+        .bind(InterceptorBinding::remote("everywhere", allow.endpoint()))
+        .bind(InterceptorBinding::remote("tools-only", server.endpoint()))
+        .connect(Duration::from_secs(2))
+        .await
+        .unwrap();
+    let session = h.session("s-describe-2").unwrap();
+    session.start(["bash"]).await.unwrap();
+    session.input(json!("x"), InputRole::User).await.unwrap();
+    let e = session.pre_tool_call(&bash("ls")).await.unwrap();
+    assert_eq!(e.record().interceptors_registered, 2);
+    session.shutdown(ShutdownReason::Completed).await.unwrap();
+    assert_eq!(*service.0.lock().unwrap(), [InterceptionPoint::PreToolCall]);
+    assert!(!records.records().is_empty());
+
+    // A service that cannot describe itself fails the build.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let gone = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let (b, _) = host();
+    let err = b
+        .bind(InterceptorBinding::remote("gone", gone))
+        .connect(Duration::from_millis(500))
+        .await
+        .err()
+        .expect("describe failure is a build error");
+    assert!(err.to_string().contains("gone"), "{err}");
+}

@@ -47,6 +47,17 @@ impl HostInner {
     }
 }
 
+/// The chain bound at each point, in registration order.
+fn chains_of(bindings: &[Arc<Binding>]) -> [Vec<Arc<Binding>>; 8] {
+    InterceptionPoint::ALL.map(|p| {
+        bindings
+            .iter()
+            .filter(|b| b.is_bound_at(p))
+            .cloned()
+            .collect()
+    })
+}
+
 fn point_index(point: InterceptionPoint) -> usize {
     InterceptionPoint::ALL
         .iter()
@@ -254,6 +265,58 @@ impl HostBuilder {
         self.bind(InterceptorBinding::remote(name, endpoint))
     }
 
+    /// Builds the host like [`HostBuilder::build`], then binds every remote
+    /// service registered without an explicit [`InterceptorBinding::at`] at
+    /// the points its `Describe` manifest declares (an empty list means all
+    /// eight), so it is never called where it has nothing to say.
+    ///
+    /// Precedence: explicit `at(...)` wins; otherwise the manifest; a
+    /// binding added with `build()` instead of `connect()` is bound at every
+    /// point. A service that does not answer `Describe` within
+    /// `describe_timeout` fails the build: the operator learns at startup,
+    /// not at the first emission.
+    pub async fn connect(self, describe_timeout: Duration) -> Result<Host, Error> {
+        let host = self.build()?;
+        let Ok(mut inner) = Arc::try_unwrap(host.inner) else {
+            return Err(Error::Describe {
+                name: String::new(),
+                reason: "host shared before it was connected".into(),
+            });
+        };
+        let mut bindings = Vec::with_capacity(inner.bindings.len());
+        for binding in std::mem::take(&mut inner.bindings) {
+            let describe = match (&binding.target, &binding.points) {
+                (Target::Remote(remote), None) => Some(remote.clone()),
+                _ => None,
+            };
+            let Some(remote) = describe else {
+                bindings.push(binding);
+                continue;
+            };
+            let manifest =
+                remote
+                    .describe(describe_timeout)
+                    .await
+                    .map_err(|reason| Error::Describe {
+                        name: binding.name.clone(),
+                        reason,
+                    })?;
+            let points =
+                (!manifest.points.is_empty()).then(|| manifest.points.into_iter().collect());
+            bindings.push(Arc::new(Binding {
+                name: binding.name.clone(),
+                target: Target::Remote(remote),
+                timeout: binding.timeout,
+                points,
+            }));
+        }
+        inner.chains = chains_of(&bindings);
+        inner.bindings = bindings;
+        Ok(Host {
+            inner: Arc::new(inner),
+        })
+    }
+
     /// Validates the configuration and builds the host. Remote channels
     /// connect lazily: an unreachable service fails its calls closed, not
     /// the build.
@@ -296,13 +359,7 @@ impl HostBuilder {
                 points: b.points,
             }));
         }
-        let chains = InterceptionPoint::ALL.map(|p| {
-            bindings
-                .iter()
-                .filter(|b| b.is_bound_at(p))
-                .cloned()
-                .collect()
-        });
+        let chains = chains_of(&bindings);
         let mut agent = self.agent_extra;
         agent.insert("id".into(), Value::String(self.agent_id));
         agent.insert("framework".into(), Value::String(self.framework));
