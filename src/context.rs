@@ -114,10 +114,10 @@ impl AgentContext {
         let claimed_target = members.remove("target");
         let ctx = Self { point, members };
         ctx.validate()?;
-        if let Some(t) = claimed_target {
-            if ctx.target() != Some(&t) {
-                return Err(InvalidContext::TargetMismatch);
-            }
+        if let Some(t) = claimed_target
+            && ctx.target() != Some(&t)
+        {
+            return Err(InvalidContext::TargetMismatch);
         }
         Ok(ctx)
     }

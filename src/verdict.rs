@@ -11,6 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::canonical;
 use crate::reason::{HOST_ERROR_PREFIX, HostError};
+use crate::wire::RESPONSE_EXTENSIONS_MAX_BYTES;
+use crate::wire::json::InvalidJson;
 
 /// Largest canonical (RFC 8785) size of `evidence`, in bytes (§5.3).
 pub const EVIDENCE_MAX_BYTES: usize = 10_240;
@@ -140,6 +142,26 @@ pub enum InvalidVerdict {
     /// A value in the verdict is outside the exact JSON domain.
     #[error("verdict carries a value outside the JSON domain: {0}")]
     Domain(String),
+    /// A JSON text on the wire (`approval`, `evidence`, `transform.value`,
+    /// a response extension) could not be decoded exactly.
+    #[error("verdict {member}: {error}")]
+    Json {
+        /// Which member carried the text.
+        member: &'static str,
+        /// What was wrong, without the value.
+        error: InvalidJson,
+    },
+    /// An interceptor response carries no verdict (§5.5).
+    #[error("interceptor response carries no verdict")]
+    Missing,
+    /// A response `extensions` namespace does not match `^[a-z][a-z0-9_]*$`
+    /// (§5.5).
+    #[error("response extensions namespace does not match ^[a-z][a-z0-9_]*$ (§5.5)")]
+    ExtensionNamespace,
+    /// The response `extensions` are larger than
+    /// [`RESPONSE_EXTENSIONS_MAX_BYTES`] canonical bytes (§5.5).
+    #[error("response extensions exceed {RESPONSE_EXTENSIONS_MAX_BYTES} canonical bytes (§5.5)")]
+    ExtensionsTooLarge,
 }
 
 impl Verdict {

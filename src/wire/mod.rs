@@ -16,7 +16,10 @@ pub mod json;
 pub mod verdict;
 
 pub use context::{PointRequest, context_from_request, context_to_request};
-pub use verdict::{InterceptorResponse, Manifest, RESPONSE_EXTENSIONS_MAX_BYTES};
+pub use json::InvalidJson;
+pub use verdict::{
+    InterceptorResponse, InvalidManifest, Manifest, RESPONSE_EXTENSIONS_MAX_BYTES, UnspecifiedPoint,
+};
 
 #[cfg(doc)]
 use crate::{AgentContext, Verdict};
