@@ -229,10 +229,7 @@ async fn tool_step(session: &Session, call: &ToolCall) -> Result<Value, Box<dyn 
 }
 
 fn print_table(records: &[InterceptionRecord]) {
-    println!(
-        "{:>3}  {:<16} {:<10} {:<30} {}",
-        "seq", "point", "decision", "reason", "decided by"
-    );
+    println!("seq  point            decision   reason                         decided by");
     println!("{}", "-".repeat(78));
     for r in records {
         let decider = r
@@ -247,12 +244,11 @@ fn print_table(records: &[InterceptionRecord]) {
             .map(|t| format!(" ({})", t.path))
             .unwrap_or_default();
         println!(
-            "{:>3}  {:<16} {:<10} {:<30} {}",
+            "{:>3}  {:<16} {:<10} {:<30} {decider}{detail}",
             r.sequence,
             r.interception_point.as_str(),
-            format!("{}", r.verdict.decision.as_str()),
+            r.verdict.decision.as_str(),
             r.verdict.reason.as_deref().unwrap_or("-"),
-            format!("{decider}{detail}"),
         );
     }
 }

@@ -35,10 +35,8 @@ pub(crate) async fn emit(host: &HostInner, mut ctx: AgentContext) -> Emission {
     }
     let needs_wire = chain.iter().any(|b| b.is_remote());
     let mut wire = WireCache::default();
-    if needs_wire {
-        if let Err(e) = wire.encode(0, &ctx) {
-            return reject(host, ctx, chain.len(), &e);
-        }
+    if needs_wire && let Err(e) = wire.encode(0, &ctx) {
+        return reject(host, ctx, chain.len(), &e);
     }
     let input_identity = match host.identity.compute(&ctx, &host.limits) {
         Ok(id) => id,

@@ -94,7 +94,7 @@ pub struct Composer {
 
 #[derive(Debug)]
 enum Inner {
-    Sequential(sequential::Fold),
+    Sequential(Box<sequential::Fold>),
     Parallel(parallel::Snapshot),
     Finished,
 }
@@ -121,7 +121,7 @@ impl Composer {
     pub fn new(mut plan: Plan) -> Self {
         plan.composition = plan.composition.resolved();
         let inner = if plan.composition.profile.is_sequential() {
-            Inner::Sequential(sequential::Fold::new(&plan))
+            Inner::Sequential(Box::new(sequential::Fold::new(&plan)))
         } else {
             Inner::Parallel(parallel::Snapshot::default())
         };

@@ -113,10 +113,10 @@ impl Snapshot {
         match resolved {
             Resolved::Stands(deny) => finish(deny, index),
             Resolved::Lifted(permit) => {
-                if permit.decision == Decision::Transform {
-                    if let Err(e) = apply_transform(plan, &permit, ctx, common) {
-                        return finish(Verdict::host_error(e), None);
-                    }
+                if permit.decision == Decision::Transform
+                    && let Err(e) = apply_transform(plan, &permit, ctx, common)
+                {
+                    return finish(Verdict::host_error(e), None);
                 }
                 finish(permit, index)
             }

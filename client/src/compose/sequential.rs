@@ -85,10 +85,10 @@ impl Fold {
         match resolved {
             Resolved::Stands(deny) => finish(deny, Some(index), remaining),
             Resolved::Lifted(permit) => {
-                if permit.decision == Decision::Transform {
-                    if let Err(e) = apply_transform(plan, &permit, ctx, common) {
-                        return finish(Verdict::host_error(e), None, remaining);
-                    }
+                if permit.decision == Decision::Transform
+                    && let Err(e) = apply_transform(plan, &permit, ctx, common)
+                {
+                    return finish(Verdict::host_error(e), None, remaining);
                 }
                 let resume = !run_all && plan.composition.on_approval == Some(OnApproval::Resume);
                 if !resume {
@@ -110,10 +110,10 @@ impl Fold {
         if index + 1 < plan.interceptors {
             return Action::Dispatch(index + 1);
         }
-        if plan.composition.profile == Profile::SequentialRunAll {
-            if let Some(action) = self.aggregate_denies(plan) {
-                return action;
-            }
+        if plan.composition.profile == Profile::SequentialRunAll
+            && let Some(action) = self.aggregate_denies(plan)
+        {
+            return action;
         }
         match self.last_transform.take() {
             Some((i, t)) => finish(t, Some(i), false),
