@@ -34,6 +34,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod agent;
 pub mod approval;
 mod binding;
 pub mod compose;
@@ -48,6 +49,10 @@ mod remote;
 mod session;
 pub mod sink;
 
+pub use agent::{
+    Agent, Model, ModelFn, Tool, ToolCallOutcome, ToolError, ToolFn, Toolbox, Tools, Turn,
+    TurnError, TurnOutcome, model_fn, tool_fn,
+};
 pub use approval::{ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 pub use binding::{DEFAULT_TIMEOUT, InterceptorBinding};
 pub use emission::Emission;
