@@ -3,7 +3,10 @@
 //! turns the descriptors into prost messages and tonic clients and servers.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let protos = ["proto/hookwire/v1/interceptor.proto"];
+    let protos = [
+        "proto/hookwire/v1/interceptor.proto",
+        "proto/hookwire/v1/approval.proto",
+    ];
     for proto in protos {
         println!("cargo:rerun-if-changed={proto}");
     }

@@ -6,15 +6,19 @@
 //! - [`context`]: [`AgentContext`] ⇄ the eight per-point request messages.
 //! - [`verdict`]: [`Verdict`] / [`InterceptorResponse`] ⇄ `pb::Verdict` /
 //!   `pb::InterceptorResponse`, and the manifest.
+//! - [`approval`]: the §9 approval request and resolution ⇄ the messages of
+//!   the approval service's streams.
 //!
 //! Direction matters for failure: a context that cannot be encoded or
 //! decoded is `host_error:context_invalid`; a verdict that cannot be
 //! decoded is `host_error:verdict_invalid`.
 
+pub mod approval;
 pub mod context;
 pub mod json;
 pub mod verdict;
 
+pub use approval::{InvalidApprovalRequest, StreamRequest, StreamResolution};
 pub use context::{PointRequest, context_from_request, context_to_request};
 pub use json::InvalidJson;
 pub use verdict::{

@@ -127,53 +127,65 @@ impl TryFrom<pb::Verdict> for Verdict {
     type Error = InvalidVerdict;
     /// Decodes and applies §5 validation.
     fn try_from(v: pb::Verdict) -> Result<Self, Self::Error> {
-        let decision = match pb::Decision::try_from(v.decision) {
-            Ok(pb::Decision::Allow) => Decision::Allow,
-            Ok(pb::Decision::Deny) => Decision::Deny,
-            Ok(pb::Decision::Transform) => Decision::Transform,
-            Ok(pb::Decision::Unspecified) | Err(_) => return Err(InvalidVerdict::Decision),
-        };
-        let approval = v
-            .approval
-            .map(|j| decode_object("approval", &j, InvalidVerdict::Approval))
-            .transpose()?;
-        let transform = v
-            .transform
-            .map(|t| -> Result<Transform, InvalidVerdict> {
-                let value = match t.value {
-                    Some(j) => decode_json("transform.value", &j)?,
-                    None => Value::Null,
-                };
-                Ok(Transform {
-                    path: t.path,
-                    value,
-                })
-            })
-            .transpose()?;
-        let evidence = v
-            .evidence
-            .map(|j| decode_object("evidence", &j, InvalidVerdict::Evidence))
-            .transpose()?;
-        let verdict = Verdict {
-            decision,
-            reason: v.reason,
-            message: v.message,
-            warnings: v
-                .warnings
-                .into_iter()
-                .map(|w| Warning {
-                    reason: w.reason,
-                    message: w.message,
-                })
-                .collect(),
-            approval,
-            transform,
-            evidence,
-            result_labels: v.result_labels,
-        };
+        let verdict = verdict_from_pb_unchecked(v)?;
         verdict.validate()?;
         Ok(verdict)
     }
+}
+
+/// Decodes a verdict as sent, without §5 validation: fails only when the
+/// message cannot be represented as a [`Verdict`] at all (no decision, or
+/// a JSON text that does not parse exactly).
+///
+/// For carriers that must pass a verdict on unchanged for someone else to
+/// validate: an approval service forwarding a host-synthesized liftable
+/// deny (whose reason is a reserved `host_error:*`), or a host receiving
+/// an approval resolution that §9 validates in its normative order.
+pub fn verdict_from_pb_unchecked(v: pb::Verdict) -> Result<Verdict, InvalidVerdict> {
+    let decision = match pb::Decision::try_from(v.decision) {
+        Ok(pb::Decision::Allow) => Decision::Allow,
+        Ok(pb::Decision::Deny) => Decision::Deny,
+        Ok(pb::Decision::Transform) => Decision::Transform,
+        Ok(pb::Decision::Unspecified) | Err(_) => return Err(InvalidVerdict::Decision),
+    };
+    let approval = v
+        .approval
+        .map(|j| decode_object("approval", &j, InvalidVerdict::Approval))
+        .transpose()?;
+    let transform = v
+        .transform
+        .map(|t| -> Result<Transform, InvalidVerdict> {
+            let value = match t.value {
+                Some(j) => decode_json("transform.value", &j)?,
+                None => Value::Null,
+            };
+            Ok(Transform {
+                path: t.path,
+                value,
+            })
+        })
+        .transpose()?;
+    let evidence = v
+        .evidence
+        .map(|j| decode_object("evidence", &j, InvalidVerdict::Evidence))
+        .transpose()?;
+    Ok(Verdict {
+        decision,
+        reason: v.reason,
+        message: v.message,
+        warnings: v
+            .warnings
+            .into_iter()
+            .map(|w| Warning {
+                reason: w.reason,
+                message: w.message,
+            })
+            .collect(),
+        approval,
+        transform,
+        evidence,
+        result_labels: v.result_labels,
+    })
 }
 
 impl From<Decision> for pb::Decision {
