@@ -317,7 +317,7 @@ impl InterceptionRecord {
             self.interception_point.as_str().into(),
         );
         m.insert("mode".into(), self.mode.as_str().into());
-        m.insert("verdict".into(), self.verdict.to_json());
+        m.insert("verdict".into(), projection_json(&self.verdict));
         m.insert("input_identity".into(), opt_str(&self.input_identity));
         m.insert("enforced_identity".into(), opt_str(&self.enforced_identity));
         m.insert("identity_provider".into(), opt_str(&self.identity_provider));
@@ -368,6 +368,18 @@ impl InterceptionRecord {
         );
         Value::Object(m)
     }
+}
+
+/// The record's `verdict` member: the projection's JSON without
+/// `transform.value`. §10.3 drops the member, not just its content; a
+/// [`Verdict`] always holds a value (`null` after [`payload_free`]), so the
+/// drop happens here.
+fn projection_json(v: &Verdict) -> Value {
+    let mut json = v.to_json();
+    if let Some(t) = json.get_mut("transform").and_then(Value::as_object_mut) {
+        t.remove("value");
+    }
+    json
 }
 
 fn opt_str(s: &Option<String>) -> Value {
@@ -457,5 +469,34 @@ mod tests {
                 .with_approval(json!({"ticket": "x"}).as_object().unwrap().clone()),
         );
         assert_eq!(e.approval, Some(Map::new()));
+    }
+
+    #[test]
+    fn record_json_drops_transform_value() {
+        // AH-CTK-093: the record keeps transform.path; transform.value is
+        // absent, not null.
+        let record = InterceptionRecord {
+            interception_point: InterceptionPoint::PreToolCall,
+            mode: Mode::Enforce,
+            verdict: payload_free(&Verdict::transform("$target.url", json!("https://safe"))),
+            input_identity: None,
+            enforced_identity: None,
+            identity_provider: None,
+            session_id: "s".into(),
+            sequence: 3,
+            timestamp: None,
+            trace: None,
+            decided_by: Some(0),
+            composition: Composition::default(),
+            verdicts: Vec::new(),
+            fold_truncated: Some(false),
+            resolved_by: None,
+            interceptors_registered: 1,
+            declaration: None,
+        };
+        let json = record.to_json();
+        assert_eq!(json["verdict"]["decision"], "transform");
+        assert_eq!(json["verdict"]["transform"], json!({"path": "$target.url"}));
+        assert!(!json.to_string().contains("https://safe"));
     }
 }
