@@ -1,0 +1,734 @@
+//! The official AGENT-HOOKS-0.1 conformance vectors, run through hookwire's
+//! wire.
+//!
+//! The CTK runner of `agent-hooks-sdk` drives this harness vector by vector.
+//! For each vector the harness serves every scripted interceptor as a gRPC
+//! interceptor service (hookwire-server, on 127.0.0.1:0), binds them as
+//! remote interceptors of a hookwire host configured with the vector's mode,
+//! composition, identity provider, approval resolver and redactor, and runs
+//! the vector's scenario (mock model, mock tools) through the reference
+//! agent loop of hookwire-client. The runner then asserts what the scripted
+//! interceptors saw, what the tools received, the run outcome and every
+//! interception record.
+//!
+//! The vectors are downloaded at test time (`scripts/fetch-ctk-vectors.sh`,
+//! into `.cache/ctk/`), never committed. The run prints one line per
+//! vector, a per-part table and a final `conformance: N passed, M failed, K
+//! skipped` line, and exits non-zero when an applicable vector fails. With
+//! `HOOKWIRE_WRITE_CONFORMANCE=1` it also writes `CONFORMANCE.md`.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::{Arc, Mutex};
+
+use agent_hooks::ctk::{Harness, IdentityPair, RunRecord, VectorResult, VectorSetup};
+use agent_hooks::{EnforcementMode, IdentityProvider as CtkIdentityProvider};
+use hookwire::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution};
+use hookwire::wire::Manifest;
+use hookwire::{
+    AgentContext, Composition, Decision, Mode, OnApproval, Profile, Synthesis, Transform, Verdict,
+    Warning,
+};
+use hookwire_client::{
+    Agent, ApprovalResolver, BoxError, BoxFuture, Host, IdentityProvider, InputRole,
+    InterceptorBinding, Model, ModelResponse, RecordLog, ShutdownReason, ToolError, Toolbox,
+};
+use hookwire_server::{InterceptorService, Server, async_trait, manifest};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+/// The capabilities this host declares (§3.2, §13.1).
+const CAPABILITIES: [&str; 3] = ["int64_json", "model_calls", "tool_calls"];
+/// The §6.2 posture at the tool seam.
+const POSTURE: &str = "continue";
+/// The CTK runner crate the vectors are asserted with.
+const RUNNER: &str = "agent-hooks-sdk 0.1.0-beta.3 (Rust CTK runner)";
+/// The wheel the vectors come from (checked by the fetch script).
+const VECTOR_SOURCE: &str = "agent-hooks-sdk==0.1.0b3 wheel, sha256 a471666a8f3d995a2b4c831c3790704b14bf5b7d595f82f5009c36ef25d05090";
+/// What the expected panics of the `ctk-fault` identity provider say.
+const CTK_FAULT_PANIC: &str = "ctk scripted provider fault";
+
+fn main() -> ExitCode {
+    if skipped_by_cli_filter() {
+        return ExitCode::SUCCESS;
+    }
+    silence_expected_panics();
+    let vectors = match load_vectors() {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+
+    println!("hookwire conformance: AGENT-HOOKS-0.1 CTK through gRPC interceptor services");
+    println!(
+        "surface: capabilities {CAPABILITIES:?}, tool_seam_host_error={POSTURE}, identity provider jcs-sha256, buffered output"
+    );
+    let mut results = Vec::with_capacity(vectors.len());
+    for vector in &vectors {
+        let result = if is_declaration_vector(vector) {
+            VectorResult {
+                id: vector["id"].as_str().unwrap_or_default().to_owned(),
+                title: vector["title"].as_str().unwrap_or_default().to_owned(),
+                part: vector["part"].as_str().unwrap_or_default().to_owned(),
+                status: "skip",
+                detail: "host_declaration not declared".into(),
+                failures: Vec::new(),
+            }
+        } else {
+            let mut harness = HookwireHarness::default();
+            runtime.block_on(agent_hooks::ctk::run_vector(&mut harness, vector))
+        };
+        print_result(vector, &result);
+        results.push((vector.clone(), result));
+    }
+
+    let report = Report::new(&results);
+    print!("{}", report.table());
+    let summary = report.summary();
+    if std::env::var_os("HOOKWIRE_WRITE_CONFORMANCE").is_some_and(|v| v == "1") {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("CONFORMANCE.md");
+        if let Err(e) = std::fs::write(&path, report.markdown(&results)) {
+            eprintln!("conformance: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("wrote {}", path.display());
+    }
+    println!("{summary}");
+    if report.failed > 0 || report.passed == 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+// ---- the harness --------------------------------------------------------------
+
+/// One vector's host: interceptor services on loopback, the host bound to
+/// them, and the scenario to play.
+#[derive(Default)]
+struct HookwireHarness {
+    scenario: Value,
+    host: Option<Host>,
+    records: RecordLog,
+    tool_log: Arc<Mutex<Vec<Value>>>,
+    servers: Vec<oneshot::Sender<()>>,
+}
+
+#[async_trait]
+impl Harness for HookwireHarness {
+    fn name(&self) -> &str {
+        "hookwire"
+    }
+
+    fn capabilities(&self) -> Vec<String> {
+        CAPABILITIES.iter().map(|c| (*c).to_owned()).collect()
+    }
+
+    fn tool_seam_host_error(&self) -> &str {
+        POSTURE
+    }
+
+    fn setup(&mut self, setup: VectorSetup) {
+        let mut builder = Host::builder("ctk-agent", "hookwire")
+            .mode(match setup.mode {
+                EnforcementMode::Enforce => Mode::Enforce,
+                EnforcementMode::EvaluateOnly => Mode::EvaluateOnly,
+            })
+            .composition(composition(&setup.composition))
+            .identity_provider(identity_provider(setup.identity_provider))
+            .record_sink(self.records.clone());
+        for (i, scripted) in setup.interceptors.into_iter().enumerate() {
+            let name = format!("interceptor-{i}");
+            let endpoint = self.serve(ScriptedService {
+                name: name.clone(),
+                inner: scripted,
+            });
+            builder = builder.bind(InterceptorBinding::remote(name, endpoint));
+        }
+        if let Some(resolver) = setup.resolver {
+            builder = builder.approval_resolver(ScriptedResolver(resolver));
+        }
+        if !setup.redact_for_approval.is_empty() {
+            let paths = setup.redact_for_approval;
+            builder = builder.approval_redactor(move |ctx| redact(ctx, &paths));
+        }
+        self.host = Some(
+            builder
+                .build()
+                .expect("the vector's host configuration is valid"),
+        );
+        self.scenario = setup.scenario;
+    }
+
+    async fn run(&mut self) -> RunRecord {
+        let host = self.host.as_ref().expect("setup ran");
+        let session = host.session("ctk-session").expect("session id");
+        let model = ScenarioModel::new(&self.scenario);
+        let tools = ScenarioTools {
+            specs: self.scenario["tools"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default(),
+            log: Arc::clone(&self.tool_log),
+        };
+        let mut agent = Agent::new(session, model, tools);
+
+        let (outcome, final_output) = match agent.start().await {
+            Err(e) => ("error", Value::String(e.to_string())),
+            Ok(_) => {
+                let mut last = ("completed", Value::Null);
+                for (content, role) in scenario_inputs(&self.scenario) {
+                    let turn = match agent.run_turn(content, role).await {
+                        Ok(turn) => turn,
+                        Err(e) => {
+                            last = ("error", Value::String(e.to_string()));
+                            break;
+                        }
+                    };
+                    last = (
+                        turn.outcome_name(),
+                        turn.output().cloned().unwrap_or(Value::Null),
+                    );
+                    if !turn.is_completed() {
+                        break;
+                    }
+                }
+                last
+            }
+        };
+        let reason = if outcome == "completed" {
+            ShutdownReason::Completed
+        } else {
+            ShutdownReason::Error
+        };
+        let shutdown = agent.shutdown(reason).await;
+
+        let records = self.records.session(agent.session().id());
+        RunRecord {
+            outcome: outcome.to_owned(),
+            final_output,
+            tool_invocations: self.tool_log.lock().expect("tool log").clone(),
+            error: shutdown.err().map(|e| e.to_string()),
+            identities: records
+                .iter()
+                .map(|r| IdentityPair {
+                    input_identity: r.input_identity.clone(),
+                    enforced_identity: r.enforced_identity.clone(),
+                })
+                .collect(),
+            records: records.iter().map(|r| r.to_json()).collect(),
+            ..RunRecord::default()
+        }
+    }
+
+    fn teardown(&mut self) {
+        self.host = None;
+        for stop in self.servers.drain(..) {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl HookwireHarness {
+    /// Serves `service` on 127.0.0.1:0 in the background and returns its
+    /// endpoint; the server stops gracefully at teardown.
+    fn serve(&mut self, service: ScriptedService) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        listener
+            .set_nonblocking(true)
+            .expect("non-blocking listener");
+        let addr = listener.local_addr().expect("local address");
+        let listener = tokio::net::TcpListener::from_std(listener).expect("inside the runtime");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let router = Server::builder().service(service);
+        tokio::spawn(async move {
+            let signal = async move {
+                let _ = stopped.await;
+            };
+            if let Err(e) = router.serve_with_listener(listener, signal).await {
+                eprintln!("interceptor service on {addr} failed: {e}");
+            }
+        });
+        self.servers.push(stop);
+        format!("http://{addr}")
+    }
+}
+
+/// The inputs of the scenario, one per turn: `input`, or `inputs` for a
+/// multi-turn scenario.
+fn scenario_inputs(scenario: &Value) -> Vec<(Value, InputRole)> {
+    let one = |input: &Value| {
+        let role = match input["role"].as_str() {
+            Some("system") => InputRole::System,
+            Some("external") => InputRole::External,
+            _ => InputRole::User,
+        };
+        (input["content"].clone(), role)
+    };
+    match (&scenario["inputs"], &scenario["input"]) {
+        (Value::Array(inputs), _) => inputs.iter().map(one).collect(),
+        (_, input @ Value::Object(_)) => vec![one(input)],
+        _ => Vec::new(),
+    }
+}
+
+// ---- scripted interceptors over the wire ----------------------------------------
+
+/// A scripted CTK interceptor as a hookwire interceptor service: our
+/// context goes in as the spec JSON, its verdict comes back as the spec
+/// JSON, unvalidated (the host must see a scripted fault to deny it).
+struct ScriptedService {
+    name: String,
+    inner: Box<dyn agent_hooks::Interceptor>,
+}
+
+#[async_trait]
+impl InterceptorService for ScriptedService {
+    type Response = Verdict;
+
+    fn manifest(&self) -> Manifest {
+        manifest(self.name.clone(), "ctk")
+    }
+
+    async fn intercept(&self, ctx: &AgentContext) -> Verdict {
+        let Value::Object(context) = ctx.to_json() else {
+            unreachable!("a context is a JSON object");
+        };
+        let verdict = self.inner.intercept(&context).await;
+        let wire = serde_json::to_value(&verdict).expect("a CTK verdict serializes");
+        verdict_from_spec_json(&wire)
+    }
+}
+
+/// Builds a domain verdict from the spec JSON shape member by member,
+/// without §5 validation: invalid shapes must reach the host as such.
+fn verdict_from_spec_json(v: &Value) -> Verdict {
+    let string = |key: &str| v[key].as_str().map(str::to_owned);
+    let object = |key: &str| v[key].as_object().cloned();
+    Verdict {
+        decision: v["decision"]
+            .as_str()
+            .and_then(Decision::parse)
+            .unwrap_or(Decision::Deny),
+        reason: string("reason"),
+        message: string("message"),
+        warnings: v["warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|w| Warning {
+                reason: w["reason"].as_str().map(str::to_owned),
+                message: w["message"].as_str().map(str::to_owned),
+            })
+            .collect(),
+        approval: object("approval"),
+        transform: v["transform"].as_object().map(|t| Transform {
+            path: t
+                .get("path")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            value: t.get("value").cloned().unwrap_or(Value::Null),
+        }),
+        evidence: object("evidence"),
+        result_labels: v["result_labels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.as_str().map(str::to_owned))
+            .collect(),
+    }
+}
+
+/// The scripted CTK resolver behind hookwire's resolver trait (in-process).
+struct ScriptedResolver(Box<dyn agent_hooks::ApprovalResolver>);
+
+impl ApprovalResolver for ScriptedResolver {
+    fn resolve<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> BoxFuture<'a, Result<ApprovalResolution, BoxError>> {
+        Box::pin(async move {
+            let Value::Object(context) = request.context.to_json() else {
+                return Err("the approval context is not an object".into());
+            };
+            let verdict: agent_hooks::Verdict = serde_json::from_value(request.verdict.to_json())?;
+            let interception_point =
+                serde_json::from_value(Value::from(request.interception_point.as_str()))?;
+            let asked = agent_hooks::ApprovalRequest {
+                context_identity: request.context_identity.clone(),
+                interception_point,
+                verdict: &verdict,
+                context: &context,
+            };
+            let answer = self.0.resolve(asked).await;
+            Ok(ApprovalResolution {
+                outcome: Some(match answer.outcome {
+                    agent_hooks::ApprovalOutcome::Approve => ApprovalOutcome::Approve,
+                    agent_hooks::ApprovalOutcome::Reject => ApprovalOutcome::Reject,
+                    agent_hooks::ApprovalOutcome::Unresolved => ApprovalOutcome::Unresolved,
+                }),
+                context_identity: answer.context_identity,
+                verdict: answer
+                    .verdict
+                    .map(|v| serde_json::to_value(&v).map(|j| verdict_from_spec_json(&j)))
+                    .transpose()?,
+            })
+        })
+    }
+}
+
+/// The CTK redaction convention: each listed §5.2 path in the target is
+/// replaced with `"[redacted]"` (the write-back mirrors it into the
+/// target's field); a path that does not resolve is left alone.
+fn redact(ctx: &AgentContext, paths: &[String]) -> AgentContext {
+    let mut redacted = ctx.clone();
+    if let Some(target) = redacted.target_mut() {
+        for path in paths {
+            let _ = hookwire::path::apply(target, path, Value::from("[redacted]"));
+        }
+    }
+    redacted
+}
+
+fn composition(config: &agent_hooks::CompositionConfig) -> Composition {
+    let profile: Profile = config
+        .profile
+        .as_str()
+        .parse()
+        .expect("the four CTK profiles are hookwire's");
+    let synthesis = |p: Option<agent_hooks::SynthesisPolicy>| {
+        p.map(|p| match p {
+            agent_hooks::SynthesisPolicy::Deny => Synthesis::Deny,
+            agent_hooks::SynthesisPolicy::Approval => Synthesis::Approval,
+        })
+    };
+    Composition {
+        profile,
+        on_approval: config.on_approval.map(|o| match o {
+            agent_hooks::OnApproval::Stop => OnApproval::Stop,
+            agent_hooks::OnApproval::Resume => OnApproval::Resume,
+        }),
+        on_disagreement: synthesis(config.on_disagreement),
+        on_transform_conflict: synthesis(config.on_transform_conflict),
+    }
+}
+
+fn identity_provider(provider: CtkIdentityProvider) -> IdentityProvider {
+    match provider {
+        CtkIdentityProvider::JcsSha256 => IdentityProvider::JcsSha256,
+        CtkIdentityProvider::Null => IdentityProvider::Null,
+        CtkIdentityProvider::Custom { name, f } => {
+            IdentityProvider::custom(name, move |ctx: &AgentContext| match ctx.to_json() {
+                Value::Object(context) => Ok(f(&context)),
+                _ => Err("the context is not an object".into()),
+            })
+            .expect("CTK provider names follow §10.1")
+        }
+    }
+}
+
+// ---- the scenario's mock model and tools ----------------------------------------
+
+/// Plays back `scenario.model_script`, one response per call.
+struct ScenarioModel {
+    script: Mutex<VecDeque<Value>>,
+}
+
+impl ScenarioModel {
+    fn new(scenario: &Value) -> Self {
+        let script = scenario["model_script"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|step| step["respond"].clone())
+            .collect();
+        Self {
+            script: Mutex::new(script),
+        }
+    }
+}
+
+impl Model for ScenarioModel {
+    fn id(&self) -> &str {
+        "mock"
+    }
+
+    fn respond<'a>(&'a self, _: &'a [Value]) -> BoxFuture<'a, Result<ModelResponse, BoxError>> {
+        let next = self.script.lock().expect("model script").pop_front();
+        Box::pin(async move {
+            let respond = next.ok_or("the scenario's model script is exhausted")?;
+            Ok(serde_json::from_value(respond)?)
+        })
+    }
+}
+
+/// The scenario's tools: the first behavior whose `when_args` matches (or
+/// that has none) answers. Every invocation is logged as received.
+struct ScenarioTools {
+    specs: Vec<Value>,
+    log: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Toolbox for ScenarioTools {
+    fn names(&self) -> Vec<String> {
+        self.specs
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect()
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: &'a Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        self.log
+            .lock()
+            .expect("tool log")
+            .push(json!({"name": name, "args": args}));
+        let behavior = self
+            .specs
+            .iter()
+            .find(|t| t["name"] == name)
+            .and_then(|t| t["behavior"].as_array())
+            .and_then(|bs| {
+                bs.iter()
+                    .find(|b| b.get("when_args").is_none_or(|w| w == args))
+            })
+            .cloned();
+        Box::pin(async move {
+            let Some(b) = behavior else {
+                return Err(ToolError::new(format!("no behavior of {name} matches")));
+            };
+            if b["is_error"].as_bool() == Some(true) {
+                Err(ToolError::new(b["return"].clone()))
+            } else {
+                Ok(b["return"].clone())
+            }
+        })
+    }
+}
+
+// ---- vectors, filters and the report --------------------------------------------
+
+/// `cargo test <filter>` hands the filter to every test binary: run only
+/// when no filter is given or one matches this binary's name.
+fn skipped_by_cli_filter() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--list") {
+        println!("conformance: test");
+        return true;
+    }
+    if args.iter().any(|a| a == "--ignored") {
+        return true;
+    }
+    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    !filters.is_empty() && !filters.iter().any(|f| "conformance".contains(f.as_str()))
+}
+
+/// The ctk-fault identity provider panics on every call by design; the host
+/// catches it. Keep its expected traces out of the report.
+fn silence_expected_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| info.payload().downcast_ref::<String>().map(String::as_str));
+        if payload != Some(CTK_FAULT_PANIC) {
+            default(info);
+        }
+    }));
+}
+
+/// Loads the vectors, fetching them first when they are absent.
+fn load_vectors() -> Result<Vec<Value>, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir: PathBuf = match std::env::var_os("HOOKWIRE_CTK_VECTORS") {
+        Some(d) => d.into(),
+        None => root.join(".cache/ctk/vectors"),
+    };
+    let present = |d: &Path| {
+        std::fs::read_dir(d).is_ok_and(|mut it| {
+            it.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("AH-CTK-")))
+        })
+    };
+    if !present(&dir) {
+        let script = root.join("scripts/fetch-ctk-vectors.sh");
+        eprintln!(
+            "conformance: no vectors in {}; running {}",
+            dir.display(),
+            script.display()
+        );
+        let status = Command::new("bash")
+            .arg(&script)
+            .current_dir(root)
+            .status()
+            .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+        if !status.success() || !present(&dir) {
+            return Err(format!(
+                "the CTK vectors are missing from {} and {} could not fetch them ({status}); \
+                 it needs python3 with pip and access to PyPI",
+                dir.display(),
+                script.display()
+            ));
+        }
+    }
+    agent_hooks::ctk::load_vectors(&dir).map_err(|e| format!("loading {}: {e}", dir.display()))
+}
+
+fn is_declaration_vector(vector: &Value) -> bool {
+    vector.get("host_declaration").is_some()
+        || vector["capabilities"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c == "host_declaration"))
+}
+
+/// The part a vector reports under; the early vectors carry none.
+fn part_of(vector: &Value) -> String {
+    match vector["part"].as_str() {
+        Some(p) if !p.is_empty() => p.to_owned(),
+        _ => "core".to_owned(),
+    }
+}
+
+fn print_result(vector: &Value, r: &VectorResult) {
+    let title = vector["title"].as_str().unwrap_or_default();
+    match r.status {
+        "pass" => println!("  PASS {}  {title}", r.id),
+        "skip" => println!("  SKIP {}  {title}\n       skipped: {}", r.id, r.detail),
+        _ => {
+            println!("  FAIL {}  {title}", r.id);
+            for f in &r.failures {
+                println!("       - {}", f.replace('\n', "\n         "));
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+}
+
+struct Report {
+    parts: BTreeMap<String, Tally>,
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+}
+
+impl Report {
+    fn new(results: &[(Value, VectorResult)]) -> Self {
+        let mut parts: BTreeMap<String, Tally> = BTreeMap::new();
+        for (vector, r) in results {
+            let tally = parts.entry(part_of(vector)).or_default();
+            match r.status {
+                "pass" => tally.passed += 1,
+                "skip" => tally.skipped += 1,
+                _ => tally.failed += 1,
+            }
+        }
+        let sum = |f: fn(&Tally) -> usize| parts.values().map(f).sum();
+        Self {
+            passed: sum(|t| t.passed),
+            failed: sum(|t| t.failed),
+            skipped: sum(|t| t.skipped),
+            parts,
+        }
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "conformance: {} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.skipped
+        )
+    }
+
+    fn table(&self) -> String {
+        let width = self.parts.keys().map(String::len).max().unwrap_or(4).max(4);
+        let mut out = format!("per part:\n  {:<width$}  passed  failed  skipped\n", "part");
+        for (part, t) in &self.parts {
+            let _ = writeln!(
+                out,
+                "  {part:<width$}  {:>6}  {:>6}  {:>7}",
+                t.passed, t.failed, t.skipped
+            );
+        }
+        out
+    }
+
+    fn markdown(&self, results: &[(Value, VectorResult)]) -> String {
+        let mut md = String::new();
+        let _ = writeln!(
+            md,
+            "# Conformance\n\n\
+             <!-- Generated by `HOOKWIRE_WRITE_CONFORMANCE=1 cargo test --test conformance`; do not edit. -->\n\n\
+             hookwire's host runs the official AGENT-HOOKS-0.1 conformance vectors with every\n\
+             scripted interceptor served as a gRPC interceptor service (hookwire-server on\n\
+             127.0.0.1) and bound to the host as a remote interceptor; the scenario runs through\n\
+             the reference agent loop of hookwire-client. The approval resolver is in-process.\n\n\
+             ## Claim\n\n\
+             `(hookwire, 0.1.0, agent-hooks/0.1, [{caps}], [sequential/first_deny, sequential/run_all, parallel/strictest, parallel/unanimous], jcs-sha256, rust@hookwire-client 0.1.0)`\n\n\
+             | Declared | Value |\n| --- | --- |\n\
+             | Capabilities (§3.2, §13.1) | {caps} |\n\
+             | Posture `tool_seam_host_error` (§6.2) | `{POSTURE}`: a host error at the tool seam is surfaced to the model as a tool error and the loop continues |\n\
+             | Identity provider (§10.1) | `jcs-sha256`, content-derived (§10.2); `null` and custom providers are supported and exercised by the vectors that select them |\n\
+             | Profiles and knobs (§7.2) | `sequential/first_deny` (`on_approval`: `stop`, `resume`), `sequential/run_all`, `parallel/strictest` (`on_transform_conflict`: `deny`, `approval`), `parallel/unanimous` (`on_disagreement`: `deny`, `approval`) |\n\
+             | Modes (§8) | `enforce`, `evaluate_only` |\n\
+             | Output (§12.1a) | buffered (`buffered_output: true`): nothing reaches the caller before the `output` verdict, and what is released is the verdicted content |\n\
+             | Not declared | `bigint_json`, `incremental_output`, `host_declaration` |\n\n\
+             Runner: {RUNNER}. Vectors: {VECTOR_SOURCE}.\n\n\
+             **{summary}**\n",
+            caps = CAPABILITIES
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            summary = self.summary(),
+        );
+        md.push_str("\n## Results per part\n\n| Part | Passed | Failed | Skipped |\n| --- | ---: | ---: | ---: |\n");
+        for (part, t) in &self.parts {
+            let _ = writeln!(
+                md,
+                "| `{part}` | {} | {} | {} |",
+                t.passed, t.failed, t.skipped
+            );
+        }
+        md.push_str(
+            "\n## Vectors\n\n| Vector | Part | Result | Title |\n| --- | --- | --- | --- |\n",
+        );
+        for (vector, r) in results {
+            let status = match r.status {
+                "pass" => "pass".to_owned(),
+                "skip" => format!("skip: {}", r.detail),
+                _ => "**fail**".to_owned(),
+            };
+            let title = vector["title"]
+                .as_str()
+                .unwrap_or_default()
+                .replace('|', "\\|");
+            let _ = writeln!(
+                md,
+                "| {} | `{}` | {} | {title} |",
+                r.id,
+                part_of(vector),
+                status.replace('|', "\\|")
+            );
+        }
+        md
+    }
+}
