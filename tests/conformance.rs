@@ -682,7 +682,7 @@ impl Report {
              127.0.0.1) and bound to the host as a remote interceptor; the scenario runs through\n\
              the reference agent loop of hookwire-client. The approval resolver is in-process.\n\n\
              ## Claim\n\n\
-             `(hookwire, 0.1.0, agent-hooks/0.1, [{caps}], [sequential/first_deny, sequential/run_all, parallel/strictest, parallel/unanimous], jcs-sha256, rust@hookwire-client 0.1.0)`\n\n\
+             `(hookwire, 0.1.0, agent-hooks/0.1, [{plain_caps}], [sequential/first_deny, sequential/run_all, parallel/strictest, parallel/unanimous], jcs-sha256, rust@hookwire-client 0.1.0)`\n\n\
              | Declared | Value |\n| --- | --- |\n\
              | Capabilities (§3.2, §13.1) | {caps} |\n\
              | Posture `tool_seam_host_error` (§6.2) | `{POSTURE}`: a host error at the tool seam is surfaced to the model as a tool error and the loop continues |\n\
@@ -692,7 +692,8 @@ impl Report {
              | Output (§12.1a) | buffered (`buffered_output: true`): nothing reaches the caller before the `output` verdict, and what is released is the verdicted content |\n\
              | Not declared | `bigint_json`, `incremental_output`, `host_declaration` |\n\n\
              Runner: {RUNNER}. Vectors: {VECTOR_SOURCE}.\n\n\
-             **{summary}**\n",
+             **{summary}**",
+            plain_caps = CAPABILITIES.join(", "),
             caps = CAPABILITIES
                 .iter()
                 .map(|c| format!("`{c}`"))
@@ -709,7 +710,9 @@ impl Report {
             );
         }
         md.push_str(
-            "\n## Vectors\n\n| Vector | Part | Result | Title |\n| --- | --- | --- | --- |\n",
+            "\n## Vectors\n\n\
+             Vector texts are not reproduced here; they ship in the wheel above.\n\n\
+             | Vector | Part | Result |\n| --- | --- | --- |\n",
         );
         for (vector, r) in results {
             let status = match r.status {
@@ -717,13 +720,9 @@ impl Report {
                 "skip" => format!("skip: {}", r.detail),
                 _ => "**fail**".to_owned(),
             };
-            let title = vector["title"]
-                .as_str()
-                .unwrap_or_default()
-                .replace('|', "\\|");
             let _ = writeln!(
                 md,
-                "| {} | `{}` | {} | {title} |",
+                "| {} | `{}` | {} |",
                 r.id,
                 part_of(vector),
                 status.replace('|', "\\|")
