@@ -158,8 +158,8 @@ impl Tools {
         Self::default()
     }
 
-    /// Adds a tool; a later tool with the same name shadows nothing, the
-    /// first registered one answers.
+    /// Adds a tool. When two tools share a name, the first one added
+    /// answers.
     pub fn with(mut self, tool: impl Tool) -> Self {
         self.tools.push(Arc::new(tool));
         self
