@@ -9,7 +9,10 @@ use std::io;
 use std::net::SocketAddr;
 
 use hookwire::InvalidContext;
+use hookwire::wire::InvalidApprovalRequest;
 use tonic::Status;
+
+use crate::approval::Refusal;
 
 /// Why a request could not be answered or a server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +42,23 @@ pub enum Error {
     /// The task running a spawned server panicked or was cancelled.
     #[error("server task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
+    /// A decision or notice named an approval request that is not pending.
+    #[error("approval {request_id:?}: {refusal}")]
+    Refused {
+        /// The queue's id of the request.
+        request_id: String,
+        /// Why it was refused.
+        refusal: Refusal,
+    },
+    /// A host sent a request under an id it already has pending.
+    #[error("approval request id {0:?} is already pending on this stream")]
+    DuplicateRequest(String),
+    /// A host sent an approval request that does not decode.
+    #[error(transparent)]
+    InvalidApprovalRequest(#[from] InvalidApprovalRequest),
+    /// The approval web page could not be served.
+    #[error("approval web server failed: {0}")]
+    Web(#[source] io::Error),
 }
 
 impl Error {
@@ -47,11 +67,17 @@ impl Error {
     /// `INTERNAL`, which the host turns into `host_error:interceptor_failed`.
     pub fn to_status(&self) -> Status {
         match self {
-            Self::InvalidContext(_) => Status::invalid_argument(self.to_string()),
-            Self::Panicked => Status::internal("interceptor panicked"),
-            Self::Bind { .. } | Self::LocalAddr(_) | Self::Transport(_) | Self::Task(_) => {
-                Status::internal("interceptor server error")
+            Self::InvalidContext(_) | Self::InvalidApprovalRequest(_) => {
+                Status::invalid_argument(self.to_string())
             }
+            Self::Panicked => Status::internal("interceptor panicked"),
+            Self::Refused { .. } => Status::failed_precondition(self.to_string()),
+            Self::DuplicateRequest(_) => Status::already_exists(self.to_string()),
+            Self::Bind { .. }
+            | Self::LocalAddr(_)
+            | Self::Transport(_)
+            | Self::Task(_)
+            | Self::Web(_) => Status::internal("interceptor server error"),
         }
     }
 }

@@ -14,6 +14,8 @@
 //! - [`running`]: [`spawn_local`] and [`RunningServer`] for tests and
 //!   examples.
 //! - [`error`]: the crate's [`Error`] and its mapping to gRPC statuses.
+//! - [`approval`]: approval services (§9): the queue of pending approvals,
+//!   the `hookwire.v1.ApprovalService` streams, and the approval web page.
 //!
 //! ```no_run
 //! use hookwire_server::prelude::*;
@@ -36,6 +38,7 @@
 //! ```
 
 pub mod adapter;
+pub mod approval;
 pub mod error;
 mod health;
 pub mod running;

@@ -1,0 +1,44 @@
+//! Approval services: where a liftable deny (§5.1, §9) waits for a human
+//! or an external system to lift it or let it stand.
+//!
+//! A host registers a stream resolver (`hookwire_client::StreamResolver`)
+//! that sends every approval request over one `Resolve` stream of
+//! `hookwire.v1.ApprovalService` (see `proto/hookwire/v1/approval.proto`).
+//! This module is the other end:
+//!
+//! - [`queue`]: [`ApprovalQueue`], the pending requests of every host,
+//!   seen by every approver; the first decision wins, late ones are
+//!   refused, expired and orphaned requests are withdrawn. Its Rust API is
+//!   what in-process approvers use.
+//! - [`grpc`]: [`ApprovalGrpc`], the queue as the gRPC service (the
+//!   hosts' `Resolve` stream, the approvers' `Watch` stream, `Decide`).
+//! - [`web`]: the approval web page and its JSON/SSE API.
+//! - [`serve`]: [`ApprovalServer`], which runs the gRPC service and the web
+//!   page side by side over one queue.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), hookwire_server::Error> {
+//! use hookwire_server::approval::ApprovalServer;
+//!
+//! let running = ApprovalServer::new().spawn_local().await?;
+//! println!("hosts connect to {}", running.endpoint());
+//! println!("approvers open {:?}", running.web_url());
+//! // In-process approvers share the same queue:
+//! for pending in running.queue().pending() {
+//!     println!("{} waits: {:?}", pending.id, pending.tool_name());
+//! }
+//! running.shutdown().await
+//! # }
+//! ```
+
+pub mod grpc;
+pub mod queue;
+pub mod serve;
+pub mod web;
+
+pub use grpc::{ApprovalGrpc, DEFAULT_HEARTBEAT_INTERVAL};
+pub use queue::{
+    ApprovalQueue, CloseReason, HostDelivery, HostLink, MAX_DEADLINE, PendingApproval, QueueEvent,
+    Refusal, Subscription,
+};
+pub use serve::{ApprovalServer, RunningApprovalServer};

@@ -1,0 +1,243 @@
+//! Running an approval service: the gRPC service and, optionally, the web
+//! page on a second port, both over one [`ApprovalQueue`].
+//!
+//! Shutdown first ends every host, approver and page stream (hosts fail
+//! their pending requests at once), then stops both servers gracefully.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
+use tonic::transport::server::TcpIncoming;
+
+use super::grpc::{ApprovalGrpc, DEFAULT_HEARTBEAT_INTERVAL};
+use super::queue::ApprovalQueue;
+use super::web;
+use crate::error::Error;
+
+/// An approval service to run: its queue and settings.
+#[derive(Debug, Clone)]
+pub struct ApprovalServer {
+    queue: ApprovalQueue,
+    name: String,
+    heartbeat: Duration,
+}
+
+impl Default for ApprovalServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ApprovalServer {
+    /// A service over a fresh queue, heartbeats every
+    /// [`DEFAULT_HEARTBEAT_INTERVAL`].
+    pub fn new() -> Self {
+        Self::with_queue(ApprovalQueue::new())
+    }
+
+    /// A service over `queue`, shared with in-process approvers.
+    pub fn with_queue(queue: ApprovalQueue) -> Self {
+        Self {
+            queue,
+            name: "hookwire-approvals".into(),
+            heartbeat: DEFAULT_HEARTBEAT_INTERVAL,
+        }
+    }
+
+    /// The name announced to hosts and approvers.
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// How often each side of a stream sends a heartbeat; a host silent
+    /// for three intervals is dropped (and its requests withdrawn).
+    #[must_use]
+    pub fn heartbeat_interval(mut self, interval: Duration) -> Self {
+        self.heartbeat = interval;
+        self
+    }
+
+    /// The queue.
+    pub fn queue(&self) -> &ApprovalQueue {
+        &self.queue
+    }
+
+    /// Binds `grpc` (and `web`, when given) and serves in background
+    /// tasks. Must be called within a tokio runtime.
+    pub async fn spawn(
+        self,
+        grpc: SocketAddr,
+        web: Option<SocketAddr>,
+    ) -> Result<RunningApprovalServer, Error> {
+        let grpc_listener = bind(grpc).await?;
+        let web_listener = match web {
+            Some(addr) => Some(bind(addr).await?),
+            None => None,
+        };
+        self.spawn_on(grpc_listener, web_listener)
+    }
+
+    /// Serves gRPC and the web page on free ports of 127.0.0.1: the
+    /// convenience for tests and examples.
+    pub async fn spawn_local(self) -> Result<RunningApprovalServer, Error> {
+        let local = SocketAddr::from(([127, 0, 0, 1], 0));
+        self.spawn(local, Some(local)).await
+    }
+
+    /// Serves until `signal` completes, then shuts down (see the module
+    /// docs). For binaries.
+    pub async fn serve_with_shutdown(
+        self,
+        grpc: SocketAddr,
+        web: Option<SocketAddr>,
+        signal: impl Future<Output = ()>,
+    ) -> Result<(), Error> {
+        let running = self.spawn(grpc, web).await?;
+        signal.await;
+        running.shutdown().await
+    }
+
+    fn spawn_on(
+        self,
+        grpc: TcpListener,
+        web: Option<TcpListener>,
+    ) -> Result<RunningApprovalServer, Error> {
+        let grpc_addr = grpc.local_addr().map_err(Error::LocalAddr)?;
+        let web_addr = web
+            .as_ref()
+            .map(|l| l.local_addr().map_err(Error::LocalAddr))
+            .transpose()?;
+        let (closing, closing_rx) = watch::channel(false);
+        let service = ApprovalGrpc::new(
+            self.queue.clone(),
+            self.name,
+            self.heartbeat,
+            closing_rx.clone(),
+        )
+        .into_server();
+        let (stop_grpc, grpc_stopped) = oneshot::channel::<()>();
+        let keepalive = self.heartbeat.max(Duration::from_secs(1));
+        let grpc_task = tokio::spawn(async move {
+            tracing::info!(addr = %grpc_addr, "approval service serving");
+            tonic::transport::Server::builder()
+                .http2_keepalive_interval(Some(keepalive))
+                .http2_keepalive_timeout(Some(keepalive * 3))
+                .add_service(service)
+                .serve_with_incoming_shutdown(
+                    TcpIncoming::from(grpc).with_nodelay(Some(true)),
+                    async move {
+                        let _ = grpc_stopped.await;
+                    },
+                )
+                .await
+                .map_err(Error::from)
+        });
+        let (stop_web, web_task) = match web {
+            None => (None, None),
+            Some(listener) => {
+                let (stop, stopped) = oneshot::channel::<()>();
+                let app = web::router(self.queue.clone(), closing_rx);
+                let task = tokio::spawn(async move {
+                    tracing::info!(addr = ?web_addr, "approval web page serving");
+                    axum::serve(listener, app)
+                        .with_graceful_shutdown(async move {
+                            let _ = stopped.await;
+                        })
+                        .await
+                        .map_err(Error::Web)
+                });
+                (Some(stop), Some(task))
+            }
+        };
+        Ok(RunningApprovalServer {
+            grpc_addr,
+            web_addr,
+            queue: self.queue,
+            closing,
+            stops: [Some(stop_grpc), stop_web],
+            tasks: [Some(grpc_task), web_task],
+        })
+    }
+}
+
+async fn bind(addr: SocketAddr) -> Result<TcpListener, Error> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| Error::Bind { addr, source })
+}
+
+/// An approval service serving in background tasks. Dropping it starts a
+/// shutdown without waiting; [`shutdown`](Self::shutdown) waits.
+#[derive(Debug)]
+pub struct RunningApprovalServer {
+    grpc_addr: SocketAddr,
+    web_addr: Option<SocketAddr>,
+    queue: ApprovalQueue,
+    closing: watch::Sender<bool>,
+    stops: [Option<oneshot::Sender<()>>; 2],
+    tasks: [Option<JoinHandle<Result<(), Error>>>; 2],
+}
+
+impl RunningApprovalServer {
+    /// The gRPC address, `127.0.0.1:PORT`.
+    pub fn addr(&self) -> SocketAddr {
+        self.grpc_addr
+    }
+
+    /// The URL hosts and approvers connect to, `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.grpc_addr)
+    }
+
+    /// The web page's address, when served.
+    pub fn web_addr(&self) -> Option<SocketAddr> {
+        self.web_addr
+    }
+
+    /// The web page's URL, `http://127.0.0.1:PORT/`, when served.
+    pub fn web_url(&self) -> Option<String> {
+        self.web_addr.map(|a| format!("http://{a}/"))
+    }
+
+    /// The queue, for in-process approvers.
+    pub fn queue(&self) -> &ApprovalQueue {
+        &self.queue
+    }
+
+    fn signal(&mut self) {
+        let _ = self.closing.send(true);
+        for stop in &mut self.stops {
+            if let Some(s) = stop.take() {
+                let _ = s.send(());
+            }
+        }
+    }
+
+    /// Ends every stream, stops both servers, and waits until they have
+    /// stopped (with the first error, if one failed).
+    pub async fn shutdown(mut self) -> Result<(), Error> {
+        self.signal();
+        let mut result = Ok(());
+        for task in &mut self.tasks {
+            if let Some(t) = task.take() {
+                let r = t.await.map_err(Error::from).and_then(|r| r);
+                if result.is_ok() {
+                    result = r;
+                }
+            }
+        }
+        result
+    }
+}
+
+impl Drop for RunningApprovalServer {
+    fn drop(&mut self) {
+        self.signal();
+    }
+}
