@@ -124,7 +124,10 @@ async fn a_health_watcher_sees_not_serving_and_does_not_block_shutdown() {
     let stopping = tokio::spawn(server.shutdown());
     let last = watch.message().await.unwrap().unwrap();
     assert_eq!(last.status, ServingStatus::NotServing as i32);
-    assert!(matches!(watch.message().await, Ok(None) | Err(_)));
+    let end = tokio::time::timeout(Duration::from_secs(10), watch.message())
+        .await
+        .expect("the watch stream ends on shutdown");
+    assert!(matches!(end, Ok(None) | Err(_)));
     tokio::time::timeout(Duration::from_secs(10), stopping)
         .await
         .expect("a watcher does not hold the server open")
