@@ -40,8 +40,9 @@ impl Mode {
     }
 }
 
-/// The closed set of composition profiles (§7.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// The closed set of composition profiles (§7.2), ordered as §7.2 lists
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Profile {
     /// Fold-through; the first deny short-circuits.
     #[default]

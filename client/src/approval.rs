@@ -37,7 +37,8 @@ pub type ApprovalRedactor = dyn Fn(&AgentContext) -> AgentContext + Send + Sync;
 pub(crate) struct ApprovalSeam {
     pub(crate) resolver: Arc<dyn ApprovalResolver>,
     pub(crate) redactor: Option<Arc<ApprovalRedactor>>,
-    pub(crate) deadline: Duration,
+    /// `None`: unbounded (a declaration's `approval_resolver_ms: null`).
+    pub(crate) deadline: Option<Duration>,
 }
 
 impl ApprovalSeam {
@@ -70,8 +71,15 @@ impl ApprovalSeam {
             context: presented,
         };
         let answer = AssertUnwindSafe(self.resolver.resolve(&request)).catch_unwind();
-        match tokio::time::timeout(self.deadline, answer).await {
-            Ok(Ok(Ok(resolution))) => {
+        let answered = match self.deadline {
+            Some(deadline) => match tokio::time::timeout(deadline, answer).await {
+                Ok(answered) => answered,
+                Err(_) => return failed(),
+            },
+            None => answer.await,
+        };
+        match answered {
+            Ok(Ok(resolution)) => {
                 validate_resolution(request.context_identity.as_deref(), &resolution)
             }
             _ => failed(),

@@ -25,13 +25,23 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(5000);
 pub struct InterceptorBinding {
     pub(crate) name: String,
     pub(crate) kind: BindingKind,
-    pub(crate) timeout: Option<Duration>,
+    pub(crate) timeout: TimeoutSetting,
     pub(crate) points: Option<BTreeSet<InterceptionPoint>>,
+    /// Static gRPC metadata for every call (remote bindings only).
+    pub(crate) metadata: Vec<(String, String)>,
 }
 
 pub(crate) enum BindingKind {
     Local(Arc<dyn Interceptor>),
     Remote(String),
+}
+
+/// A binding's bound: the host default, an explicit one, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimeoutSetting {
+    Default,
+    Bounded(Duration),
+    Unbounded,
 }
 
 impl InterceptorBinding {
@@ -45,8 +55,9 @@ impl InterceptorBinding {
         Self {
             name: name.into(),
             kind: BindingKind::Local(interceptor),
-            timeout: None,
+            timeout: TimeoutSetting::Default,
             points: None,
+            metadata: Vec::new(),
         }
     }
 
@@ -55,15 +66,35 @@ impl InterceptorBinding {
         Self {
             name: name.into(),
             kind: BindingKind::Remote(endpoint.into()),
-            timeout: None,
+            timeout: TimeoutSetting::Default,
             points: None,
+            metadata: Vec::new(),
         }
     }
 
     /// Bounds each call (default 5000 ms); a breach is
     /// `host_error:interceptor_timeout`.
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+        self.timeout = TimeoutSetting::Bounded(timeout);
+        self
+    }
+
+    /// Lets each call run as long as it takes (a declaration's
+    /// `timeout_ms: null`). A hung interceptor then hangs its emission:
+    /// prefer a bound.
+    pub fn unbounded(mut self) -> Self {
+        self.timeout = TimeoutSetting::Unbounded;
+        self
+    }
+
+    /// Sends the gRPC metadata `key: value` on every call to a remote
+    /// service (an `authorization` token, a tenant header). The value is
+    /// marked sensitive so it never appears in debug output. Checked when
+    /// the host is built: the key must be a lowercase ASCII header name
+    /// not reserved by gRPC and not ending in `-bin`, the value visible
+    /// ASCII; on an in-process binding it is a build error.
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.push((key.into(), value.into()));
         self
     }
 
@@ -78,7 +109,8 @@ impl InterceptorBinding {
 pub(crate) struct Binding {
     pub(crate) name: String,
     pub(crate) target: Target,
-    pub(crate) timeout: Duration,
+    /// `None`: unbounded.
+    pub(crate) timeout: Option<Duration>,
     pub(crate) points: Option<BTreeSet<InterceptionPoint>>,
 }
 
@@ -126,9 +158,10 @@ impl Binding {
             Err(failure) => {
                 let detail = match &failure {
                     CallFailure::Failed(kind) => format!("call failed ({kind})"),
-                    CallFailure::TimedOut => {
-                        format!("no verdict within {} ms", self.timeout.as_millis())
-                    }
+                    CallFailure::TimedOut => match self.timeout {
+                        Some(t) => format!("no verdict within {} ms", t.as_millis()),
+                        None => "deadline exceeded".to_owned(),
+                    },
                     CallFailure::Invalid(e) => e.to_string(),
                 };
                 self.failed(failure.host_error(), &detail)
@@ -142,11 +175,17 @@ impl Binding {
         ctx: &AgentContext,
     ) -> Result<InterceptorResponse, CallFailure> {
         let guarded = AssertUnwindSafe(interceptor.intercept(ctx)).catch_unwind();
-        match tokio::time::timeout(self.timeout, guarded).await {
-            Err(_) => Err(CallFailure::TimedOut),
-            Ok(Err(_panic)) => Err(CallFailure::Failed("panic".into())),
-            Ok(Ok(Err(_error))) => Err(CallFailure::Failed("error".into())),
-            Ok(Ok(Ok(response))) => Ok(response),
+        let outcome = match self.timeout {
+            Some(t) => match tokio::time::timeout(t, guarded).await {
+                Err(_) => return Err(CallFailure::TimedOut),
+                Ok(outcome) => outcome,
+            },
+            None => guarded.await,
+        };
+        match outcome {
+            Err(_panic) => Err(CallFailure::Failed("panic".into())),
+            Ok(Err(_error)) => Err(CallFailure::Failed("error".into())),
+            Ok(Ok(response)) => Ok(response),
         }
     }
 

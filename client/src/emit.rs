@@ -146,7 +146,7 @@ pub(crate) async fn emit(host: &HostInner, mut ctx: AgentContext) -> Emission {
         fold_truncated,
         resolved_by,
         interceptors_registered: chain.len(),
-        declaration: None,
+        declaration: host.declaration.clone(),
     };
     deliver(host, &record);
     Emission {
@@ -183,7 +183,7 @@ fn reject(
         fold_truncated: None,
         resolved_by: None,
         interceptors_registered: registered,
-        declaration: None,
+        declaration: host.declaration.clone(),
     };
     deliver(host, &record);
     Emission {

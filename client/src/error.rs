@@ -51,6 +51,24 @@ pub enum Error {
     /// An emission after `agent_shutdown` (§3.1).
     #[error("session {0:?} is closed")]
     Closed(String),
+    /// A static metadata entry of a remote binding was refused. The reason
+    /// names the rule, never the value.
+    #[error("interceptor {name:?}: metadata {key:?}: {reason}")]
+    InvalidMetadata {
+        /// The interceptor's name.
+        name: String,
+        /// The metadata key.
+        key: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A host declaration was refused (§7.7.6): its class and findings.
+    #[error("{0}")]
+    Declaration(Box<crate::declaration::Refusal>),
+    /// A registry registration was refused (a duplicate or reserved name):
+    /// a programming error of the host, not of a document.
+    #[error("host registry: {0}")]
+    Registry(String),
     /// A `Describe` call to an interceptor service failed.
     #[error("describe {name:?}: {reason}")]
     Describe {
@@ -59,4 +77,20 @@ pub enum Error {
         /// What failed.
         reason: String,
     },
+}
+
+impl Error {
+    /// The refusal, when this error is a refused declaration.
+    pub fn refusal(&self) -> Option<&crate::declaration::Refusal> {
+        match self {
+            Self::Declaration(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+impl From<crate::declaration::Refusal> for Error {
+    fn from(r: crate::declaration::Refusal) -> Self {
+        Self::Declaration(Box::new(r))
+    }
 }

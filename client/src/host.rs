@@ -12,19 +12,41 @@ use serde_json::{Map, Value};
 use crate::approval::{
     ApprovalRedactor, ApprovalResolver, ApprovalSeam, DEFAULT_APPROVAL_DEADLINE,
 };
-use crate::binding::{Binding, BindingKind, DEFAULT_TIMEOUT, InterceptorBinding, Target};
+use crate::binding::{
+    Binding, BindingKind, DEFAULT_TIMEOUT, InterceptorBinding, Target, TimeoutSetting,
+};
 use crate::error::Error;
 use crate::identity::IdentityProvider;
 use crate::interceptor::Interceptor;
 use crate::remote::RemoteInterceptor;
 use crate::session::Session;
-use crate::sink::RecordSink;
+use crate::sink::{RecordLog, RecordSink};
 
 /// The agent-side host. Cheap to clone; every clone shares one
 /// configuration and one set of connections.
 #[derive(Clone)]
 pub struct Host {
     pub(crate) inner: Arc<HostInner>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let i = &self.inner;
+        f.debug_struct("Host")
+            .field("agent", &i.agent)
+            .field("mode", &i.mode)
+            .field("composition", &i.composition)
+            .field("identity", &i.identity)
+            .field(
+                "bindings",
+                &i.bindings
+                    .iter()
+                    .map(|b| b.name.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .field("declaration", &i.declaration)
+            .finish_non_exhaustive()
+    }
 }
 
 pub(crate) struct HostInner {
@@ -39,6 +61,11 @@ pub(crate) struct HostInner {
     /// The chain bound at each point, in registration order, indexed by
     /// the point's position in [`InterceptionPoint::ALL`].
     pub(crate) chains: [Vec<Arc<Binding>>; 8],
+    /// The declaration contract version the host was built from (§7.7.8);
+    /// `None` for a host configured in code.
+    pub(crate) declaration: Option<String>,
+    /// A declared host's in-memory record buffer.
+    pub(crate) record_buffer: Option<RecordLog>,
 }
 
 impl HostInner {
@@ -80,7 +107,9 @@ impl Host {
             default_timeout: DEFAULT_TIMEOUT,
             resolver: None,
             redactor: None,
-            approval_deadline: DEFAULT_APPROVAL_DEADLINE,
+            approval_deadline: Some(DEFAULT_APPROVAL_DEADLINE),
+            declaration: None,
+            record_buffer: None,
             sinks: Vec::new(),
             bindings: Vec::new(),
         }
@@ -145,6 +174,28 @@ impl Host {
         futures::future::join_all(calls).await
     }
 
+    /// The declaration contract version this host was built from
+    /// (`agent-hooks-declaration/1.0`), stamped on every record; `None` for
+    /// a host configured in code. A declared host is sealed: nothing about
+    /// its configuration can change after load (§7.7.7).
+    pub fn declaration(&self) -> Option<&str> {
+        self.inner.declaration.as_deref()
+    }
+
+    /// A declared host's in-memory record buffer: where its records go
+    /// when no record sink was attached, bounded by the document's
+    /// `records.max_buffered` (oldest dropped first). `None` for a host
+    /// configured in code or one with sinks.
+    pub fn record_buffer(&self) -> Option<&RecordLog> {
+        self.inner.record_buffer.as_ref()
+    }
+
+    /// The bound of each interceptor bound at `point`, in chain order
+    /// (`None`: unbounded).
+    pub fn timeouts(&self, point: InterceptionPoint) -> Vec<Option<Duration>> {
+        self.inner.chain(point).iter().map(|b| b.timeout).collect()
+    }
+
     /// The remote endpoints, by interceptor name.
     pub fn remote_endpoints(&self) -> Vec<(String, String)> {
         self.inner
@@ -171,9 +222,11 @@ pub struct HostBuilder {
     default_timeout: Duration,
     resolver: Option<Arc<dyn ApprovalResolver>>,
     redactor: Option<Arc<ApprovalRedactor>>,
-    approval_deadline: Duration,
+    approval_deadline: Option<Duration>,
     sinks: Vec<Arc<dyn RecordSink>>,
     bindings: Vec<InterceptorBinding>,
+    declaration: Option<String>,
+    record_buffer: Option<RecordLog>,
 }
 
 impl HostBuilder {
@@ -237,9 +290,32 @@ impl HostBuilder {
         self
     }
 
+    /// Registers an approval redactor shared with other owners.
+    pub fn approval_redactor_shared(mut self, redactor: Arc<ApprovalRedactor>) -> Self {
+        self.redactor = Some(redactor);
+        self
+    }
+
     /// How long the resolver may take (default 5 minutes).
     pub fn approval_deadline(mut self, deadline: Duration) -> Self {
-        self.approval_deadline = deadline;
+        self.approval_deadline = Some(deadline);
+        self
+    }
+
+    /// What the declaration loader sets and nothing else may: the contract
+    /// version, an unbounded resolver deadline, the record buffer.
+    pub(crate) fn declared(
+        mut self,
+        version: String,
+        approval_deadline: Option<Duration>,
+        record_buffer: Option<RecordLog>,
+    ) -> Self {
+        self.declaration = Some(version);
+        self.approval_deadline = approval_deadline;
+        if let Some(buffer) = &record_buffer {
+            self.sinks.push(Arc::new(buffer.clone()));
+        }
+        self.record_buffer = record_buffer;
         self
     }
 
@@ -344,13 +420,26 @@ impl HostBuilder {
             if !seen.insert(b.name.clone()) {
                 return Err(Error::DuplicateInterceptor(b.name));
             }
-            let timeout = b.timeout.unwrap_or(self.default_timeout);
-            if timeout.is_zero() {
+            let timeout = match b.timeout {
+                TimeoutSetting::Default => Some(self.default_timeout),
+                TimeoutSetting::Bounded(t) => Some(t),
+                TimeoutSetting::Unbounded => None,
+            };
+            if timeout.is_some_and(|t| t.is_zero()) {
                 return Err(Error::ZeroTimeout(b.name));
             }
             let target = match b.kind {
+                BindingKind::Local(_) if !b.metadata.is_empty() => {
+                    return Err(Error::InvalidMetadata {
+                        name: b.name,
+                        key: b.metadata[0].0.clone(),
+                        reason: "metadata applies to remote bindings only".into(),
+                    });
+                }
                 BindingKind::Local(i) => Target::Local(i),
-                BindingKind::Remote(url) => Target::Remote(RemoteInterceptor::new(&b.name, &url)?),
+                BindingKind::Remote(url) => {
+                    Target::Remote(RemoteInterceptor::new(&b.name, &url, &b.metadata)?)
+                }
             };
             bindings.push(Arc::new(Binding {
                 name: b.name,
@@ -379,6 +468,8 @@ impl HostBuilder {
                 sinks: self.sinks,
                 bindings,
                 chains,
+                declaration: self.declaration,
+                record_buffer: self.record_buffer,
             }),
         })
     }

@@ -38,6 +38,7 @@ pub mod agent;
 pub mod approval;
 mod binding;
 pub mod compose;
+pub mod declaration;
 mod emission;
 mod emit;
 mod error;

@@ -13,6 +13,7 @@ use hookwire::pb;
 use hookwire::pb::interceptor_client::InterceptorClient;
 use hookwire::wire::{InterceptorResponse, Manifest, PointRequest};
 use hookwire::{HostError, InvalidVerdict};
+use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
 use tonic::transport::{Channel, Endpoint};
 
 use crate::error::Error;
@@ -43,11 +44,18 @@ impl CallFailure {
 pub(crate) struct RemoteInterceptor {
     client: InterceptorClient<Channel>,
     endpoint: String,
+    /// Static metadata sent on every call, values marked sensitive.
+    metadata: std::sync::Arc<MetadataMap>,
 }
 
 impl RemoteInterceptor {
-    /// A lazily connecting client for `endpoint` (e.g. `http://127.0.0.1:50051`).
-    pub(crate) fn new(name: &str, endpoint: &str) -> Result<Self, Error> {
+    /// A lazily connecting client for `endpoint` (e.g. `http://127.0.0.1:50051`)
+    /// sending `metadata` on every call.
+    pub(crate) fn new(
+        name: &str,
+        endpoint: &str,
+        metadata: &[(String, String)],
+    ) -> Result<Self, Error> {
         let invalid = |reason: String| Error::InvalidEndpoint {
             name: name.to_owned(),
             endpoint: endpoint.to_owned(),
@@ -64,10 +72,36 @@ impl RemoteInterceptor {
                 "expected an absolute http:// or https:// URL".into(),
             ));
         }
+        let mut map = MetadataMap::new();
+        for (key, value) in metadata {
+            let (key, value) =
+                metadata_entry(key, value).map_err(|reason| Error::InvalidMetadata {
+                    name: name.to_owned(),
+                    key: key.clone(),
+                    reason,
+                })?;
+            map.append(key, value);
+        }
         Ok(Self {
             client: InterceptorClient::new(ep.connect_lazy()),
             endpoint: endpoint.to_owned(),
+            metadata: std::sync::Arc::new(map),
         })
+    }
+
+    /// A request carrying the static metadata and, when bounded, the
+    /// `grpc-timeout` header.
+    fn request<T>(&self, message: T, timeout: Option<Duration>) -> tonic::Request<T> {
+        let mut req = tonic::Request::new(message);
+        for entry in self.metadata.iter() {
+            if let tonic::metadata::KeyAndValueRef::Ascii(k, v) = entry {
+                req.metadata_mut().append(k.clone(), v.clone());
+            }
+        }
+        if let Some(t) = timeout {
+            req.set_timeout(t);
+        }
+        req
     }
 
     /// The endpoint URL.
@@ -79,16 +113,12 @@ impl RemoteInterceptor {
     pub(crate) async fn call(
         &self,
         request: PointRequest,
-        timeout: Duration,
+        timeout: Option<Duration>,
     ) -> Result<InterceptorResponse, CallFailure> {
         let mut client = self.client.clone();
         let fut = async move {
             macro_rules! rpc {
-                ($method:ident, $msg:expr) => {{
-                    let mut req = tonic::Request::new($msg);
-                    req.set_timeout(timeout);
-                    client.$method(req).await
-                }};
+                ($method:ident, $msg:expr) => {{ client.$method(self.request($msg, timeout)).await }};
             }
             match request {
                 PointRequest::AgentStartup(m) => rpc!(agent_startup, m),
@@ -101,13 +131,18 @@ impl RemoteInterceptor {
                 PointRequest::AgentShutdown(m) => rpc!(agent_shutdown, m),
             }
         };
-        let response = match tokio::time::timeout(timeout, fut).await {
-            Err(_) => return Err(CallFailure::TimedOut),
-            Ok(Err(status)) if status.code() == tonic::Code::DeadlineExceeded => {
+        let outcome = match timeout {
+            Some(t) => tokio::time::timeout(t, fut)
+                .await
+                .map_err(|_| CallFailure::TimedOut)?,
+            None => fut.await,
+        };
+        let response = match outcome {
+            Err(status) if status.code() == tonic::Code::DeadlineExceeded => {
                 return Err(CallFailure::TimedOut);
             }
-            Ok(Err(status)) => return Err(CallFailure::Failed(format!("{:?}", status.code()))),
-            Ok(Ok(r)) => r.into_inner(),
+            Err(status) => return Err(CallFailure::Failed(format!("{:?}", status.code()))),
+            Ok(r) => r.into_inner(),
         };
         InterceptorResponse::try_from(response).map_err(CallFailure::Invalid)
     }
@@ -115,8 +150,7 @@ impl RemoteInterceptor {
     /// Asks the service for its manifest.
     pub(crate) async fn describe(&self, timeout: Duration) -> Result<Manifest, String> {
         let mut client = self.client.clone();
-        let mut req = tonic::Request::new(pb::DescribeRequest {});
-        req.set_timeout(timeout);
+        let req = self.request(pb::DescribeRequest {}, Some(timeout));
         let manifest = tokio::time::timeout(timeout, client.describe(req))
             .await
             .map_err(|_| "timed out".to_owned())?
@@ -124,4 +158,45 @@ impl RemoteInterceptor {
             .into_inner();
         Manifest::try_from(manifest).map_err(|e| e.to_string())
     }
+}
+
+/// Header names gRPC and HTTP/2 reserve for themselves.
+const RESERVED_HEADERS: [&str; 6] = [
+    "content-type",
+    "te",
+    "user-agent",
+    "host",
+    "connection",
+    "authority",
+];
+
+/// Checks one static metadata entry: a lowercase ASCII header name that is
+/// neither reserved nor binary (`-bin`), and a visible-ASCII value. The
+/// reason names the rule, never the value.
+pub(crate) fn metadata_entry(
+    key: &str,
+    value: &str,
+) -> Result<(AsciiMetadataKey, AsciiMetadataValue), String> {
+    let name_ok = !key.is_empty()
+        && key.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.')
+        });
+    if !name_ok {
+        return Err("metadata keys are lowercase ASCII letters, digits, '-', '_' and '.'".into());
+    }
+    if key.starts_with("grpc-") || key.starts_with(':') || RESERVED_HEADERS.contains(&key) {
+        return Err("the metadata key is reserved by gRPC or HTTP/2".into());
+    }
+    if key.ends_with("-bin") {
+        return Err("binary (-bin) metadata is not supported".into());
+    }
+    if value.is_empty() || !value.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Err("metadata values are non-empty visible ASCII (spaces allowed)".into());
+    }
+    let key = AsciiMetadataKey::from_bytes(key.as_bytes())
+        .map_err(|_| "invalid metadata key".to_owned())?;
+    let mut value =
+        AsciiMetadataValue::try_from(value).map_err(|_| "invalid metadata value".to_owned())?;
+    value.set_sensitive(true);
+    Ok((key, value))
 }

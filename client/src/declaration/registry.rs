@@ -1,0 +1,326 @@
+//! The host registry (§7.7.5): what a host registers in code for its
+//! declarations to name — its code surface, kind resolvers, custom
+//! identity providers, approval resolvers and approval redactors — and
+//! steps 9 and 10 of the load pipeline, which look those names up.
+//!
+//! A kind is a lookup key and nothing more: the loader never interprets it
+//! as a path, a URL or a module. Each resolver turns one binding's `config`
+//! into an [`InterceptorBinding`] (in-process or remote) or refuses it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookwire::{AgentContext, InterceptionPoint};
+use serde_json::Value;
+
+use super::document::{is_custom_provider, is_kind, is_reference};
+use super::refusal::{Finding, Refusal, RefusalClass};
+use super::resolve::{HostInfo, ResolvedDeclaration};
+use super::surface::HostSurface;
+use crate::approval::{ApprovalRedactor, ApprovalResolver};
+use crate::binding::InterceptorBinding;
+use crate::error::Error;
+use crate::identity::{IdentityProvider, JCS_SHA256};
+
+/// What a kind resolver learns about the binding it builds.
+#[derive(Debug, Clone, Copy)]
+pub struct BindingContext<'a> {
+    /// The binding id (the interceptor's name on records).
+    pub id: &'a str,
+    /// The binding kind.
+    pub kind: &'a str,
+    /// The resolved points.
+    pub at: &'a BTreeSet<InterceptionPoint>,
+    /// The resolved bound; `None` is unbounded.
+    pub timeout: Option<Duration>,
+    /// The document's informative `host` block.
+    pub host: Option<&'a HostInfo>,
+    /// The document's contract version.
+    pub declaration_version: &'a str,
+}
+
+/// Turns one binding's `config` into an interceptor binding, or refuses it
+/// with a message that names members and rules only — never a value from
+/// `config`, which may hold secrets. The loader sets the returned binding's
+/// name, timeout and points from the document.
+pub type KindResolver =
+    dyn Fn(&Value, &BindingContext<'_>) -> Result<InterceptorBinding, String> + Send + Sync;
+
+/// The registry a declaration is resolved against.
+#[derive(Clone)]
+pub struct Registry {
+    surface: HostSurface,
+    conformance: bool,
+    kinds: BTreeMap<String, Arc<KindResolver>>,
+    identity_providers: BTreeMap<String, IdentityProvider>,
+    approval_resolvers: BTreeMap<String, Arc<dyn ApprovalResolver>>,
+    approval_redactors: BTreeMap<String, Arc<ApprovalRedactor>>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("surface", &self.surface)
+            .field("kinds", &self.kinds.keys().collect::<Vec<_>>())
+            .field(
+                "identity_providers",
+                &self.identity_providers.keys().collect::<Vec<_>>(),
+            )
+            .field(
+                "approval_resolvers",
+                &self.approval_resolvers.keys().collect::<Vec<_>>(),
+            )
+            .field(
+                "approval_redactors",
+                &self.approval_redactors.keys().collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The kind segments no host may register (§7.7.5): the specification's
+/// and the conformance kit's.
+const RESERVED_SEGMENTS: [&str; 2] = ["agent_hooks", "ctk"];
+
+impl Registry {
+    /// An empty registry over hookwire's own surface
+    /// ([`HostSurface::hookwire`]): no kinds, no custom names.
+    pub fn new() -> Self {
+        Self::with_surface(HostSurface::hookwire())
+    }
+
+    /// An empty registry over `surface`, for a host whose code does less
+    /// (or more) than hookwire's defaults: an agent loop that never calls
+    /// tools, a terminate posture, an incremental output path.
+    pub fn with_surface(surface: HostSurface) -> Self {
+        Self {
+            surface,
+            conformance: false,
+            kinds: BTreeMap::new(),
+            identity_providers: BTreeMap::new(),
+            approval_resolvers: BTreeMap::new(),
+            approval_redactors: BTreeMap::new(),
+        }
+    }
+
+    /// A registry with hookwire's built-in kinds: `hookwire.grpc` (an
+    /// interceptor service over gRPC) and `hookwire.allow` (the explicit
+    /// allow-all passthrough §7 asks a host to opt into).
+    pub fn standard() -> Self {
+        Self::new().with_standard_kinds()
+    }
+
+    /// Adds the built-in kinds of [`Registry::standard`].
+    pub fn with_standard_kinds(mut self) -> Self {
+        self.kinds.insert(
+            super::grpc::GRPC_KIND.into(),
+            Arc::new(super::grpc::resolve_grpc),
+        );
+        self.kinds.insert(
+            super::grpc::ALLOW_KIND.into(),
+            Arc::new(super::grpc::resolve_allow),
+        );
+        self
+    }
+
+    /// Lets kinds under the conformance kit's reserved `ctk` segment be
+    /// registered. Only a conformance harness calls this.
+    pub fn for_conformance_kit(mut self) -> Self {
+        self.conformance = true;
+        self
+    }
+
+    /// The code surface declarations are resolved against.
+    pub fn surface(&self) -> &HostSurface {
+        &self.surface
+    }
+
+    /// The registered kinds, sorted.
+    pub fn kinds(&self) -> impl Iterator<Item = &str> {
+        self.kinds.keys().map(String::as_str)
+    }
+
+    /// Registers a kind resolver under `kind` (dot-separated lowercase
+    /// segments, at least two; the first segment not `agent_hooks` or
+    /// `ctk`).
+    pub fn kind<F>(mut self, kind: &str, resolver: F) -> Result<Self, Error>
+    where
+        F: Fn(&Value, &BindingContext<'_>) -> Result<InterceptorBinding, String>
+            + Send
+            + Sync
+            + 'static,
+    {
+        if !is_kind(kind) {
+            return Err(Error::Registry(format!(
+                "kind {kind:?} must match ^[a-z][a-z0-9_-]*(\\.[a-z][a-z0-9_-]*)+$ (at most 128 characters)"
+            )));
+        }
+        let head = kind.split('.').next().unwrap_or_default();
+        if RESERVED_SEGMENTS.contains(&head) && !(self.conformance && head == "ctk") {
+            return Err(Error::Registry(format!(
+                "kind {kind:?} uses the reserved segment {head:?} (§7.7.5)"
+            )));
+        }
+        if self.kinds.contains_key(kind) {
+            return Err(Error::Registry(format!(
+                "kind {kind:?} is registered twice"
+            )));
+        }
+        self.kinds.insert(kind.to_owned(), Arc::new(resolver));
+        Ok(self)
+    }
+
+    /// Registers a custom identity provider (§10.1 name rules, at most 64
+    /// characters).
+    pub fn identity_provider<F>(mut self, name: &str, f: F) -> Result<Self, Error>
+    where
+        F: Fn(&AgentContext) -> Result<String, String> + Send + Sync + 'static,
+    {
+        if !is_custom_provider(name) {
+            return Err(Error::InvalidIdentityProviderName(name.to_owned()));
+        }
+        if self.identity_providers.contains_key(name) {
+            return Err(Error::Registry(format!(
+                "identity provider {name:?} is registered twice"
+            )));
+        }
+        let provider = IdentityProvider::custom(name, f)?;
+        self.identity_providers.insert(name.to_owned(), provider);
+        Ok(self)
+    }
+
+    /// Registers an approval resolver under `name`
+    /// (`^[a-z][a-z0-9_-]{0,63}$`).
+    pub fn approval_resolver(
+        self,
+        name: &str,
+        resolver: impl ApprovalResolver,
+    ) -> Result<Self, Error> {
+        self.approval_resolver_shared(name, Arc::new(resolver))
+    }
+
+    /// Registers an approval resolver shared with other owners.
+    pub fn approval_resolver_shared(
+        mut self,
+        name: &str,
+        resolver: Arc<dyn ApprovalResolver>,
+    ) -> Result<Self, Error> {
+        check_name(
+            name,
+            "approval resolver",
+            self.approval_resolvers.contains_key(name),
+        )?;
+        self.approval_resolvers.insert(name.to_owned(), resolver);
+        Ok(self)
+    }
+
+    /// Registers an approval redactor under `name`.
+    pub fn approval_redactor<F>(mut self, name: &str, redactor: F) -> Result<Self, Error>
+    where
+        F: Fn(&AgentContext) -> AgentContext + Send + Sync + 'static,
+    {
+        check_name(
+            name,
+            "approval redactor",
+            self.approval_redactors.contains_key(name),
+        )?;
+        self.approval_redactors
+            .insert(name.to_owned(), Arc::new(redactor));
+        Ok(self)
+    }
+
+    /// Steps 9 and 10: every name the resolved document uses is registered.
+    pub(crate) fn check_names(&self, resolved: &ResolvedDeclaration) -> Result<(), Refusal> {
+        let mut found = Vec::new();
+        if let Some(p) = resolved.identity_provider.as_deref()
+            && p != JCS_SHA256
+            && !self.identity_providers.contains_key(p)
+        {
+            found.push(Finding::new(
+                "/configuration/identity_provider",
+                format!("no identity provider named {p:?} is registered"),
+            ));
+        }
+        if let Some(r) = &resolved.approval_resolver
+            && !self.approval_resolvers.contains_key(r)
+        {
+            found.push(Finding::new(
+                "/configuration/approval/resolver",
+                format!("no approval resolver named {r:?} is registered"),
+            ));
+        }
+        if let Some(r) = &resolved.approval_redactor
+            && !self.approval_redactors.contains_key(r)
+        {
+            found.push(Finding::new(
+                "/configuration/approval/redactor",
+                format!("no approval redactor named {r:?} is registered"),
+            ));
+        }
+        Refusal::check(RefusalClass::ReferenceUnresolved, found)?;
+        let unknown = resolved
+            .bindings
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| !self.kinds.contains_key(&b.kind))
+            .map(|(i, b)| {
+                Finding::new(
+                    format!("/bindings/{i}/kind"),
+                    format!(
+                        "no resolver is registered for kind {:?} (binding {:?})",
+                        b.kind, b.id
+                    ),
+                )
+            })
+            .collect();
+        Refusal::check(RefusalClass::KindUnknown, unknown)
+    }
+
+    pub(crate) fn kind_resolver(&self, kind: &str) -> Option<&Arc<KindResolver>> {
+        self.kinds.get(kind)
+    }
+
+    pub(crate) fn identity(&self, name: Option<&str>) -> IdentityProvider {
+        match name {
+            None => IdentityProvider::Null,
+            Some(JCS_SHA256) => IdentityProvider::JcsSha256,
+            // Checked by step 9; a name that vanished cannot happen with an
+            // immutable registry borrowed for the whole load.
+            Some(n) => self
+                .identity_providers
+                .get(n)
+                .cloned()
+                .unwrap_or(IdentityProvider::Null),
+        }
+    }
+
+    pub(crate) fn resolver(&self, name: Option<&str>) -> Option<Arc<dyn ApprovalResolver>> {
+        self.approval_resolvers.get(name?).cloned()
+    }
+
+    pub(crate) fn redactor(&self, name: Option<&str>) -> Option<Arc<ApprovalRedactor>> {
+        self.approval_redactors.get(name?).cloned()
+    }
+}
+
+fn check_name(name: &str, what: &str, taken: bool) -> Result<(), Error> {
+    if !is_reference(name) {
+        return Err(Error::Registry(format!(
+            "{what} name {name:?} must match ^[a-z][a-z0-9_-]{{0,63}}$"
+        )));
+    }
+    if taken {
+        return Err(Error::Registry(format!(
+            "{what} {name:?} is registered twice"
+        )));
+    }
+    Ok(())
+}
