@@ -69,6 +69,10 @@ pub enum Error {
     /// a programming error of the host, not of a document.
     #[error("host registry: {0}")]
     Registry(String),
+    /// The approval stream could not carry a request. The approval seam
+    /// turns it into `host_error:approval_resolver_failed` (§9).
+    #[error("approval stream: {0}")]
+    ApprovalStream(crate::approval_stream::StreamFailure),
     /// A `Describe` call to an interceptor service failed.
     #[error("describe {name:?}: {reason}")]
     Describe {

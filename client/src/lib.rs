@@ -36,6 +36,7 @@
 
 pub mod agent;
 pub mod approval;
+pub mod approval_stream;
 mod binding;
 pub mod compose;
 pub mod declaration;
@@ -55,6 +56,7 @@ pub use agent::{
     TurnError, TurnOutcome, model_fn, tool_fn,
 };
 pub use approval::{ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
+pub use approval_stream::{SeenEvent, StreamFailure, StreamResolver, StreamResolverBuilder};
 pub use binding::{DEFAULT_TIMEOUT, InterceptorBinding};
 pub use emission::Emission;
 pub use error::Error;
