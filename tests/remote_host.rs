@@ -662,3 +662,61 @@ async fn describe_binds_a_service_at_its_declared_points_only() {
         .expect("describe failure is a build error");
     assert!(err.to_string().contains("gone"), "{err}");
 }
+
+/// On timeout the host cancels the gRPC call: the service's handler is
+/// dropped mid-flight instead of running to completion.
+#[tokio::test]
+async fn a_timed_out_call_is_cancelled_on_the_service() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[derive(Clone, Default)]
+    struct Stuck {
+        finished: Arc<AtomicUsize>,
+        dropped: Arc<AtomicUsize>,
+    }
+    struct DropGuard(Arc<AtomicUsize>);
+    impl Drop for DropGuard {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[hookwire_server::async_trait]
+    impl hookwire_server::InterceptorService for Stuck {
+        type Response = Verdict;
+        fn manifest(&self) -> hookwire::wire::Manifest {
+            hookwire_server::manifest("stuck", "1.0.0")
+        }
+        async fn intercept(&self, _: &hookwire::AgentContext) -> Verdict {
+            let _guard = DropGuard(self.dropped.clone());
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            self.finished.fetch_add(1, Ordering::SeqCst);
+            Verdict::allow()
+        }
+    }
+
+    let service = Stuck::default();
+    let server = hookwire_server::spawn_local(service.clone()).await.unwrap();
+    let (b, _) = host();
+    let h = b
+        .bind(
+            InterceptorBinding::remote("stuck", server.endpoint())
+                .timeout(Duration::from_millis(150)),
+        )
+        .build()
+        .unwrap();
+    let session = h.session("s-cancel").unwrap();
+    let e = session.start(["bash"]).await.unwrap();
+    assert_eq!(e.reason(), Some("host_error:interceptor_timeout"));
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while service.dropped.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(service.dropped.load(Ordering::SeqCst), 1, "handler dropped");
+    assert_eq!(
+        service.finished.load(Ordering::SeqCst),
+        0,
+        "handler never completed"
+    );
+    drop(server);
+}
