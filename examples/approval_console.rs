@@ -1,0 +1,446 @@
+//! A terminal approval console: an approver on the `Watch` stream of a
+//! hookwire approval service.
+//!
+//! It prints each request as it arrives (point, tool, arguments as the
+//! host's redactor left them, reason, time left) and every change (seen,
+//! resolved by someone, expired, withdrawn), and reads one command per
+//! line:
+//!
+//! ```text
+//! list                    pending requests, numbered
+//! show <n|id>             the whole context and the offered deny
+//! approve <n|id> [note]   lift the deny (allow)
+//! edit <n|id> <json>      approve with edited arguments: a transform of
+//!                         $target to <json>
+//! reject <n|id> [reason]  let the deny stand
+//! wait [count] [secs]     wait until <count> requests are pending (1, 30)
+//! help, quit
+//! ```
+//!
+//! `<n>` is the number `list` shows; `<id>` the service's id (`q-7`). It
+//! reads commands from stdin, so it scripts as well as it types:
+//!
+//! ```text
+//! printf 'wait\nlist\napprove 1 looks fine\n' | \
+//!   cargo run --example approval_console -- --endpoint http://127.0.0.1:50061 --name ann
+//! ```
+
+use std::collections::BTreeMap;
+use std::error::Error;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hookwire::Verdict;
+use hookwire::pb;
+use hookwire::pb::approval_service_client::ApprovalServiceClient;
+use serde_json::Value;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use tokio::sync::{mpsc, watch};
+use tokio_stream::wrappers::ReceiverStream;
+
+/// Where the console writes; shared by the command loop and the event
+/// printer.
+pub type Output = Arc<Mutex<dyn Write + Send>>;
+
+/// A pending request as the console keeps it.
+#[derive(Debug, Clone)]
+struct Pending {
+    seq: u64,
+    request: pb::ApprovalRequest,
+    context: Value,
+    host: String,
+    seen_by: Vec<String>,
+    deadline: Instant,
+}
+
+impl Pending {
+    fn from_pb(seq: u64, p: pb::PendingApproval) -> Option<(String, Self)> {
+        let request = p.request?;
+        let context = request
+            .context
+            .as_ref()
+            .and_then(|c| serde_json::from_str(&c.json).ok())
+            .unwrap_or(Value::Null);
+        let deadline = Instant::now() + Duration::from_millis(request.deadline_ms);
+        Some((
+            request.request_id.clone(),
+            Self {
+                seq,
+                request,
+                context,
+                host: p.host,
+                seen_by: p.seen_by,
+                deadline,
+            },
+        ))
+    }
+
+    fn point(&self) -> String {
+        self.context["interception_point"]
+            .as_str()
+            .unwrap_or("?")
+            .to_owned()
+    }
+
+    fn tool(&self) -> &str {
+        self.context["tool_call"]["name"].as_str().unwrap_or("-")
+    }
+
+    fn target(&self) -> String {
+        match self.context.get("target") {
+            Some(t) => t.to_string(),
+            None => "-".into(),
+        }
+    }
+
+    fn reason(&self) -> String {
+        let v = self.request.verdict.as_ref();
+        let reason = v.and_then(|v| v.reason.clone()).unwrap_or_default();
+        match v.and_then(|v| v.message.clone()) {
+            Some(m) if !reason.is_empty() => format!("{reason}: {m}"),
+            Some(m) => m,
+            None => reason,
+        }
+    }
+
+    fn left(&self) -> String {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        let s = left.as_secs();
+        if left.is_zero() {
+            "expired".into()
+        } else if s >= 60 {
+            format!("{}m{:02}s left", s / 60, s % 60)
+        } else {
+            format!("{s}s left")
+        }
+    }
+
+    fn line(&self, id: &str) -> String {
+        let seen = if self.seen_by.is_empty() {
+            String::new()
+        } else {
+            format!("  seen by {}", self.seen_by.join(", "))
+        };
+        format!(
+            "{id}  {}  {}  args {}  reason {}  {}  from {}{seen}",
+            self.point(),
+            self.tool(),
+            self.target(),
+            self.reason(),
+            self.left(),
+            self.host
+        )
+    }
+}
+
+/// What the console knows, kept current by the event task.
+#[derive(Default)]
+struct Board {
+    next: u64,
+    pending: BTreeMap<String, Pending>,
+}
+
+impl Board {
+    fn ordered(&self) -> Vec<(&String, &Pending)> {
+        let mut v: Vec<_> = self.pending.iter().collect();
+        v.sort_by_key(|(_, p)| p.seq);
+        v
+    }
+
+    /// A request by its number in `list` or by its id.
+    fn find(&self, key: &str) -> Option<(String, Pending)> {
+        if let Some(p) = self.pending.get(key) {
+            return Some((key.to_owned(), p.clone()));
+        }
+        let n: usize = key.parse().ok()?;
+        self.ordered()
+            .get(n.checked_sub(1)?)
+            .map(|(id, p)| ((*id).clone(), (*p).clone()))
+    }
+
+    fn add(&mut self, p: pb::PendingApproval) -> Option<String> {
+        self.next += 1;
+        let (id, p) = Pending::from_pb(self.next, p)?;
+        let line = p.line(&id);
+        self.pending.insert(id, p);
+        Some(line)
+    }
+}
+
+fn say(out: &Output, line: impl AsRef<str>) {
+    if let Ok(mut w) = out.lock() {
+        let _ = writeln!(w, "{}", line.as_ref());
+        let _ = w.flush();
+    }
+}
+
+fn outcome_name(o: i32) -> &'static str {
+    match pb::ApprovalOutcome::try_from(o) {
+        Ok(pb::ApprovalOutcome::Approve) => "approved",
+        Ok(pb::ApprovalOutcome::Reject) => "rejected",
+        Ok(pb::ApprovalOutcome::Unresolved) => "left unresolved",
+        _ => "answered without an outcome",
+    }
+}
+
+fn status_name(s: i32) -> &'static str {
+    match pb::DecisionStatus::try_from(s) {
+        Ok(pb::DecisionStatus::Accepted) => "accepted",
+        Ok(pb::DecisionStatus::UnknownRequest) => "refused: unknown request",
+        Ok(pb::DecisionStatus::AlreadyResolved) => "refused: already resolved",
+        Ok(pb::DecisionStatus::Expired) => "refused: expired",
+        Ok(pb::DecisionStatus::Withdrawn) => "refused: withdrawn",
+        _ => "refused",
+    }
+}
+
+fn close_name(r: i32) -> &'static str {
+    match pb::CloseReason::try_from(r) {
+        Ok(pb::CloseReason::Expired) => "expired",
+        Ok(pb::CloseReason::Cancelled) => "withdrawn by its host",
+        Ok(pb::CloseReason::HostGone) => "withdrawn: its host disconnected",
+        Ok(pb::CloseReason::Failed) => "failed by the service",
+        _ => "closed",
+    }
+}
+
+/// Applies one event to the board and prints it; returns an ack, if any.
+fn apply(
+    board: &Mutex<Board>,
+    out: &Output,
+    event: pb::watch_event::Kind,
+) -> Option<pb::DecisionAck> {
+    use pb::watch_event::Kind;
+    let Ok(mut b) = board.lock() else {
+        return None;
+    };
+    match event {
+        Kind::Pending(set) => {
+            b.pending.clear();
+            for p in set.requests {
+                b.add(p);
+            }
+            say(out, format!("{} pending", b.pending.len()));
+        }
+        Kind::Added(p) => {
+            if let Some(line) = b.add(p) {
+                say(out, format!("+ {line}"));
+            }
+        }
+        Kind::Seen(s) => {
+            if let Some(p) = b.pending.get_mut(&s.request_id)
+                && !p.seen_by.contains(&s.approver)
+            {
+                p.seen_by.push(s.approver.clone());
+                say(out, format!("  {} seen by {}", s.request_id, s.approver));
+            }
+        }
+        Kind::Resolved(r) => {
+            b.pending.remove(&r.request_id);
+            say(
+                out,
+                format!(
+                    "* {} {} by {}",
+                    r.request_id,
+                    outcome_name(r.outcome),
+                    r.approver
+                ),
+            );
+        }
+        Kind::Closed(c) => {
+            b.pending.remove(&c.request_id);
+            say(out, format!("- {} {}", c.request_id, close_name(c.reason)));
+        }
+        Kind::Ack(a) => {
+            // Ours won: it is no longer pending, whatever comes next.
+            if a.status == pb::DecisionStatus::Accepted as i32 {
+                b.pending.remove(&a.request_id);
+            }
+            return Some(a);
+        }
+        Kind::Ready(_) | Kind::Heartbeat(_) => {}
+    }
+    None
+}
+
+const HELP: &str = "commands: list | show <n|id> | approve <n|id> [note] | edit <n|id> <json> | reject <n|id> [reason] | wait [count] [secs] | quit";
+
+/// Runs the console against the service at `endpoint` as approver `name`,
+/// reading commands from `input` until `quit` or its end.
+pub async fn run(
+    endpoint: &str,
+    name: &str,
+    input: impl AsyncBufRead + Unpin,
+    out: Output,
+) -> Result<(), Box<dyn Error + Send + Sync>> {
+    let mut client = ApprovalServiceClient::connect(endpoint.to_owned()).await?;
+    let (up, rx) = mpsc::channel::<pb::ApproverMessage>(32);
+    let send = |kind| pb::ApproverMessage { kind: Some(kind) };
+    up.send(send(pb::approver_message::Kind::Hello(pb::ApproverHello {
+        name: name.to_owned(),
+    })))
+    .await?;
+    let mut down = client.watch(ReceiverStream::new(rx)).await?.into_inner();
+    say(&out, format!("connected to {endpoint} as {name}"));
+
+    let board = Arc::new(Mutex::new(Board::default()));
+    let (acks_tx, mut acks) = mpsc::channel::<pb::DecisionAck>(8);
+    // Bumped on every change, for `wait`.
+    let (changed, _) = watch::channel(0u64);
+    let events = tokio::spawn({
+        let (board, out, changed) = (Arc::clone(&board), Arc::clone(&out), changed.clone());
+        async move {
+            while let Ok(Some(e)) = down.message().await {
+                if let Some(kind) = e.kind
+                    && let Some(ack) = apply(&board, &out, kind)
+                {
+                    let _ = acks_tx.send(ack).await;
+                }
+                changed.send_modify(|n| *n += 1);
+            }
+            say(&out, "the approval service closed the stream");
+        }
+    });
+
+    let mut lines = input.lines();
+    while let Some(line) = lines.next_line().await? {
+        let line = line.trim();
+        let (command, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let rest = rest.trim();
+        match command {
+            "" | "#" => {}
+            c if c.starts_with('#') => {}
+            "help" | "?" => say(&out, HELP),
+            "quit" | "exit" => break,
+            "list" | "ls" => {
+                let text = match board.lock() {
+                    Ok(b) if b.pending.is_empty() => vec!["nothing pending".to_owned()],
+                    Ok(b) => b
+                        .ordered()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (id, p))| format!("[{}] {}", i + 1, p.line(id)))
+                        .collect(),
+                    Err(_) => vec![],
+                };
+                for l in text {
+                    say(&out, l);
+                }
+            }
+            "wait" => {
+                let mut args = rest.split_whitespace();
+                let count: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
+                let secs: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(30);
+                let mut rx = changed.subscribe();
+                let enough = |b: &Arc<Mutex<Board>>| {
+                    b.lock().map(|b| b.pending.len() >= count).unwrap_or(false)
+                };
+                let waited = tokio::time::timeout(Duration::from_secs(secs), async {
+                    while !enough(&board) {
+                        if rx.changed().await.is_err() {
+                            break;
+                        }
+                    }
+                })
+                .await;
+                if waited.is_err() || !enough(&board) {
+                    say(&out, format!("timed out waiting for {count} pending"));
+                }
+            }
+            "show" => match board.lock().ok().and_then(|b| b.find(rest)) {
+                None => say(&out, format!("no pending request {rest:?}")),
+                Some((id, p)) => {
+                    say(&out, p.line(&id));
+                    say(
+                        &out,
+                        format!(
+                            "identity {}",
+                            p.request.context_identity.as_deref().unwrap_or("null")
+                        ),
+                    );
+                    say(
+                        &out,
+                        serde_json::to_string_pretty(&p.context).unwrap_or_default(),
+                    );
+                }
+            },
+            "approve" | "reject" | "edit" => {
+                let (key, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                let arg = arg.trim();
+                let Some((id, p)) = board.lock().ok().and_then(|b| b.find(key)) else {
+                    say(&out, format!("no pending request {key:?}"));
+                    continue;
+                };
+                let (outcome, verdict) = match command {
+                    "approve" => {
+                        let mut v = Verdict::allow();
+                        v.message = (!arg.is_empty()).then(|| arg.to_owned());
+                        (pb::ApprovalOutcome::Approve, v)
+                    }
+                    "edit" => match serde_json::from_str::<Value>(arg) {
+                        Ok(args) => (
+                            pb::ApprovalOutcome::Approve,
+                            Verdict::transform("$target", args),
+                        ),
+                        Err(e) => {
+                            say(&out, format!("edit: not JSON: {e}"));
+                            continue;
+                        }
+                    },
+                    _ => {
+                        let reason = if arg.is_empty() {
+                            "approval:rejected"
+                        } else {
+                            arg
+                        };
+                        (
+                            pb::ApprovalOutcome::Reject,
+                            Verdict::deny(reason).with_message(format!("rejected by {name}")),
+                        )
+                    }
+                };
+                let decision = pb::ApprovalResolution {
+                    request_id: id.clone(),
+                    outcome: outcome as i32,
+                    context_identity: p.request.context_identity.clone(),
+                    verdict: Some(pb::Verdict::from(&verdict)),
+                    approver: String::new(),
+                };
+                up.send(send(pb::approver_message::Kind::Decide(decision)))
+                    .await?;
+                match tokio::time::timeout(Duration::from_secs(10), acks.recv()).await {
+                    Ok(Some(ack)) => say(
+                        &out,
+                        format!("{} {}", ack.request_id, status_name(ack.status)),
+                    ),
+                    _ => say(&out, format!("{id}: no answer from the service")),
+                }
+            }
+            other => say(&out, format!("unknown command {other:?}; {HELP}")),
+        }
+    }
+    events.abort();
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
+    let mut endpoint = "http://127.0.0.1:50061".to_owned();
+    let mut name = std::env::var("USER").unwrap_or_else(|_| "console".into());
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--endpoint" => endpoint = args.next().ok_or("--endpoint needs a URL")?,
+            "--name" => name = args.next().ok_or("--name needs a value")?,
+            "-h" | "--help" => {
+                println!("usage: approval_console [--endpoint URL] [--name APPROVER]\n{HELP}");
+                return Ok(());
+            }
+            other => return Err(format!("unknown argument {other:?}").into()),
+        }
+    }
+    let out: Output = Arc::new(Mutex::new(std::io::stdout()));
+    let stdin = tokio::io::BufReader::new(tokio::io::stdin());
+    run(&endpoint, &name, stdin, out).await
+}
