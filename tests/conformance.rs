@@ -11,6 +11,13 @@
 //! interceptors saw, what the tools received, the run outcome and every
 //! interception record.
 //!
+//! Declaration vectors (`host_declaration`, §7.7.9) build the host through
+//! hookwire's declaration loader instead: the vector's document, resolved
+//! against a hookwire registry that mirrors the CTK's (`ctk.scripted` binds
+//! script `i` as the gRPC service serving it, plus `ctk-fault`,
+//! `ctk-scripted` and `ctk-redact`). A refusal is reported as a load
+//! outcome with its `declaration_error:*` class.
+//!
 //! The vectors are downloaded at test time (`scripts/fetch-ctk-vectors.sh`,
 //! into `.cache/ctk/`), never committed. The run prints one line per
 //! vector, a per-part table and a final `conformance: N passed, M failed, K
@@ -23,7 +30,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::{Arc, Mutex};
 
-use agent_hooks::ctk::{Harness, IdentityPair, RunRecord, VectorResult, VectorSetup};
+use agent_hooks::ctk::{
+    DeclarationError, DeclarationErrorClass, Harness, HostRegistry, IdentityPair, RunRecord,
+    VectorResult, VectorSetup,
+};
 use agent_hooks::{EnforcementMode, IdentityProvider as CtkIdentityProvider};
 use hookwire::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution};
 use hookwire::wire::Manifest;
@@ -31,6 +41,7 @@ use hookwire::{
     AgentContext, Composition, Decision, Mode, OnApproval, Profile, Synthesis, Transform, Verdict,
     Warning,
 };
+use hookwire_client::declaration::{Declaration, HostSurface, KnobSupport, Posture, Registry};
 use hookwire_client::{
     Agent, ApprovalResolver, BoxError, BoxFuture, Host, IdentityProvider, InputRole,
     InterceptorBinding, Model, ModelResponse, RecordLog, ShutdownReason, ToolError, Toolbox,
@@ -40,7 +51,12 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 /// The capabilities this host declares (§3.2, §13.1).
-const CAPABILITIES: [&str; 3] = ["int64_json", "model_calls", "tool_calls"];
+const CAPABILITIES: [&str; 4] = [
+    "host_declaration",
+    "int64_json",
+    "model_calls",
+    "tool_calls",
+];
 /// The §6.2 posture at the tool seam.
 const POSTURE: &str = "continue";
 /// The CTK runner crate the vectors are asserted with.
@@ -74,19 +90,11 @@ fn main() -> ExitCode {
     );
     let mut results = Vec::with_capacity(vectors.len());
     for vector in &vectors {
-        let result = if is_declaration_vector(vector) {
-            VectorResult {
-                id: vector["id"].as_str().unwrap_or_default().to_owned(),
-                title: vector["title"].as_str().unwrap_or_default().to_owned(),
-                part: vector["part"].as_str().unwrap_or_default().to_owned(),
-                status: "skip",
-                detail: "host_declaration not declared".into(),
-                failures: Vec::new(),
-            }
-        } else {
-            let mut harness = HookwireHarness::default();
-            runtime.block_on(agent_hooks::ctk::run_vector(&mut harness, vector))
+        let mut harness = HookwireHarness {
+            vector: vector.clone(),
+            ..HookwireHarness::default()
         };
+        let result = runtime.block_on(agent_hooks::ctk::run_vector(&mut harness, vector));
         print_result(vector, &result);
         results.push((vector.clone(), result));
     }
@@ -116,6 +124,10 @@ fn main() -> ExitCode {
 /// them, and the scenario to play.
 #[derive(Default)]
 struct HookwireHarness {
+    /// The vector being run: the declared path builds its scripted services
+    /// and resolver from its scripts, since the CTK registry keeps its own
+    /// resolvers private.
+    vector: Value,
     scenario: Value,
     host: Option<Host>,
     records: RecordLog,
@@ -228,6 +240,67 @@ impl Harness for HookwireHarness {
             records: records.iter().map(|r| r.to_json()).collect(),
             ..RunRecord::default()
         }
+    }
+
+    fn setup_declared(
+        &mut self,
+        setup: VectorSetup,
+        document: Value,
+        registry: HostRegistry,
+    ) -> Result<(), DeclarationError> {
+        let ctk = Arc::new(registry);
+        let mut endpoints = Vec::new();
+        for (i, rules) in interceptor_scripts(&self.vector).into_iter().enumerate() {
+            let name = format!("script-{i}");
+            let recorder = (i == 0).then(|| Recorder::new(&ctk));
+            endpoints.push(self.serve(ScriptedService {
+                name,
+                inner: Box::new(RuleScript { rules, recorder }),
+            }));
+        }
+        let approval_rules = self.vector["approval_script"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let paths = setup.redact_for_approval;
+        let ours = Registry::with_surface(our_surface(ctk.surface()))
+            .for_conformance_kit()
+            .kind("ctk.scripted", move |config, ctx| {
+                let i = config
+                    .get("script")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| "config.script must be an unsigned integer index".to_owned())?;
+                let endpoint = usize::try_from(i)
+                    .ok()
+                    .and_then(|i| endpoints.get(i))
+                    .ok_or_else(|| {
+                        format!("config.script is out of range for binding {}", ctx.id)
+                    })?;
+                Ok(InterceptorBinding::remote(ctx.id, endpoint.clone()))
+            })
+            .and_then(|r| {
+                r.identity_provider("ctk-fault", |_| panic!("ctk scripted provider fault"))
+            })
+            .and_then(|r| {
+                r.approval_resolver(
+                    "ctk-scripted",
+                    ScriptedResolver(Box::new(RuleResolver {
+                        rules: approval_rules,
+                    })),
+                )
+            })
+            .and_then(|r| r.approval_redactor("ctk-redact", move |ctx| redact(ctx, &paths)))
+            .map_err(refusal_of)?;
+        let host = Declaration::from_value(&document)
+            .and_then(|d| {
+                Host::declared("ctk-agent", "hookwire")
+                    .record_sink(self.records.clone())
+                    .load(&d, &ours)
+            })
+            .map_err(refusal_of)?;
+        self.host = Some(host);
+        self.scenario = setup.scenario;
+        Ok(())
     }
 
     fn teardown(&mut self) {
@@ -437,6 +510,195 @@ fn identity_provider(provider: CtkIdentityProvider) -> IdentityProvider {
     }
 }
 
+// ---- the declared path ------------------------------------------------------------
+
+/// The scripts of a vector, by index: `interceptor_scripts`, or the single
+/// `interceptor_script`.
+fn interceptor_scripts(vector: &Value) -> Vec<Vec<Value>> {
+    match &vector["interceptor_scripts"] {
+        Value::Array(lists) => lists
+            .iter()
+            .map(|l| l.as_array().cloned().unwrap_or_default())
+            .collect(),
+        _ => vec![
+            vector["interceptor_script"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default(),
+        ],
+    }
+}
+
+/// Hands every context script 0 sees to the CTK's own `ctk.scripted`
+/// interceptor (the one the runner reads `expect.interceptions` from), by
+/// way of a record-only SDK emitter built from the CTK registry: its
+/// resolvers are reachable only through the SDK loader.
+struct Recorder(Option<tokio::sync::Mutex<agent_hooks::InterceptionEmitter>>);
+
+impl Recorder {
+    fn new(ctk: &HostRegistry) -> Self {
+        let probe = json!({
+            "declaration": "agent-hooks-declaration/1.0",
+            "configuration": {
+                "mode": "evaluate_only",
+                "identity_provider": null,
+                "timeouts": {"interceptor_ms": null, "approval_resolver_ms": null},
+                "records": {"max_buffered": 1},
+            },
+            "bindings": [{"id": "recorder", "kind": "ctk.scripted", "config": {"script": 0}}],
+        });
+        Self(
+            agent_hooks::InterceptionEmitter::from_declaration_value(probe, ctk)
+                .ok()
+                .map(tokio::sync::Mutex::new),
+        )
+    }
+
+    async fn record(&self, context: &serde_json::Map<String, Value>) {
+        if let Some(emitter) = &self.0 {
+            let mut seen = context.clone();
+            emitter.lock().await.emit_unchecked(&mut seen).await;
+        }
+    }
+}
+
+/// One vector script evaluated by the CTK engine, behind the SDK's
+/// interceptor trait so it is served like the field-based path's.
+struct RuleScript {
+    rules: Vec<Value>,
+    recorder: Option<Recorder>,
+}
+
+#[async_trait]
+impl agent_hooks::Interceptor for RuleScript {
+    async fn intercept(&self, context: &serde_json::Map<String, Value>) -> agent_hooks::Verdict {
+        if let Some(recorder) = &self.recorder {
+            recorder.record(context).await;
+        }
+        let wire = agent_hooks::ctk_engine::scripted_intercept(
+            &self.rules,
+            &Value::Object(context.clone()),
+        );
+        let fault = wire.get("__ctk_fault__").and_then(Value::as_str);
+        if fault == Some("mutate") {
+            return agent_hooks::verdict_from_wire(
+                &json!({"decision": "allow", "reason": "ctk:mutated"}),
+            )
+            .expect("a static allow");
+        }
+        let invalid = || agent_hooks::Verdict {
+            decision: agent_hooks::Decision::Transform,
+            ..agent_hooks::verdict_from_wire(&json!({"decision": "allow"})).expect("a static allow")
+        };
+        if fault.is_some() {
+            return invalid();
+        }
+        agent_hooks::verdict_from_wire(&wire).unwrap_or_else(|_| invalid())
+    }
+}
+
+/// A vector's `approval_script` evaluated by the CTK engine.
+struct RuleResolver {
+    rules: Vec<Value>,
+}
+
+#[async_trait]
+impl agent_hooks::ApprovalResolver for RuleResolver {
+    async fn resolve(
+        &self,
+        request: agent_hooks::ApprovalRequest<'_>,
+    ) -> agent_hooks::ApprovalResolution {
+        let identity = request.context_identity.clone().unwrap_or_default();
+        let out = agent_hooks::ctk_engine::scripted_resolve(
+            &self.rules,
+            &Value::Object(request.context.clone()),
+            &identity,
+        );
+        if out.get("__ctk_fault__").is_some() {
+            return agent_hooks::ApprovalResolution {
+                outcome: agent_hooks::ApprovalOutcome::Approve,
+                context_identity: request.context_identity.clone(),
+                verdict: Some(agent_hooks::Verdict {
+                    decision: agent_hooks::Decision::Transform,
+                    ..agent_hooks::verdict_from_wire(&json!({"decision": "allow"}))
+                        .expect("a static allow")
+                }),
+            };
+        }
+        let outcome = match out["outcome"].as_str() {
+            Some("approve") => agent_hooks::ApprovalOutcome::Approve,
+            Some("reject") => agent_hooks::ApprovalOutcome::Reject,
+            _ => agent_hooks::ApprovalOutcome::Unresolved,
+        };
+        let echoed = out["context_identity"].as_str().unwrap_or_default();
+        agent_hooks::ApprovalResolution {
+            outcome,
+            context_identity: (!echoed.is_empty() || request.context_identity.is_some())
+                .then(|| echoed.to_owned()),
+            verdict: out
+                .get("verdict")
+                .and_then(|v| agent_hooks::verdict_from_wire(v).ok()),
+        }
+    }
+}
+
+/// The CTK registry's code surface as hookwire's.
+fn our_surface(ctk: &agent_hooks::HostSurface) -> HostSurface {
+    HostSurface {
+        interception_points: ctk
+            .interception_points
+            .iter()
+            .filter_map(|p| p.as_str().parse().ok())
+            .collect(),
+        capabilities: ctk.capabilities.clone(),
+        profiles: ctk
+            .profiles
+            .iter()
+            .filter_map(|(profile, knobs)| {
+                let profile: Profile = profile.as_str().parse().ok()?;
+                let support = KnobSupport::all(profile)
+                    .with_values("on_approval", knobs.on_approval.iter().map(String::as_str))
+                    .with_values(
+                        "on_disagreement",
+                        knobs.on_disagreement.iter().map(String::as_str),
+                    )
+                    .with_values(
+                        "on_transform_conflict",
+                        knobs.on_transform_conflict.iter().map(String::as_str),
+                    );
+                Some((profile, support))
+            })
+            .collect(),
+        tool_seam_host_error: match ctk.tool_seam_host_error {
+            agent_hooks::ctk::ToolSeamPosture::Continue => Posture::Continue,
+            agent_hooks::ctk::ToolSeamPosture::Terminate => Posture::Terminate,
+        },
+        streams_unbuffered: ctk.streams_unbuffered,
+        exposure_bound: ctk.exposure_bound.clone(),
+        declaration_versions: ctk.declaration_versions.clone(),
+    }
+}
+
+/// hookwire's refusal as the CTK's load outcome.
+fn refusal_of(e: hookwire_client::Error) -> DeclarationError {
+    match e.refusal() {
+        Some(r) => DeclarationError {
+            class: DeclarationErrorClass::from_code(&r.class.code())
+                .expect("hookwire's classes are the §7.7.6 classes"),
+            findings: r
+                .findings
+                .iter()
+                .map(|f| agent_hooks::declaration::Finding {
+                    pointer: f.pointer.clone(),
+                    detail: f.detail.clone(),
+                })
+                .collect(),
+            accepted: r.accepted.clone(),
+        },
+        None => DeclarationError::new(DeclarationErrorClass::BindingRejected, "", e.to_string()),
+    }
+}
+
 // ---- the scenario's mock model and tools ----------------------------------------
 
 /// Plays back `scenario.model_script`, one response per call.
@@ -588,13 +850,6 @@ fn load_vectors() -> Result<Vec<Value>, String> {
     agent_hooks::ctk::load_vectors(&dir).map_err(|e| format!("loading {}: {e}", dir.display()))
 }
 
-fn is_declaration_vector(vector: &Value) -> bool {
-    vector.get("host_declaration").is_some()
-        || vector["capabilities"]
-            .as_array()
-            .is_some_and(|c| c.iter().any(|c| c == "host_declaration"))
-}
-
 /// The part a vector reports under; the early vectors carry none.
 fn part_of(vector: &Value) -> String {
     match vector["part"].as_str() {
@@ -690,7 +945,8 @@ impl Report {
              | Profiles and knobs (§7.2) | `sequential/first_deny` (`on_approval`: `stop`, `resume`), `sequential/run_all`, `parallel/strictest` (`on_transform_conflict`: `deny`, `approval`), `parallel/unanimous` (`on_disagreement`: `deny`, `approval`) |\n\
              | Modes (§8) | `enforce`, `evaluate_only` |\n\
              | Output (§12.1a) | buffered (`buffered_output: true`): nothing reaches the caller before the `output` verdict, and what is released is the verdicted content |\n\
-             | Not declared | `bigint_json`, `incremental_output`, `host_declaration` |\n\n\
+             | Host declaration (§7.7) | declaration vectors build the host from the vector's document through hookwire's loader (`agent-hooks-declaration/1.0`) |\n\
+             | Not declared | `bigint_json`, `incremental_output` |\n\n\
              Runner: {RUNNER}. Vectors: {VECTOR_SOURCE}.\n\n\
              **{summary}**",
             plain_caps = CAPABILITIES.join(", "),

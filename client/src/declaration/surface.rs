@@ -99,6 +99,30 @@ impl KnobSupport {
         )
     }
 
+    /// Replaces the values supported for `knob` with those of `values`
+    /// that belong to its §7.2 vocabulary. A knob this support does not
+    /// hold (one its profile does not consult) is left out.
+    pub fn with_values<'a>(
+        mut self,
+        knob: &str,
+        values: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        if let Some(name) = KNOBS
+            .iter()
+            .find(|k| **k == knob && self.0.contains_key(knob))
+        {
+            let vocabulary = knob_values(name);
+            let listed: Vec<&str> = values.into_iter().collect();
+            let kept = vocabulary
+                .iter()
+                .copied()
+                .filter(|v| listed.contains(v))
+                .collect();
+            self.0.insert(name, kept);
+        }
+        self
+    }
+
     /// The values supported for `knob` (empty for a knob not consulted).
     pub fn get(&self, knob: &str) -> BTreeSet<&'static str> {
         self.0.get(knob).cloned().unwrap_or_default()
