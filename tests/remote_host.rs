@@ -658,8 +658,7 @@ async fn describe_binds_a_service_at_its_declared_points_only() {
         .bind(InterceptorBinding::remote("gone", gone))
         .connect(Duration::from_millis(500))
         .await
-        .err()
-        .expect("describe failure is a build error");
+        .expect_err("describe failure is a build error");
     assert!(err.to_string().contains("gone"), "{err}");
 }
 
