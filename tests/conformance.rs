@@ -11,6 +11,12 @@
 //! interceptors saw, what the tools received, the run outcome and every
 //! interception record.
 //!
+//! The vector's scripted approval resolver is not called in process: it
+//! sits behind a hookwire approval service, and the host reaches it with a
+//! `StreamResolver` over the service's `Resolve` stream, so every approval
+//! vector also exercises the approval wire (request and context encoding,
+//! the echoed identity, failures).
+//!
 //! Declaration vectors (`host_declaration`, §7.7.9) build the host through
 //! hookwire's declaration loader instead: the vector's document, resolved
 //! against a hookwire registry that mirrors the CTK's (`ctk.scripted` binds
@@ -26,6 +32,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::{Arc, Mutex};
@@ -35,6 +42,7 @@ use agent_hooks::ctk::{
     VectorResult, VectorSetup,
 };
 use agent_hooks::{EnforcementMode, IdentityProvider as CtkIdentityProvider};
+use futures::FutureExt;
 use hookwire::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution};
 use hookwire::wire::Manifest;
 use hookwire::{
@@ -44,8 +52,10 @@ use hookwire::{
 use hookwire_client::declaration::{Declaration, HostSurface, KnobSupport, Posture, Registry};
 use hookwire_client::{
     Agent, ApprovalResolver, BoxError, BoxFuture, Host, IdentityProvider, InputRole,
-    InterceptorBinding, Model, ModelResponse, RecordLog, ShutdownReason, ToolError, Toolbox,
+    InterceptorBinding, Model, ModelResponse, RecordLog, ShutdownReason, StreamResolver, ToolError,
+    Toolbox,
 };
+use hookwire_server::approval::{ApprovalServer, QueueEvent};
 use hookwire_server::{InterceptorService, Server, async_trait, manifest};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -167,7 +177,7 @@ impl Harness for HookwireHarness {
             builder = builder.bind(InterceptorBinding::remote(name, endpoint));
         }
         if let Some(resolver) = setup.resolver {
-            builder = builder.approval_resolver(ScriptedResolver(resolver));
+            builder = builder.approval_resolver(self.approval_service(ScriptedResolver(resolver)));
         }
         if !setup.redact_for_approval.is_empty() {
             let paths = setup.redact_for_approval;
@@ -263,6 +273,9 @@ impl Harness for HookwireHarness {
             .cloned()
             .unwrap_or_default();
         let paths = setup.redact_for_approval;
+        let served = self.approval_service(ScriptedResolver(Box::new(RuleResolver {
+            rules: approval_rules,
+        })));
         let ours = Registry::with_surface(our_surface(ctk.surface()))
             .for_conformance_kit()
             .kind("ctk.scripted", move |config, ctx| {
@@ -281,14 +294,7 @@ impl Harness for HookwireHarness {
             .and_then(|r| {
                 r.identity_provider("ctk-fault", |_| panic!("ctk scripted provider fault"))
             })
-            .and_then(|r| {
-                r.approval_resolver(
-                    "ctk-scripted",
-                    ScriptedResolver(Box::new(RuleResolver {
-                        rules: approval_rules,
-                    })),
-                )
-            })
+            .and_then(|r| r.approval_resolver("ctk-scripted", served))
             .and_then(|r| r.approval_redactor("ctk-redact", move |ctx| redact(ctx, &paths)))
             .map_err(refusal_of)?;
         let host = Declaration::from_value(&document)
@@ -312,6 +318,58 @@ impl Harness for HookwireHarness {
 }
 
 impl HookwireHarness {
+    /// Puts `resolver` behind an approval service, so that the vector's
+    /// approvals travel hookwire's approval wire: the host's
+    /// `StreamResolver` sends each request on its `Resolve` stream, and an
+    /// in-process approver on the service's queue answers it with
+    /// `resolver` (or fails it, which the host records as
+    /// `approval_resolver_failed`, when the resolver errs or panics). The
+    /// service stops at teardown.
+    fn approval_service(&mut self, resolver: ScriptedResolver) -> StreamResolver {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        listener
+            .set_nonblocking(true)
+            .expect("non-blocking listener");
+        let listener = tokio::net::TcpListener::from_std(listener).expect("inside the runtime");
+        let running = ApprovalServer::new()
+            .spawn_with_listeners(listener, None)
+            .expect("approval service");
+        let endpoint = running.endpoint();
+        let queue = running.queue().clone();
+        let resolver = Arc::new(resolver);
+        let (stop, stopped) = oneshot::channel::<()>();
+        // Subscribed before the host can send anything: no request is missed.
+        let mut sub = queue.subscribe();
+        tokio::spawn(async move {
+            let approver = async {
+                while let Ok(event) = sub.events.recv().await {
+                    let QueueEvent::Added(pending) = event else {
+                        continue;
+                    };
+                    let (queue, resolver) = (queue.clone(), Arc::clone(&resolver));
+                    tokio::spawn(async move {
+                        let answer = AssertUnwindSafe(resolver.resolve(&pending.request))
+                            .catch_unwind()
+                            .await;
+                        let _ = match answer {
+                            Ok(Ok(resolution)) => {
+                                queue.resolve(&pending.id, "ctk-scripted", resolution)
+                            }
+                            _ => queue.fail(&pending.id, "the scripted resolver failed"),
+                        };
+                    });
+                }
+            };
+            tokio::select! {
+                () = approver => {}
+                _ = stopped => {}
+            }
+            let _ = running.shutdown().await;
+        });
+        self.servers.push(stop);
+        StreamResolver::connect(endpoint).expect("approval stream resolver")
+    }
+
     /// Serves `service` on 127.0.0.1:0 in the background and returns its
     /// endpoint; the server stops gracefully at teardown.
     fn serve(&mut self, service: ScriptedService) -> String {

@@ -80,7 +80,7 @@ impl ApprovalServer {
             Some(addr) => Some(bind(addr).await?),
             None => None,
         };
-        self.spawn_on(grpc_listener, web_listener)
+        self.spawn_with_listeners(grpc_listener, web_listener)
     }
 
     /// Serves gRPC and the web page on free ports of 127.0.0.1: the
@@ -103,7 +103,10 @@ impl ApprovalServer {
         running.shutdown().await
     }
 
-    fn spawn_on(
+    /// Serves on already bound listeners in background tasks: bind
+    /// `127.0.0.1:0` first to learn the ports, or serve from code that
+    /// cannot await. Must be called within a tokio runtime.
+    pub fn spawn_with_listeners(
         self,
         grpc: TcpListener,
         web: Option<TcpListener>,
