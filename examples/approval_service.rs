@@ -1,0 +1,126 @@
+//! An approval service with its web page, ready for approvers.
+//!
+//! Serves `hookwire.v1.ApprovalService` (hosts connect a `StreamResolver`
+//! to it; the terminal console connects as an approver) and the approval
+//! web page next to it, both on 127.0.0.1:
+//!
+//! ```text
+//! cargo run --example approval_service -- --grpc 127.0.0.1:50061 --web 127.0.0.1:8080 --demo
+//! ```
+//!
+//! With `--demo` it also runs, in the same process, an escalating policy
+//! service and an agent whose `wire_transfer` calls over 50 need approval:
+//! one request every few seconds, so there is always something to decide
+//! in the page (`http://127.0.0.1:8080/`) or in the console
+//! (`cargo run --example approval_console -- --endpoint http://127.0.0.1:50061`).
+//! Stop it with Ctrl-C.
+
+use std::error::Error;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use hookwire_client::{Host, StreamResolver, ToolCall};
+use hookwire_server::approval::ApprovalServer;
+use hookwire_server::prelude::*;
+use serde_json::{Value, json};
+
+/// Escalates transfers over 50 to a human.
+struct TransferPolicy;
+
+#[async_trait]
+impl InterceptorService for TransferPolicy {
+    type Response = Verdict;
+
+    fn manifest(&self) -> Manifest {
+        let mut m = manifest("demo-transfer-policy", env!("CARGO_PKG_VERSION"));
+        m.points = vec![InterceptionPoint::PreToolCall];
+        m.description = "transfers over 50 need a human".into();
+        m
+    }
+
+    async fn pre_tool_call(&self, ctx: &AgentContext) -> Verdict {
+        let amount = ctx
+            .target()
+            .and_then(|a| a.get("amount"))
+            .and_then(Value::as_u64)
+            .unwrap_or_default();
+        if ctx.tool_name() == Some("wire_transfer") && amount > 50 {
+            Verdict::escalate("demo:large_transfer")
+                .with_message(format!("a transfer of {amount} needs a human"))
+        } else {
+            Verdict::allow()
+        }
+    }
+}
+
+/// An agent asking for one transfer after another, each waiting on a
+/// human.
+async fn demo_agent(approvals: String) -> Result<(), Box<dyn Error + Send + Sync>> {
+    let policy = spawn_local(TransferPolicy).await?;
+    let deadline = Duration::from_secs(120);
+    let resolver = StreamResolver::builder(approvals)
+        .deadline(deadline)
+        .host_name("demo-agent")
+        .build()?;
+    let host = Host::builder("demo-agent", "hookwire")
+        .remote("policy", policy.endpoint())
+        .approval_resolver(resolver)
+        .approval_deadline(deadline)
+        .build()?;
+    for n in 1u64.. {
+        let host = host.clone();
+        tokio::spawn(async move {
+            let session = host.session(format!("demo-{n}"))?;
+            session.start(["wire_transfer"]).await?;
+            let args = json!({"amount": 40 + n * 15, "to": format!("supplier-{}", n % 3)});
+            let e = session
+                .pre_tool_call(&ToolCall::new(format!("tc-{n}"), "wire_transfer", args))
+                .await?;
+            println!(
+                "demo-{n}: {} ({})",
+                if e.proceeds() {
+                    "transfer sent"
+                } else {
+                    "transfer blocked"
+                },
+                e.reason().unwrap_or("allowed")
+            );
+            Ok::<_, hookwire_client::Error>(())
+        });
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
+    let mut grpc: SocketAddr = "127.0.0.1:50061".parse()?;
+    let mut web: SocketAddr = "127.0.0.1:8080".parse()?;
+    let mut demo = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--grpc" => grpc = args.next().ok_or("--grpc needs an address")?.parse()?,
+            "--web" => web = args.next().ok_or("--web needs an address")?.parse()?,
+            "--demo" => demo = true,
+            other => return Err(format!("unknown argument {other:?}").into()),
+        }
+    }
+    let running = ApprovalServer::new().spawn(grpc, Some(web)).await?;
+    println!("approval service: {}", running.endpoint());
+    println!(
+        "approval page:    {}",
+        running.web_url().unwrap_or_default()
+    );
+    if demo {
+        let endpoint = running.endpoint();
+        tokio::spawn(async move {
+            if let Err(e) = demo_agent(endpoint).await {
+                eprintln!("demo agent failed: {e}");
+            }
+        });
+    }
+    tokio::signal::ctrl_c().await?;
+    running.shutdown().await?;
+    Ok(())
+}
