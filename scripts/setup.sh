@@ -1,14 +1,58 @@
 #!/usr/bin/env bash
-# Prepares what hookwire's tests need, idempotently:
-# - the official AGENT-HOOKS conformance vectors (pinned wheel, hash-checked),
-#   into .cache/;
+# Prepares what hookwire's tests need, idempotently, into .cache/ and the
+# example folders only:
+# - the official AGENT-HOOKS conformance vectors (pinned wheel, hash-checked);
+# - the Python interceptor example: a venv in .cache/venv with the exact
+#   grpcio / grpcio-tools of examples/python/requirements.txt, and the stubs
+#   generated from proto/ into .cache/python/;
+# - the Node interceptor example: `npm ci` in examples/node (package-lock.json).
 # - the approval web test: Debian's chromium (installed when root) and
 #   `npm ci` of playwright-core in tests/web.
+# Each step is skipped when what it would produce is already in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+die() {
+  echo "setup: $*" >&2
+  exit 1
+}
+
+sha_of() {
+  sha256sum "$1" | cut -d' ' -f1
+}
+
 if [ -x scripts/fetch-ctk-vectors.sh ]; then
   scripts/fetch-ctk-vectors.sh
+fi
+
+# --- Python example --------------------------------------------------------
+PY="${PYTHON:-python3}"
+VENV=".cache/venv"
+REQS="examples/python/requirements.txt"
+command -v "${PY}" >/dev/null 2>&1 || die "python3 is required (set PYTHON to use another interpreter)"
+if [ ! -x "${VENV}/bin/python" ]; then
+  "${PY}" -m venv "${VENV}" || die "could not create a venv in ${VENV}"
+fi
+REQS_STAMP="${VENV}/.hookwire-requirements-sha256"
+if [ ! -f "${REQS_STAMP}" ] || [ "$(cat "${REQS_STAMP}")" != "$(sha_of "${REQS}")" ] ||
+  ! "${VENV}/bin/python" -c 'import grpc, grpc_tools' >/dev/null 2>&1; then
+  "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check -r "${REQS}" ||
+    die "pip install -r ${REQS} failed (is PyPI reachable?)"
+  sha_of "${REQS}" >"${REQS_STAMP}"
+  echo "setup: installed ${REQS} into ${VENV}"
+fi
+# Stamped with the proto's SHA-256: regenerated only when proto/ changes.
+"${VENV}/bin/python" examples/python/hookwire_py.py generate-stubs
+
+# --- Node example ----------------------------------------------------------
+command -v npm >/dev/null 2>&1 || die "node and npm are required for examples/node"
+NODE_DIR="examples/node"
+LOCK_STAMP="${NODE_DIR}/node_modules/.hookwire-lock-sha256"
+if [ ! -f "${LOCK_STAMP}" ] || [ "$(cat "${LOCK_STAMP}")" != "$(sha_of "${NODE_DIR}/package-lock.json")" ]; then
+  (cd "${NODE_DIR}" && npm ci --no-audit --no-fund --loglevel=error) ||
+    die "npm ci in ${NODE_DIR} failed (is the npm registry reachable?)"
+  sha_of "${NODE_DIR}/package-lock.json" >"${LOCK_STAMP}"
+  echo "setup: npm ci in ${NODE_DIR}"
 fi
 
 # --- Approval web test: a real headless Chromium ---------------------------
