@@ -7,7 +7,7 @@
 //! dropped, which cancels the HTTP/2 stream) and as the `grpc-timeout`
 //! header, so a well-behaved service stops working on it too.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hookwire::pb;
 use hookwire::pb::interceptor_client::InterceptorClient;
@@ -131,6 +131,7 @@ impl RemoteInterceptor {
                 PointRequest::AgentShutdown(m) => rpc!(agent_shutdown, m),
             }
         };
+        let started = Instant::now();
         let outcome = match timeout {
             Some(t) => tokio::time::timeout(t, fut)
                 .await
@@ -138,7 +139,7 @@ impl RemoteInterceptor {
             None => fut.await,
         };
         let response = match outcome {
-            Err(status) if status.code() == tonic::Code::DeadlineExceeded => {
+            Err(status) if is_deadline(status.code(), started.elapsed(), timeout) => {
                 return Err(CallFailure::TimedOut);
             }
             Err(status) => return Err(CallFailure::Failed(format!("{:?}", status.code()))),
@@ -157,6 +158,22 @@ impl RemoteInterceptor {
             .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
             .into_inner();
         Manifest::try_from(manifest).map_err(|e| e.to_string())
+    }
+}
+
+/// Whether a failed call ended because its deadline passed (§6.3
+/// `host_error:interceptor_timeout`): `DEADLINE_EXCEEDED`, or `CANCELLED`
+/// once the deadline has passed. A service that honours `grpc-timeout`
+/// gives up on the call when the deadline it was sent expires; grpcio and
+/// grpc-js then reset the stream, which reads as `CANCELLED`, and that reset
+/// can arrive a moment before the host's own timer fires. The service's
+/// deadline starts when it receives the call, so its reset never arrives
+/// before `timeout` has elapsed here.
+fn is_deadline(code: tonic::Code, elapsed: Duration, timeout: Option<Duration>) -> bool {
+    match code {
+        tonic::Code::DeadlineExceeded => true,
+        tonic::Code::Cancelled => timeout.is_some_and(|t| elapsed >= t),
+        _ => false,
     }
 }
 
@@ -199,4 +216,22 @@ pub(crate) fn metadata_entry(
         AsciiMetadataValue::try_from(value).map_err(|_| "invalid metadata value".to_owned())?;
     value.set_sensitive(true);
     Ok((key, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tonic::Code;
+
+    #[test]
+    fn a_cancel_at_the_deadline_is_a_timeout() {
+        let t = Some(Duration::from_millis(400));
+        assert!(is_deadline(Code::DeadlineExceeded, Duration::ZERO, t));
+        assert!(is_deadline(Code::Cancelled, Duration::from_millis(400), t));
+        assert!(is_deadline(Code::Cancelled, Duration::from_millis(401), t));
+        assert!(!is_deadline(Code::Cancelled, Duration::from_millis(399), t));
+        assert!(!is_deadline(Code::Cancelled, Duration::from_secs(9), None));
+        assert!(!is_deadline(Code::Unavailable, Duration::from_secs(9), t));
+        assert!(!is_deadline(Code::Internal, Duration::from_secs(9), t));
+    }
 }
