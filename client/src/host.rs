@@ -196,6 +196,23 @@ impl Host {
         self.inner.chain(point).iter().map(|b| b.timeout).collect()
     }
 
+    /// Asks every remote interceptor service's `grpc.health.v1` service for
+    /// the status of `hookwire.v1.Interceptor`, in registration order, with
+    /// each binding's metadata: `Ok("SERVING")` when all is well.
+    pub async fn health_remotes(&self, timeout: Duration) -> Vec<(String, Result<String, Error>)> {
+        let calls = self.inner.bindings.iter().filter_map(|b| match &b.target {
+            Target::Remote(r) => Some(async move {
+                let result = r.health(timeout).await.map_err(|reason| Error::Describe {
+                    name: b.name.clone(),
+                    reason: format!("health: {reason}"),
+                });
+                (b.name.clone(), result)
+            }),
+            Target::Local(_) => None,
+        });
+        futures::future::join_all(calls).await
+    }
+
     /// The remote endpoints, by interceptor name.
     pub fn remote_endpoints(&self) -> Vec<(String, String)> {
         self.inner

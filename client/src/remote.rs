@@ -42,7 +42,8 @@ impl CallFailure {
 /// A connection to one interceptor service.
 #[derive(Debug, Clone)]
 pub(crate) struct RemoteInterceptor {
-    client: InterceptorClient<Channel>,
+    /// The lazily connecting channel every call (and health check) uses.
+    channel: Channel,
     endpoint: String,
     /// Static metadata sent on every call, values marked sensitive.
     metadata: std::sync::Arc<MetadataMap>,
@@ -83,7 +84,7 @@ impl RemoteInterceptor {
             map.append(key, value);
         }
         Ok(Self {
-            client: InterceptorClient::new(ep.connect_lazy()),
+            channel: ep.connect_lazy(),
             endpoint: endpoint.to_owned(),
             metadata: std::sync::Arc::new(map),
         })
@@ -115,7 +116,7 @@ impl RemoteInterceptor {
         request: PointRequest,
         timeout: Option<Duration>,
     ) -> Result<InterceptorResponse, CallFailure> {
-        let mut client = self.client.clone();
+        let mut client = InterceptorClient::new(self.channel.clone());
         let fut = async move {
             macro_rules! rpc {
                 ($method:ident, $msg:expr) => {{ client.$method(self.request($msg, timeout)).await }};
@@ -148,9 +149,33 @@ impl RemoteInterceptor {
         InterceptorResponse::try_from(response).map_err(CallFailure::Invalid)
     }
 
+    /// Asks the service's `grpc.health.v1` service how the interceptor
+    /// service is doing (with the binding's metadata): `SERVING`,
+    /// `NOT_SERVING`, ...
+    pub(crate) async fn health(&self, timeout: Duration) -> Result<String, String> {
+        use tonic_health::pb::health_client::HealthClient;
+        use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
+        let mut client = HealthClient::new(self.channel.clone());
+        let req = self.request(
+            HealthCheckRequest {
+                service: pb::interceptor_server::SERVICE_NAME.to_owned(),
+            },
+            Some(timeout),
+        );
+        let status = tokio::time::timeout(timeout, client.check(req))
+            .await
+            .map_err(|_| "timed out".to_owned())?
+            .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
+            .into_inner()
+            .status;
+        Ok(ServingStatus::try_from(status)
+            .map_or("UNKNOWN", |s| s.as_str_name())
+            .to_owned())
+    }
+
     /// Asks the service for its manifest.
     pub(crate) async fn describe(&self, timeout: Duration) -> Result<Manifest, String> {
-        let mut client = self.client.clone();
+        let mut client = InterceptorClient::new(self.channel.clone());
         let req = self.request(pb::DescribeRequest {}, Some(timeout));
         let manifest = tokio::time::timeout(timeout, client.describe(req))
             .await

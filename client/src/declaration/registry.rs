@@ -222,6 +222,25 @@ impl Registry {
         Ok(self)
     }
 
+    /// Registers, under `name`, the approval resolver served by the
+    /// `hookwire.v1.ApprovalService` at `endpoint`: a
+    /// [`StreamResolver`](crate::StreamResolver) keeping one stream open
+    /// to it (it starts connecting now, so call this inside a tokio
+    /// runtime). A document selects it with
+    /// `"approval": {"resolver": "<name>"}` and bounds each consultation
+    /// with `timeouts.approval_resolver_ms`.
+    ///
+    /// The endpoint is given here, in code (or on the `hookwire` command
+    /// line), not in the document: a declaration names a resolver by a
+    /// registered name only and carries no configuration for it (§7.7.3),
+    /// and the loader never reads `extensions`.
+    pub fn approval_stream(self, name: &str, endpoint: &str) -> Result<Self, Error> {
+        let resolver = crate::StreamResolver::builder(endpoint)
+            .deadline(Duration::from_millis(super::MAX_TIMEOUT_MS))
+            .build()?;
+        self.approval_resolver(name, resolver)
+    }
+
     /// Registers an approval redactor under `name`.
     pub fn approval_redactor<F>(mut self, name: &str, redactor: F) -> Result<Self, Error>
     where

@@ -1,0 +1,146 @@
+//! `hookwire demo` and `hookwire serve-demo`: the demo session of
+//! `cargo run --example demo`, optionally governed by a declared chain, and
+//! its two interceptor services on fixed loopback ports.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use hookwire_client::declaration::Declaration;
+use hookwire_client::{Host, InterceptorBinding, RecordLog, ShutdownReason};
+use hookwire_server::{InterceptorService, Server, spawn_local};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use crate::demo_agent::{Policy, Redactor, print_table, run_agent};
+use crate::error::CliError;
+use crate::{DEMO_POLICY_ADDR, DEMO_REDACTOR_ADDR, RegistryArgs};
+
+/// Runs the demo session and prints its records.
+pub(crate) async fn run(
+    declaration: Option<&Path>,
+    serve: bool,
+    args: &RegistryArgs,
+) -> Result<(), CliError> {
+    let records = RecordLog::new();
+    let mut stops = Vec::new();
+    let host = match declaration {
+        None => {
+            let policy = spawn_local(Policy).await?;
+            let redactor = spawn_local(Redactor).await?;
+            println!("policy   serving on {}", policy.endpoint());
+            println!("redactor serving on {}\n", redactor.endpoint());
+            let host = Host::builder("demo-agent", "hookwire")
+                .agent_name("hookwire demo", env!("CARGO_PKG_VERSION"))
+                .bind(InterceptorBinding::remote("policy", policy.endpoint()))
+                .bind(InterceptorBinding::remote("redactor", redactor.endpoint()))
+                .record_sink(records.clone())
+                .build()?;
+            stops.push(Running::Local(policy));
+            stops.push(Running::Local(redactor));
+            host
+        }
+        Some(path) => {
+            if serve {
+                let policy = parse(DEMO_POLICY_ADDR);
+                let redactor = parse(DEMO_REDACTOR_ADDR);
+                stops.push(serve_at(policy, Policy).await?);
+                stops.push(serve_at(redactor, Redactor).await?);
+                println!("policy   serving on http://{policy}");
+                println!("redactor serving on http://{redactor}");
+            }
+            let registry = args.registry()?;
+            let declaration = Declaration::from_path(path)?;
+            let host = Host::declared("demo-agent", "hookwire")
+                .agent_name("hookwire demo", env!("CARGO_PKG_VERSION"))
+                .record_sink(records.clone())
+                .load(&declaration, &registry)?;
+            println!(
+                "governed by {} ({})\n",
+                path.display(),
+                host.declaration().unwrap_or_default()
+            );
+            host
+        }
+    };
+
+    let session = host.session("demo-session-1")?;
+    let answer = run_agent(&session)
+        .await
+        .map_err(|e| CliError::Demo(e.to_string()))?;
+    session.shutdown(ShutdownReason::Completed).await?;
+
+    print_table(&records.session(session.id()));
+    println!();
+    match answer {
+        Some(out) => println!(
+            "answer to the caller: {}",
+            out.get("content").unwrap_or(&out)
+        ),
+        None => println!("the session was blocked before an answer"),
+    }
+    for running in stops {
+        running.stop().await?;
+    }
+    Ok(())
+}
+
+/// Serves both demo services until Ctrl-C.
+pub(crate) async fn serve(policy: SocketAddr, redactor: SocketAddr) -> Result<(), CliError> {
+    let a = serve_at(policy, Policy).await?;
+    let b = serve_at(redactor, Redactor).await?;
+    println!("policy   serving on http://{policy}");
+    println!("redactor serving on http://{redactor}");
+    println!("(Ctrl-C to stop)");
+    let _ = tokio::signal::ctrl_c().await;
+    a.stop().await?;
+    b.stop().await?;
+    Ok(())
+}
+
+fn parse(addr: &str) -> SocketAddr {
+    addr.parse()
+        .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+}
+
+/// A service started by this command.
+enum Running {
+    Local(hookwire_server::RunningServer),
+    Fixed(
+        oneshot::Sender<()>,
+        tokio::task::JoinHandle<Result<(), hookwire_server::Error>>,
+    ),
+}
+
+impl Running {
+    async fn stop(self) -> Result<(), CliError> {
+        match self {
+            Self::Local(r) => r.shutdown().await?,
+            Self::Fixed(stop, task) => {
+                let _ = stop.send(());
+                if let Ok(result) = task.await {
+                    result?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Binds `addr` now (so a busy port fails here) and serves `service` in
+/// the background.
+async fn serve_at<S: InterceptorService>(
+    addr: SocketAddr,
+    service: S,
+) -> Result<Running, CliError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| hookwire_server::Error::Bind { addr, source })?;
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(Server::builder().service(service).serve_with_listener(
+        listener,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    Ok(Running::Fixed(stop, task))
+}

@@ -1,0 +1,260 @@
+//! The scripted agent of the hookwire demo and its two interceptor
+//! services, shared by `cargo run --example demo` (which includes this file
+//! by path) and the `hookwire demo` command.
+//!
+//! - [`Policy`] denies `bash` tool calls that run destructive commands
+//!   (`rm -rf`, `mkfs`, `dd of=/dev/...`);
+//! - [`Redactor`] rewrites e-mail addresses and phone numbers in the input
+//!   with a `transform` verdict on `$target.content`;
+//! - [`run_agent`] drives one session through all eight points with a mock
+//!   model that asks for two shell commands, and [`print_table`] prints one
+//!   line per record.
+
+use std::error::Error;
+
+use hookwire::{InterceptionPoint, InterceptionRecord};
+use hookwire_client::{Emission, InputRole, ModelResponse, Session, ToolCall, ToolResult};
+use hookwire_server::prelude::*;
+use serde_json::{Value, json};
+
+/// Denies destructive shell commands before they run.
+pub struct Policy;
+
+#[async_trait]
+impl InterceptorService for Policy {
+    type Response = Verdict;
+
+    fn manifest(&self) -> Manifest {
+        let mut m = manifest("demo-policy", env!("CARGO_PKG_VERSION"));
+        m.points = vec![InterceptionPoint::PreToolCall];
+        m.description = "denies destructive bash commands".into();
+        m
+    }
+
+    async fn pre_tool_call(&self, ctx: &AgentContext) -> Verdict {
+        let command = ctx
+            .target()
+            .and_then(|args| args.get("cmd"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if ctx.tool_name() == Some("bash") && is_destructive(command) {
+            return Verdict::deny("policy:destructive_command")
+                .with_message("bash may not delete or overwrite files recursively");
+        }
+        Verdict::allow()
+    }
+}
+
+fn is_destructive(command: &str) -> bool {
+    let c = command.to_ascii_lowercase();
+    c.contains("rm -rf") || c.contains("rm -fr") || c.contains("mkfs") || c.contains("of=/dev/")
+}
+
+/// Rewrites personal data in the input before the model sees it.
+pub struct Redactor;
+
+#[async_trait]
+impl InterceptorService for Redactor {
+    type Response = Verdict;
+
+    fn manifest(&self) -> Manifest {
+        let mut m = manifest("demo-redactor", env!("CARGO_PKG_VERSION"));
+        m.points = vec![InterceptionPoint::Input];
+        m.description = "redacts e-mail addresses and phone numbers in the input".into();
+        m
+    }
+
+    async fn input(&self, ctx: &AgentContext) -> Verdict {
+        let Some(text) = ctx
+            .target()
+            .and_then(|t| t.get("content"))
+            .and_then(Value::as_str)
+        else {
+            return Verdict::allow();
+        };
+        let redacted = redact(text);
+        if redacted == text {
+            return Verdict::allow();
+        }
+        Verdict::transform("$target.content", Value::String(redacted)).with_label("pii_redacted")
+    }
+}
+
+/// Replaces e-mail addresses with `[email]` and phone numbers (9 or more
+/// digits, with spaces, dashes, dots or parentheses between them) with
+/// `[phone]`.
+pub fn redact(text: &str) -> String {
+    let words = text.split(' ').map(|w| {
+        let core = w.trim_end_matches(['.', ',', ';', '!', '?']);
+        let tail = &w[core.len()..];
+        match core.split_once('@') {
+            Some((user, domain)) if !user.is_empty() && domain.contains('.') => {
+                format!("[email]{tail}")
+            }
+            _ => w.to_owned(),
+        }
+    });
+    let joined = words.collect::<Vec<_>>().join(" ");
+    redact_phones(&joined)
+}
+
+fn redact_phones(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let starts = chars[i].is_ascii_digit()
+            || (chars[i] == '+' && chars.get(i + 1).is_some_and(char::is_ascii_digit));
+        if starts {
+            let mut j = i + 1;
+            let mut digits = usize::from(chars[i].is_ascii_digit());
+            while j < chars.len() && (chars[j].is_ascii_digit() || " -.()".contains(chars[j])) {
+                digits += usize::from(chars[j].is_ascii_digit());
+                j += 1;
+            }
+            while j > i && !chars[j - 1].is_ascii_digit() {
+                j -= 1;
+            }
+            if digits >= 9 {
+                out.push_str("[phone]");
+                i = j;
+                continue;
+            }
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
+/// The mock model: first asks for two shell commands, then summarizes.
+fn mock_model(turn: usize) -> ModelResponse {
+    match turn {
+        0 => ModelResponse {
+            content: Value::Null,
+            tool_calls: vec![
+                ToolCall::new("call-1", "bash", json!({"cmd": "rm -rf /tmp/build"})),
+                ToolCall::new("call-2", "bash", json!({"cmd": "du -sh /tmp/build"})),
+            ],
+            finish_reason: "tool_calls".into(),
+        },
+        _ => ModelResponse {
+            content: json!(
+                "The build directory uses 1.2G. I was not allowed to delete it; the report is on its way to the address you gave."
+            ),
+            tool_calls: vec![],
+            finish_reason: "stop".into(),
+        },
+    }
+}
+
+/// The mock tool: pretends to run a shell command.
+fn mock_bash(args: &Value) -> Value {
+    let cmd = args.get("cmd").and_then(Value::as_str).unwrap_or_default();
+    json!({"stdout": format!("1.2G\t{}", cmd.rsplit(' ').next().unwrap_or("")), "exit_code": 0})
+}
+
+/// One scripted turn through the session, honouring every verdict.
+pub async fn run_agent(session: &Session) -> Result<Option<Value>, Box<dyn Error>> {
+    session.start(["bash"]).await?;
+    let request = "Please free space in /tmp/build, then mail the report to jane.doe@example.com or call me at +1 415-555-0100.";
+    let input = session.input(json!(request), InputRole::User).await?;
+    if !input.proceeds() {
+        return Ok(None);
+    }
+    let user_text = input
+        .target()
+        .and_then(|t| t.get("content"))
+        .cloned()
+        .unwrap_or_default();
+    let mut messages = vec![json!({"role": "user", "content": user_text})];
+    for turn in 0..4 {
+        let pre = session
+            .pre_model_call("mock-model-1", Value::Array(messages.clone()))
+            .await?;
+        if !pre.proceeds() {
+            return Ok(None);
+        }
+        let response = mock_model(turn);
+        let post = session.post_model_call("mock-model-1", &response).await?;
+        let Some(response) = post
+            .target()
+            .and_then(ModelResponse::from_target)
+            .filter(|_| post.proceeds())
+        else {
+            return Ok(None);
+        };
+        if response.tool_calls.is_empty() {
+            let output = session.output(response.content).await?;
+            return Ok(output.proceeds().then(|| output.into_target()).flatten());
+        }
+        messages.push(json!({"role": "assistant", "content": response.content, "tool_calls": response.tool_calls}));
+        for call in &response.tool_calls {
+            let content = tool_step(session, call).await?;
+            messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": content}));
+        }
+    }
+    Ok(None)
+}
+
+/// `pre_tool_call` → tool → `post_tool_call`; a blocked call becomes a tool
+/// error the model sees (§6.2).
+async fn tool_step(session: &Session, call: &ToolCall) -> Result<Value, Box<dyn Error>> {
+    let pre: Emission = session.pre_tool_call(call).await?;
+    if !pre.proceeds() {
+        return Ok(json!({"error": format!("blocked: {}", pre.reason().unwrap_or("denied"))}));
+    }
+    let executed = ToolCall {
+        args: pre.target().cloned().unwrap_or_default(),
+        ..call.clone()
+    };
+    let result = ToolResult {
+        value: mock_bash(&executed.args),
+        is_error: false,
+    };
+    let post = session.post_tool_call(&executed, &result).await?;
+    Ok(if post.proceeds() {
+        post.into_target().unwrap_or_default()
+    } else {
+        json!({"error": "result withheld"})
+    })
+}
+
+pub fn print_table(records: &[InterceptionRecord]) {
+    println!("seq  point            decision   reason                         decided by");
+    println!("{}", "-".repeat(78));
+    for r in records {
+        let decider = r
+            .decided_by
+            .and_then(|i| r.verdicts.iter().find(|v| v.index == i))
+            .and_then(|v| v.name.clone())
+            .unwrap_or_else(|| "-".into());
+        let detail = r
+            .verdict
+            .transform
+            .as_ref()
+            .map(|t| format!(" ({})", t.path))
+            .unwrap_or_default();
+        println!(
+            "{:>3}  {:<16} {:<10} {:<30} {decider}{detail}",
+            r.sequence,
+            r.interception_point.as_str(),
+            r.verdict.decision.as_str(),
+            r.verdict.reason.as_deref().unwrap_or("-"),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_emails_and_phones_only() {
+        assert_eq!(
+            redact("mail jane.doe@example.com, or call +1 415-555-0100."),
+            "mail [email], or call [phone]."
+        );
+        assert_eq!(redact("build 1.2G in 3 dirs"), "build 1.2G in 3 dirs");
+    }
+}

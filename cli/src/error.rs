@@ -1,0 +1,19 @@
+//! The one error type of the `hookwire` command.
+
+/// What stopped a command.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The host library refused something: a declaration (with its class
+    /// and findings), a registration, an endpoint.
+    #[error(transparent)]
+    Host(#[from] hookwire_client::Error),
+    /// An interceptor service could not be served.
+    #[error(transparent)]
+    Serve(#[from] hookwire_server::Error),
+    /// `hookwire check` found endpoints that are down or answer wrongly.
+    #[error("{0} of the declared endpoints failed their checks")]
+    Unhealthy(usize),
+    /// The demo session failed.
+    #[error("demo: {0}")]
+    Demo(String),
+}

@@ -1,0 +1,154 @@
+//! `hookwire`: the command-line tool of hookwire.
+//!
+//! - `hookwire check <declaration>` validates and resolves a host
+//!   declaration (§7.7) the way a host loading it would, then asks every
+//!   declared gRPC endpoint for its `grpc.health.v1` status and its
+//!   `Describe` manifest, and prints the effective chain at each point. It
+//!   exits non-zero, with the findings, when the document is refused or an
+//!   endpoint fails.
+//! - `hookwire demo [--declaration <file>] [--serve]` runs the demo agent
+//!   session, governed by the declared chain when a declaration is given.
+//! - `hookwire serve-demo` serves the demo's two interceptor services on
+//!   fixed loopback ports, for `check` and `demo --declaration` to talk to.
+
+mod check;
+mod demo;
+mod demo_agent;
+mod error;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::CliError;
+
+/// Where `serve-demo` and `demo --serve` put the demo's policy service.
+pub(crate) const DEMO_POLICY_ADDR: &str = "127.0.0.1:50151";
+/// Where `serve-demo` and `demo --serve` put the demo's redactor service.
+pub(crate) const DEMO_REDACTOR_ADDR: &str = "127.0.0.1:50152";
+
+/// Agent hooks over gRPC: check host declarations, run the demo.
+#[derive(Debug, Parser)]
+#[command(name = "hookwire", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options that build the registry a declaration is resolved against.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RegistryArgs {
+    /// Registers the approval service at this URL as the approval resolver
+    /// named `approval-stream` (documents select it with
+    /// `"approval": {"resolver": "approval-stream"}`).
+    #[arg(long, value_name = "URL")]
+    approval_endpoint: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate and resolve a host declaration, check every endpoint's
+    /// health and Describe, and print the chain at each point.
+    Check {
+        /// The declaration document (JSON).
+        declaration: PathBuf,
+        /// How long each health check and Describe call may take.
+        #[arg(long, default_value_t = 2000, value_name = "MS")]
+        timeout_ms: u64,
+        #[command(flatten)]
+        registry: RegistryArgs,
+    },
+    /// Run the demo agent session and print one line per emission.
+    Demo {
+        /// Govern the session by this declaration instead of the built-in
+        /// services started on random ports.
+        #[arg(long, value_name = "FILE")]
+        declaration: Option<PathBuf>,
+        /// Start the demo services on their fixed ports first (what
+        /// `examples/declarations/demo.json` points at).
+        #[arg(long)]
+        serve: bool,
+        #[command(flatten)]
+        registry: RegistryArgs,
+    },
+    /// Serve the demo's policy and redactor services until interrupted.
+    ServeDemo {
+        /// The policy service's address.
+        #[arg(long, default_value = DEMO_POLICY_ADDR)]
+        policy: SocketAddr,
+        /// The redactor service's address.
+        #[arg(long, default_value = DEMO_REDACTOR_ADDR)]
+        redactor: SocketAddr,
+    },
+}
+
+impl RegistryArgs {
+    /// hookwire's standard kinds, plus what the options register.
+    pub(crate) fn registry(&self) -> Result<hookwire_client::declaration::Registry, CliError> {
+        let mut registry = hookwire_client::declaration::Registry::standard();
+        if let Some(url) = &self.approval_endpoint {
+            registry = registry.approval_stream("approval-stream", url)?;
+        }
+        Ok(registry)
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("hookwire: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match cli.command {
+            Command::Check {
+                declaration,
+                timeout_ms,
+                registry,
+            } => check::run(&declaration, timeout_ms, &registry).await,
+            Command::Demo {
+                declaration,
+                serve,
+                registry,
+            } => demo::run(declaration.as_deref(), serve, &registry).await,
+            Command::ServeDemo { policy, redactor } => demo::serve(policy, redactor).await,
+        }
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            report(&e);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Prints an error; a refused declaration one finding per line.
+fn report(e: &CliError) {
+    if let CliError::Host(h) = e
+        && let Some(refusal) = h.refusal()
+    {
+        eprintln!("refused: {}", refusal.class);
+        for f in &refusal.findings {
+            let at = if f.pointer.is_empty() {
+                "(document)"
+            } else {
+                &f.pointer
+            };
+            eprintln!("  {at}: {}", f.detail);
+        }
+        if !refusal.accepted.is_empty() {
+            eprintln!("  accepted versions: {}", refusal.accepted.join(", "));
+        }
+        return;
+    }
+    eprintln!("hookwire: {e}");
+}

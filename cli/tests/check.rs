@@ -1,0 +1,199 @@
+//! `hookwire check` against real interceptor services on 127.0.0.1:0: the
+//! built binary is spawned as an operator would run it.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use hookwire_server::prelude::*;
+use hookwire_server::{RunningServer, Server};
+use serde_json::json;
+use tokio::net::TcpListener;
+
+const TOKEN: &str = "Bearer t0ken-from-env";
+
+/// Allows everything at the points it declares.
+struct Quiet(&'static str, Vec<InterceptionPoint>);
+
+#[async_trait]
+impl InterceptorService for Quiet {
+    type Response = Verdict;
+
+    fn manifest(&self) -> Manifest {
+        let mut m = manifest(self.0, "1.0.0");
+        m.points = self.1.clone();
+        m
+    }
+}
+
+/// A service that answers nothing, health included, without the token.
+async fn gated(service: Quiet) -> (String, tokio::sync::oneshot::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let check = tonic::service::InterceptorLayer::new(|req: tonic::Request<()>| {
+        match req.metadata().get("authorization").map(|v| v.to_str()) {
+            Some(Ok(v)) if v == TOKEN => Ok(req),
+            _ => Err(tonic::Status::unauthenticated("token required")),
+        }
+    });
+    let router = Server::builder().layer(check).service(service);
+    tokio::spawn(router.serve_with_listener(listener, async move {
+        let _ = stopped.await;
+    }));
+    (format!("http://{addr}"), stop)
+}
+
+fn write(name: &str, doc: &serde_json::Value) -> PathBuf {
+    let path =
+        std::env::temp_dir().join(format!("hookwire-cli-{}-{name}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_string_pretty(doc).unwrap()).unwrap();
+    path
+}
+
+fn check(path: &PathBuf, token: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hookwire"));
+    cmd.arg("check").arg(path).args(["--timeout-ms", "3000"]);
+    match token {
+        Some(t) => cmd.env("POLICY_TOKEN", t),
+        None => cmd.env_remove("POLICY_TOKEN"),
+    };
+    cmd.output().expect("run hookwire")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+fn document(policy: &str, audit: &str) -> serde_json::Value {
+    json!({
+        "declaration": "agent-hooks-declaration/1.0",
+        "configuration": {"timeouts": {"interceptor_ms": 800}},
+        "bindings": [
+            {"id": "policy", "kind": "hookwire.grpc", "at": ["pre_tool_call"],
+             "config": {"endpoint": policy, "metadata": {"authorization": {"env": "POLICY_TOKEN"}}}},
+            {"id": "audit", "kind": "hookwire.grpc", "config": {"endpoint": audit}},
+        ],
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_passes_with_live_services_and_the_token_from_the_environment() {
+    let (policy, stop_policy) = gated(Quiet("policy", vec![InterceptionPoint::PreToolCall])).await;
+    let audit: RunningServer = spawn_local(Quiet("audit", vec![])).await.unwrap();
+    let path = write("ok", &document(&policy, &audit.endpoint()));
+
+    let out = check(&path, Some(TOKEN));
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("health SERVING"), "{stdout}");
+    assert!(
+        stdout.contains("Describe: policy 1.0.0 (handles pre_tool_call)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("pre_tool_call    policy -> audit"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("input            audit"), "{stdout}");
+    assert!(
+        stdout.contains("ok: 2 bindings, 2 endpoints serving"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("t0ken") && !stderr.contains("t0ken"));
+
+    // A wrong token: the gated service refuses health and Describe.
+    let out = check(&path, Some("Bearer wrong"));
+    let (stdout, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(stdout.contains("Unauthenticated"), "{stdout}");
+    assert!(
+        stderr.contains("1 of the declared endpoints failed"),
+        "{stderr}"
+    );
+
+    // The variable missing: refused at load, naming it, before any call.
+    let out = check(&path, None);
+    let (stdout, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("declaration_error:binding_rejected"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("POLICY_TOKEN"), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+
+    // A service that went away.
+    let _ = stop_policy.send(());
+    audit.shutdown().await.unwrap();
+    let out = check(&path, Some(TOKEN));
+    assert!(!out.status.success());
+    let (_, stderr) = text(&out);
+    assert!(
+        stderr.contains("2 of the declared endpoints failed"),
+        "{stderr}"
+    );
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn check_refuses_a_document_and_never_echoes_its_config() {
+    let secret = "Bearer inline-s3cret";
+    let path = write(
+        "inline",
+        &json!({
+            "declaration": "agent-hooks-declaration/1.0",
+            "bindings": [{"id": "p", "kind": "hookwire.grpc",
+                          "config": {"endpoint": "http://127.0.0.1:9", "metadata": {"authorization": secret}}}],
+        }),
+    );
+    let out = check(&path, None);
+    let (stdout, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("declaration_error:binding_rejected"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("/bindings/0"), "{stderr}");
+    assert!(!stderr.contains(secret) && !stdout.contains(secret));
+
+    let path2 = write(
+        "version",
+        &json!({"declaration": "agent-hooks-declaration/0.1", "bindings": []}),
+    );
+    let out = check(&path2, None);
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("declaration_error:version_unsupported"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("accepted versions: agent-hooks-declaration/1.0"),
+        "{stderr}"
+    );
+    std::fs::remove_file(&path).unwrap();
+    std::fs::remove_file(&path2).unwrap();
+}
+
+#[test]
+fn the_shipped_example_declaration_loads() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/declarations/demo.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["check", "--timeout-ms", "200"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let (stdout, _) = text(&out);
+    // Whether or not the demo services run here, the document itself loads.
+    assert!(
+        stdout.contains("agent-hooks-declaration/1.0 loads"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("pre_tool_call    policy -> passthrough"),
+        "{stdout}"
+    );
+}
