@@ -62,7 +62,9 @@ impl Pending {
             .as_ref()
             .and_then(|c| serde_json::from_str(&c.json).ok())
             .unwrap_or(Value::Null);
-        let deadline = Instant::now() + Duration::from_millis(request.deadline_ms);
+        // Whatever the wire says, a day is more than any approver needs.
+        let left = Duration::from_millis(request.deadline_ms).min(Duration::from_secs(86_400));
+        let deadline = Instant::now() + left;
         Some((
             request.request_id.clone(),
             Self {

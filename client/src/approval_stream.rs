@@ -52,6 +52,10 @@ use crate::approval::{ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 use crate::error::Error;
 use crate::interceptor::{BoxError, BoxFuture};
 
+/// The longest any duration setting may be (longer ones are cut to it):
+/// 30 days, far beyond any human's answer and far from timer overflow.
+pub const MAX_SETTING: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
 /// Why the stream could not carry a request. Each one is, to the seam, a
 /// failed resolver: `host_error:approval_resolver_failed`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +119,7 @@ impl StreamResolverBuilder {
     /// take minutes. Unrelated to interceptor timeouts.
     #[must_use]
     pub fn deadline(mut self, deadline: Duration) -> Self {
-        self.deadline = deadline;
+        self.deadline = deadline.min(MAX_SETTING);
         self
     }
 
@@ -129,7 +133,7 @@ impl StreamResolverBuilder {
     /// Bound on one connection attempt. Default 5 s.
     #[must_use]
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
+        self.connect_timeout = timeout.min(MAX_SETTING);
         self
     }
 
@@ -138,7 +142,7 @@ impl StreamResolverBuilder {
     /// Default 5 s.
     #[must_use]
     pub fn connect_wait(mut self, wait: Duration) -> Self {
-        self.connect_wait = wait;
+        self.connect_wait = wait.min(MAX_SETTING);
         self
     }
 
@@ -147,8 +151,8 @@ impl StreamResolverBuilder {
     /// request made while disconnected triggers an attempt at once.
     #[must_use]
     pub fn reconnect_backoff(mut self, min: Duration, max: Duration) -> Self {
-        self.backoff_min = min.max(Duration::from_millis(1));
-        self.backoff_max = max.max(self.backoff_min);
+        self.backoff_min = min.clamp(Duration::from_millis(1), MAX_SETTING);
+        self.backoff_max = max.clamp(self.backoff_min, MAX_SETTING);
         self
     }
 
@@ -156,7 +160,7 @@ impl StreamResolverBuilder {
     /// (it does so first thing on every stream). Default 5 s.
     #[must_use]
     pub fn heartbeat_interval(mut self, interval: Duration) -> Self {
-        self.heartbeat = interval;
+        self.heartbeat = interval.min(MAX_SETTING);
         self
     }
 
@@ -174,7 +178,7 @@ impl StreamResolverBuilder {
             .tcp_nodelay(true)
             .connect_timeout(self.connect_timeout)
             .http2_keep_alive_interval(keepalive)
-            .keep_alive_timeout(keepalive * 3)
+            .keep_alive_timeout(keepalive.saturating_mul(3))
             .keep_alive_while_idle(true);
         if endpoint.uri().scheme_str().is_none() || endpoint.uri().host().is_none() {
             return Err(invalid(
@@ -491,7 +495,7 @@ async fn drive(shared: Arc<Shared>, endpoint: Endpoint, mut stop: watch::Receive
             () = shared.wake.notified() => {}
             _ = stop.wait_for(|s| *s) => break,
         }
-        backoff = (backoff * 2).min(settings.backoff_max);
+        backoff = backoff.saturating_mul(2).min(settings.backoff_max);
     }
     shared.drop_stream(&StreamFailure::Lost);
 }
@@ -549,7 +553,7 @@ async fn open(shared: &Shared, endpoint: &Endpoint) -> Result<Open, &'static str
 
 /// Serves one stream until it ends; returns why it ended.
 async fn serve(shared: &Shared, mut open: Open, stop: &mut watch::Receiver<bool>) -> &'static str {
-    let period = open.heartbeat.max(Duration::from_millis(10));
+    let period = open.heartbeat.clamp(Duration::from_millis(10), MAX_SETTING);
     let silence = period * 3;
     let mut ticker = tokio::time::interval_at(Instant::now() + period, period);
     ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);

@@ -57,7 +57,7 @@ struct Settings {
 
 impl ApprovalGrpc {
     /// Serves `queue`, announcing `name` and sending heartbeats every
-    /// `heartbeat`. Every stream ends once `closing` turns `true` (or its
+    /// `heartbeat` (between 10 ms and one hour). Every stream ends once `closing` turns `true` (or its
     /// sender is dropped).
     pub fn new(
         queue: ApprovalQueue,
@@ -69,7 +69,7 @@ impl ApprovalGrpc {
             queue,
             settings: Arc::new(Settings {
                 name: name.into(),
-                heartbeat: heartbeat.max(Duration::from_millis(10)),
+                heartbeat: heartbeat.clamp(Duration::from_millis(10), Duration::from_secs(3600)),
             }),
             closing,
         }

@@ -125,12 +125,14 @@ impl ApprovalServer {
         )
         .into_server();
         let (stop_grpc, grpc_stopped) = oneshot::channel::<()>();
-        let keepalive = self.heartbeat.max(Duration::from_secs(1));
+        let keepalive = self
+            .heartbeat
+            .clamp(Duration::from_secs(1), Duration::from_secs(3600));
         let grpc_task = tokio::spawn(async move {
             tracing::info!(addr = %grpc_addr, "approval service serving");
             tonic::transport::Server::builder()
                 .http2_keepalive_interval(Some(keepalive))
-                .http2_keepalive_timeout(Some(keepalive * 3))
+                .http2_keepalive_timeout(Some(keepalive.saturating_mul(3)))
                 .add_service(service)
                 .serve_with_incoming_shutdown(
                     TcpIncoming::from(grpc).with_nodelay(Some(true)),
