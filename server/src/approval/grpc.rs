@@ -1,7 +1,7 @@
 //! The gRPC edge of an approval service: `hookwire.v1.ApprovalService` over
 //! an [`ApprovalQueue`].
 //!
-//! - `Resolve` attaches one host stream as a [`HostLink`]: requests go into
+//! - `Resolve` attaches one host stream as a [`HostLink`](super::HostLink): requests go into
 //!   the queue, the queue's deliveries come back down, heartbeats flow both
 //!   ways, and the link is dropped (withdrawing the host's requests) when
 //!   the stream ends, breaks, or falls silent for three heartbeats.
