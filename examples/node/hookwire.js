@@ -655,9 +655,13 @@ function loadService() {
  * `service`: `{name, version, description, points, agentStartup(ctx),
  * input(ctx), preModelCall(ctx), postModelCall(ctx), preToolCall(ctx),
  * postToolCall(ctx), output(ctx), agentShutdown(ctx)}`; a missing method
- * allows. `points`: the point names to declare in Describe (empty or
- * absent: all eight); a host built with `HostBuilder::connect` binds the
- * service at these points only.
+ * allows, a method may be async. Each method also gets the grpc-js call as
+ * a second argument: `call.getDeadline()` is the host's deadline (its
+ * per-call timeout, sent as `grpc-timeout`); past it the host has denied
+ * with `host_error:interceptor_timeout` and ignores the answer. `points`:
+ * the point names to declare in Describe (empty or absent: all eight); a
+ * host built with `HostBuilder::connect` binds the service at these points
+ * only.
  */
 function serve(service, { host = '127.0.0.1', port = 0, points, callLog, graceMs = 2000 } = {}) {
   const declared = points !== undefined ? points : service.points || [];

@@ -563,6 +563,19 @@ class Interceptor:
         return allow()
 
 
+_current = threading.local()
+
+
+def time_remaining():
+    """Seconds left before the host's deadline for the call being handled
+    (the host sends its per-call timeout as ``grpc-timeout``), or None
+    outside a call or without a deadline. A slow policy checks it and gives
+    up early: past the deadline the host has already denied with
+    ``host_error:interceptor_timeout`` and ignores the answer."""
+    call = getattr(_current, "context", None)
+    return call.time_remaining() if call is not None else None
+
+
 class _CallLog:
     """One JSON line per call, ``{"point", "context"}``, appended before the
     handler runs: what the service saw, for tests and debugging."""
@@ -584,6 +597,7 @@ def _servicer(pb, pb_grpc, service, points, call_log):
         handler = getattr(service, point)
 
         def call(self, request, context):
+            _current.context = context
             try:
                 ctx = context_from_request(point, request)
                 if call_log is not None:
@@ -595,6 +609,8 @@ def _servicer(pb, pb_grpc, service, points, call_log):
             except Exception as e:  # fail closed: the host denies
                 # Only the type name: a message may quote target content (§14).
                 context.abort(grpc.StatusCode.INTERNAL, type(e).__name__)
+            finally:
+                _current.context = None
 
         return call
 
