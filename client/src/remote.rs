@@ -83,8 +83,9 @@ impl RemoteInterceptor {
                 })?;
             map.append(key, value);
         }
+        let channel = ep.connect_lazy();
         Ok(Self {
-            channel: ep.connect_lazy(),
+            channel,
             endpoint: endpoint.to_owned(),
             metadata: std::sync::Arc::new(map),
         })

@@ -198,7 +198,10 @@ pub(crate) fn resolve(
         },
     )?;
     let resolved = fill(doc, surface);
-    check_supported(&resolved, code)?;
+    let posture_stated = obj(doc, "configuration")
+        .and_then(|c| obj(c, "posture"))
+        .is_some_and(|p| p.contains_key("tool_seam_host_error"));
+    check_supported(&resolved, code, posture_stated)?;
     registry.check_names(&resolved)?;
     Ok(resolved)
 }
@@ -294,7 +297,11 @@ fn fill(doc: &Map<String, Value>, surface: ResolvedSurface) -> ResolvedDeclarati
 
 /// Step 8: everything the resolved surface and configuration name is
 /// honoured by the host's code, the filled defaults included.
-fn check_supported(resolved: &ResolvedDeclaration, code: &HostSurface) -> Result<(), Refusal> {
+fn check_supported(
+    resolved: &ResolvedDeclaration,
+    code: &HostSurface,
+    posture_stated: bool,
+) -> Result<(), Refusal> {
     let mut found = Vec::new();
     resolved.surface.unsupported(code, &mut found);
     let c = resolved.composition;
@@ -333,10 +340,10 @@ fn check_supported(resolved: &ResolvedDeclaration, code: &HostSurface) -> Result
             format!(
                 "the host implements the {} posture{}",
                 code.tool_seam_host_error.as_str(),
-                if resolved.posture == Posture::Continue {
-                    " (the document does not state it; continue is the default)"
-                } else {
+                if posture_stated {
                     ""
+                } else {
+                    " (the document does not state it; continue is the default)"
                 }
             ),
         ));
