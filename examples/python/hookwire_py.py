@@ -105,19 +105,24 @@ def _proto_digest():
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def _stamp_matches(out_dir, digest):
+    try:
+        with open(os.path.join(out_dir, _STAMP), encoding="ascii") as f:
+            return f.read().strip() == digest
+    except OSError:
+        return False
+
+
 def generate_stubs(out_dir=STUBS_DIR):
     """Generates the Python stubs for ``proto/`` into ``out_dir`` unless the
     ones there were made from the same proto (a SHA-256 stamp). Writes into a
     scratch directory and swaps it in, so a concurrent reader never sees half
     a set. Returns True when it generated."""
     digest = _proto_digest()
-    stamp = os.path.join(out_dir, _STAMP)
-    try:
-        with open(stamp, encoding="ascii") as f:
-            if f.read().strip() == digest:
-                return False
-    except OSError:
-        pass
+    if _stamp_matches(out_dir, digest):
+        return False
+    import shutil
+
     from grpc_tools import protoc  # only needed when generating
 
     parent = os.path.dirname(os.path.abspath(out_dir))
@@ -133,24 +138,28 @@ def generate_stubs(out_dir=STUBS_DIR):
         PROTO_FILE,
     ]
     if protoc.main(args) != 0:
+        shutil.rmtree(scratch, ignore_errors=True)
         raise RuntimeError("grpc_tools.protoc failed on " + PROTO_FILE)
     with open(os.path.join(scratch, _STAMP), "w", encoding="ascii") as f:
         f.write(digest + "\n")
-    old = None
-    if os.path.exists(out_dir):
-        old = tempfile.mkdtemp(prefix=".stubs-old.", dir=parent)
-        os.rename(out_dir, os.path.join(old, "x"))
-    os.rename(scratch, out_dir)
-    if old:
-        import shutil
-
+    old = tempfile.mkdtemp(prefix=".stubs-old.", dir=parent)
+    try:
+        if os.path.exists(out_dir):
+            os.rename(out_dir, os.path.join(old, "x"))
+        os.rename(scratch, out_dir)
+    except OSError:
+        # Another process swapped its own set in at the same moment.
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not _stamp_matches(out_dir, digest):
+            raise
+    finally:
         shutil.rmtree(old, ignore_errors=True)
     return True
 
 
 def _load_stubs():
-    if not os.path.isfile(os.path.join(STUBS_DIR, _STAMP)):
-        generate_stubs()
+    # Regenerates only when proto/ changed since the stubs were made.
+    generate_stubs()
     if STUBS_DIR not in sys.path:
         sys.path.insert(0, STUBS_DIR)
     from hookwire.v1 import interceptor_pb2, interceptor_pb2_grpc
