@@ -17,13 +17,13 @@
 
 use std::error::Error;
 
-use hookwire_client::{Host, InterceptorBinding, RecordLog, ShutdownReason};
+use hookwire_client::{Host, InterceptorBinding, RecordLog};
 use hookwire_server::spawn_local;
 
 #[path = "../cli/src/demo_agent.rs"]
 mod demo_agent;
 
-use demo_agent::{Policy, Redactor, print_table, run_agent};
+use demo_agent::{Policy, Redactor, run_and_report};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
@@ -40,19 +40,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .record_sink(records.clone())
         .build()?;
 
-    let session = host.session("demo-session-1")?;
-    let answer = run_agent(&session).await?;
-    session.shutdown(ShutdownReason::Completed).await?;
-
-    print_table(&records.session(session.id()));
-    println!();
-    match answer {
-        Some(out) => println!(
-            "answer to the caller: {}",
-            out.get("content").unwrap_or(&out)
-        ),
-        None => println!("the session was blocked before an answer"),
-    }
+    run_and_report(&host, &records).await?;
 
     policy.shutdown().await?;
     redactor.shutdown().await?;

@@ -6,12 +6,12 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use hookwire_client::declaration::Declaration;
-use hookwire_client::{Host, InterceptorBinding, RecordLog, ShutdownReason};
+use hookwire_client::{Host, InterceptorBinding, RecordLog};
 use hookwire_server::{InterceptorService, Server, spawn_local};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use crate::demo_agent::{Policy, Redactor, print_table, run_agent};
+use crate::demo_agent::{Policy, Redactor, run_and_report};
 use crate::error::CliError;
 use crate::{DEMO_POLICY_ADDR, DEMO_REDACTOR_ADDR, RegistryArgs};
 
@@ -63,21 +63,9 @@ pub(crate) async fn run(
         }
     };
 
-    let session = host.session("demo-session-1")?;
-    let answer = run_agent(&session)
+    run_and_report(&host, &records)
         .await
         .map_err(|e| CliError::Demo(e.to_string()))?;
-    session.shutdown(ShutdownReason::Completed).await?;
-
-    print_table(&records.session(session.id()));
-    println!();
-    match answer {
-        Some(out) => println!(
-            "answer to the caller: {}",
-            out.get("content").unwrap_or(&out)
-        ),
-        None => println!("the session was blocked before an answer"),
-    }
     for running in stops {
         running.stop().await?;
     }

@@ -8,12 +8,15 @@
 //!   with a `transform` verdict on `$target.content`;
 //! - [`run_agent`] drives one session through all eight points with a mock
 //!   model that asks for two shell commands, and [`print_table`] prints one
-//!   line per record.
+//!   line per record; [`run_and_report`] does both for one session.
 
 use std::error::Error;
 
 use hookwire::{InterceptionPoint, InterceptionRecord};
-use hookwire_client::{Emission, InputRole, ModelResponse, Session, ToolCall, ToolResult};
+use hookwire_client::{
+    Emission, Host, InputRole, ModelResponse, RecordLog, Session, ShutdownReason, ToolCall,
+    ToolResult,
+};
 use hookwire_server::prelude::*;
 use serde_json::{Value, json};
 
@@ -243,6 +246,25 @@ pub fn print_table(records: &[InterceptionRecord]) {
             r.verdict.reason.as_deref().unwrap_or("-"),
         );
     }
+}
+
+/// Runs the demo session `demo-session-1` on `host`, then prints its records
+/// (from `records`, a sink of `host`) and what reached the caller.
+pub async fn run_and_report(host: &Host, records: &RecordLog) -> Result<(), Box<dyn Error>> {
+    let session = host.session("demo-session-1")?;
+    let answer = run_agent(&session).await?;
+    session.shutdown(ShutdownReason::Completed).await?;
+
+    print_table(&records.session(session.id()));
+    println!();
+    match answer {
+        Some(out) => println!(
+            "answer to the caller: {}",
+            out.get("content").unwrap_or(&out)
+        ),
+        None => println!("the session was blocked before an answer"),
+    }
+    Ok(())
 }
 
 #[cfg(test)]
