@@ -17,7 +17,8 @@ use futures::future::join_all;
 use hookwire::record::payload_free;
 use hookwire::wire::{PointRequest, context_to_request};
 use hookwire::{
-    AgentContext, HostError, InterceptionRecord, InvalidContext, Verdict, VerdictSummary,
+    AgentContext, HostError, InterceptionRecord, InvalidContext, ResolvedBy, Verdict,
+    VerdictSummary,
 };
 use serde_json::{Map, Value};
 
@@ -129,32 +130,22 @@ pub(crate) async fn emit(host: &HostInner, mut ctx: AgentContext) -> Emission {
             ..s
         })
         .collect();
-    let record = InterceptionRecord {
-        interception_point: point,
-        mode: host.mode,
-        verdict: payload_free(&verdict),
-        input_identity,
-        enforced_identity,
-        identity_provider: host.identity.name().map(str::to_owned),
-        session_id: ctx.session_id().to_owned(),
-        sequence: sequence_of(&ctx),
-        timestamp: ctx.timestamp().map(str::to_owned),
-        trace: trace_of(&ctx),
+    let attribution = Attribution {
         decided_by,
-        composition: host.composition,
         verdicts,
         fold_truncated,
         resolved_by,
-        interceptors_registered: chain.len(),
-        declaration: host.declaration.clone(),
     };
-    deliver(host, &record);
-    Emission {
-        context: ctx,
+    let identities = (input_identity, enforced_identity);
+    finish(
+        host,
+        ctx,
         verdict,
-        record,
+        identities,
+        attribution,
+        chain.len(),
         extensions,
-    }
+    )
 }
 
 /// The §6.3 / §10.2 rejection before dispatch: deny `context_invalid`,
@@ -166,22 +157,54 @@ fn reject(
     error: &InvalidContext,
 ) -> Emission {
     let verdict = Verdict::host_error(HostError::ContextInvalid).with_message(error.to_string());
+    let attribution = Attribution::default();
+    finish(
+        host,
+        ctx,
+        verdict,
+        (None, None),
+        attribution,
+        registered,
+        Vec::new(),
+    )
+}
+
+/// How the combined verdict was reached, as the record tells it (§10.3).
+#[derive(Default)]
+struct Attribution {
+    decided_by: Option<usize>,
+    verdicts: Vec<VerdictSummary>,
+    fold_truncated: Option<bool>,
+    resolved_by: Option<ResolvedBy>,
+}
+
+/// Builds the payload-free record of an emission, hands it to every sink,
+/// and returns the emission.
+fn finish(
+    host: &HostInner,
+    ctx: AgentContext,
+    verdict: Verdict,
+    (input_identity, enforced_identity): (Option<String>, Option<String>),
+    attribution: Attribution,
+    registered: usize,
+    extensions: Vec<(String, Map<String, Value>)>,
+) -> Emission {
     let record = InterceptionRecord {
         interception_point: ctx.point(),
         mode: host.mode,
         verdict: payload_free(&verdict),
-        input_identity: None,
-        enforced_identity: None,
+        input_identity,
+        enforced_identity,
         identity_provider: host.identity.name().map(str::to_owned),
         session_id: ctx.session_id().to_owned(),
         sequence: sequence_of(&ctx),
         timestamp: ctx.timestamp().map(str::to_owned),
         trace: trace_of(&ctx),
-        decided_by: None,
+        decided_by: attribution.decided_by,
         composition: host.composition,
-        verdicts: Vec::new(),
-        fold_truncated: None,
-        resolved_by: None,
+        verdicts: attribution.verdicts,
+        fold_truncated: attribution.fold_truncated,
+        resolved_by: attribution.resolved_by,
         interceptors_registered: registered,
         declaration: host.declaration.clone(),
     };
@@ -190,7 +213,7 @@ fn reject(
         context: ctx,
         verdict,
         record,
-        extensions: Vec::new(),
+        extensions,
     }
 }
 
