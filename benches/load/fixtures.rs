@@ -1,0 +1,207 @@
+//! What both sides of every comparison share: the tool call and its context
+//! at a given size, the interceptors (one implementation per SDK, doing the
+//! same thing), and the hosts and emitters built from them.
+
+use std::time::Duration;
+
+use agent_hooks::{AgentContextBuilder, EnforcementMode, InterceptionEmitter};
+use hookwire::wire::{InterceptorResponse, PointRequest, context_to_request};
+use hookwire::{AgentContext, Composition, Profile, Verdict, pb};
+use hookwire_client::{BoxError, BoxFuture, Host, InterceptorBinding, ToolCall};
+use hookwire_server::async_trait;
+use serde_json::{Value, json};
+
+pub const AGENT: &str = "bench-agent";
+pub const FRAMEWORK: &str = "hookwire";
+pub const TOOL: &str = "bash";
+pub const CALL_ID: &str = "call-1";
+
+/// The rewritten command a transforming interceptor writes at `$target.cmd`.
+pub const REWRITTEN: &str = "grep -rn TODO src/ --max-count=100";
+
+/// Tool arguments whose `pre_tool_call` request is about `bytes` long on the
+/// wire: a command, a few typed options (an integer, a float, a boolean)
+/// and a list of file paths that grows with the size.
+pub fn tool_args(bytes: usize) -> Value {
+    let base = args_with(0);
+    let base_len = request_len(&base);
+    let one = request_len(&args_with(1)) - base_len;
+    let n = bytes.saturating_sub(base_len) / one.max(1);
+    args_with(n)
+}
+
+fn args_with(files: usize) -> Value {
+    let files: Vec<String> = (0..files)
+        .map(|i| format!("src/module_{:04}/file_{:04}.rs", i / 100, i % 100))
+        .collect();
+    json!({
+        "cmd": "grep -rn TODO src/",
+        "cwd": "/srv/app",
+        "opts": {"max_depth": 12, "ratio": 0.25, "follow_links": false},
+        "files": files,
+    })
+}
+
+/// The `pre_tool_call` context hookwire's host builds for this call (fixed
+/// timestamp and sequence: sizes and bytes only).
+pub fn context(args: &Value) -> AgentContext {
+    let v = json!({
+        "spec": hookwire::SPEC_VERSION,
+        "interception_point": "pre_tool_call",
+        "timestamp": "2026-06-19T14:03:11.123Z",
+        "sequence": 1,
+        "agent": {"id": AGENT, "framework": FRAMEWORK},
+        "session": {"id": "s-0"},
+        "tool_call": {"id": CALL_ID, "name": TOOL, "args": args},
+    });
+    AgentContext::from_json(v).expect("a valid context")
+}
+
+/// The wire request for this call: what the transport floor carries.
+pub fn floor_request(args: &Value) -> pb::PreToolCallRequest {
+    match context_to_request(&context(args)).expect("encodes") {
+        PointRequest::PreToolCall(r) => r,
+        other => panic!("unexpected request kind {:?}", other.point()),
+    }
+}
+
+/// Encoded length of the `pre_tool_call` request for `args`.
+pub fn request_len(args: &Value) -> usize {
+    use prost::Message;
+    floor_request(args).encoded_len()
+}
+
+pub fn tool_call(args: &Value) -> ToolCall {
+    ToolCall::new(CALL_ID, TOOL, args.clone())
+}
+
+// ---------------------------------------------------------------------------
+// hookwire interceptors (in-process)
+// ---------------------------------------------------------------------------
+
+/// Allows everything.
+pub struct Allow;
+
+impl hookwire_client::Interceptor for Allow {
+    fn intercept<'a>(
+        &'a self,
+        _ctx: &'a AgentContext,
+    ) -> BoxFuture<'a, Result<InterceptorResponse, BoxError>> {
+        Box::pin(async { Ok(Verdict::allow().into()) })
+    }
+}
+
+/// Rewrites `$target.cmd` at `pre_tool_call`; allows elsewhere.
+pub struct Rewrite;
+
+impl hookwire_client::Interceptor for Rewrite {
+    fn intercept<'a>(
+        &'a self,
+        ctx: &'a AgentContext,
+    ) -> BoxFuture<'a, Result<InterceptorResponse, BoxError>> {
+        let rewrite = ctx.point() == hookwire::InterceptionPoint::PreToolCall;
+        Box::pin(async move {
+            Ok(if rewrite {
+                Verdict::transform("$target.cmd", json!(REWRITTEN))
+            } else {
+                Verdict::allow()
+            }
+            .into())
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// canonical interceptors (in-process), the same two behaviours
+// ---------------------------------------------------------------------------
+
+pub struct CanonAllow;
+
+#[async_trait]
+impl agent_hooks::Interceptor for CanonAllow {
+    async fn intercept(&self, _ctx: &agent_hooks::AgentContext) -> agent_hooks::Verdict {
+        agent_hooks::Verdict::allow()
+    }
+}
+
+pub struct CanonRewrite;
+
+#[async_trait]
+impl agent_hooks::Interceptor for CanonRewrite {
+    async fn intercept(&self, ctx: &agent_hooks::AgentContext) -> agent_hooks::Verdict {
+        if ctx.get("interception_point").and_then(Value::as_str) != Some("pre_tool_call") {
+            return agent_hooks::Verdict::allow();
+        }
+        agent_hooks::Verdict {
+            decision: agent_hooks::Decision::Transform,
+            transform: Some(agent_hooks::Transform {
+                path: "$target.cmd".into(),
+                value: json!(REWRITTEN),
+            }),
+            ..agent_hooks::Verdict::allow()
+        }
+    }
+}
+
+/// An in-process chain: `allow` everywhere, with a rewrite at position
+/// `transform_at` when given.
+#[derive(Debug, Clone, Copy)]
+pub struct Chain {
+    pub len: usize,
+    pub transform_at: Option<usize>,
+}
+
+impl Chain {
+    pub const fn allow(len: usize) -> Self {
+        Self {
+            len,
+            transform_at: None,
+        }
+    }
+}
+
+/// hookwire's host with the chain in-process, default configuration
+/// (enforce, sequential/first_deny, jcs-sha256, 5000 ms timeouts).
+pub fn local_host(chain: Chain) -> Host {
+    let mut b = Host::builder(AGENT, FRAMEWORK);
+    for i in 0..chain.len {
+        let name = format!("i{i}");
+        b = if chain.transform_at == Some(i) {
+            b.interceptor(name, Rewrite)
+        } else {
+            b.interceptor(name, Allow)
+        };
+    }
+    b.build().expect("host builds")
+}
+
+/// The canonical emitter with the same chain and configuration: enforce,
+/// its default sequential/first_deny, jcs-sha256, and the same 5000 ms
+/// per-interceptor timeout hookwire applies by default.
+pub fn canon_emitter(chain: Chain) -> InterceptionEmitter {
+    let mut e = InterceptionEmitter::new(EnforcementMode::Enforce, None);
+    e.set_timeout(hookwire_client::DEFAULT_TIMEOUT);
+    for i in 0..chain.len {
+        if chain.transform_at == Some(i) {
+            e.register(Box::new(CanonRewrite));
+        } else {
+            e.register(Box::new(CanonAllow));
+        }
+    }
+    e
+}
+
+/// The canonical per-session context builder.
+pub fn canon_builder(session: &str) -> AgentContextBuilder {
+    AgentContextBuilder::new(AGENT, FRAMEWORK, session)
+}
+
+/// hookwire's host with `n` remote bindings to `endpoint` (one channel
+/// each), under `composition`.
+pub fn remote_host(endpoint: &str, n: usize, composition: Profile, timeout: Duration) -> Host {
+    let mut b = Host::builder(AGENT, FRAMEWORK).composition(Composition::new(composition));
+    for i in 0..n {
+        b = b.bind(InterceptorBinding::remote(format!("r{i}"), endpoint).timeout(timeout));
+    }
+    b.build().expect("host builds")
+}

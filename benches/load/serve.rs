@@ -1,0 +1,181 @@
+//! The server half of the load tool, run in a child process (`--serve`):
+//! three services on loopback, each on its own port.
+//!
+//! - `allow`: a hookwire interceptor service that allows everything (the
+//!   full server-side machinery: decode, §4 validation, hook, encode);
+//! - `delay`: the same, each hook waiting a fixed [`DELAY`] first;
+//! - `floor`: the bare transport: the generated tonic service answering
+//!   `PreToolCall` with a prebuilt allow response, nothing decoded beyond
+//!   what prost does for any tonic call.
+//!
+//! The child prints `ports <allow> <delay> <floor>` on stdout, then serves
+//! until its stdin reaches end of file (the parent exited or closed it), or
+//! at the latest after [`MAX_LIFETIME`].
+
+use std::io::{BufRead, Write};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use hookwire::pb;
+use hookwire::pb::interceptor_server::{Interceptor, InterceptorServer};
+use hookwire_server::prelude::*;
+use tokio::net::TcpListener;
+use tonic::transport::server::TcpIncoming;
+use tonic::{Request, Response, Status};
+
+/// What every hook of the `delay` service waits before answering.
+pub const DELAY: Duration = Duration::from_millis(2);
+
+/// The child never outlives this, whatever happens to its parent.
+const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
+
+/// Largest request any of the three services decodes (the 1 MiB growth
+/// case needs more than tonic's 4 MiB default leaves for framing).
+const MAX_MESSAGE: usize = 8 * 1024 * 1024;
+
+struct AllowAll;
+
+#[async_trait]
+impl InterceptorService for AllowAll {
+    type Response = Verdict;
+
+    fn manifest(&self) -> Manifest {
+        manifest("bench-allow", "0.1.0")
+    }
+}
+
+struct Delayed;
+
+#[async_trait]
+impl InterceptorService for Delayed {
+    type Response = Verdict;
+
+    fn manifest(&self) -> Manifest {
+        manifest("bench-delay", "0.1.0")
+    }
+
+    async fn intercept(&self, _ctx: &AgentContext) -> Verdict {
+        tokio::time::sleep(DELAY).await;
+        Verdict::allow()
+    }
+}
+
+/// The transport floor: a raw generated service.
+struct Floor {
+    allow: pb::InterceptorResponse,
+}
+
+/// The generated trait, implemented whole by a macro so that
+/// `async_trait` sees every method: `PreToolCall` answers allow, every
+/// other RPC is unimplemented.
+macro_rules! floor_impl {
+    ($($method:ident($req:ident);)*) => {
+        #[tonic::async_trait]
+        impl Interceptor for Floor {
+            async fn pre_tool_call(
+                &self,
+                _request: Request<pb::PreToolCallRequest>,
+            ) -> Result<Response<pb::InterceptorResponse>, Status> {
+                Ok(Response::new(self.allow.clone()))
+            }
+
+            $(
+                async fn $method(
+                    &self,
+                    _request: Request<pb::$req>,
+                ) -> Result<Response<pb::InterceptorResponse>, Status> {
+                    Err(Status::unimplemented("floor answers PreToolCall only"))
+                }
+            )*
+
+            async fn describe(
+                &self,
+                _request: Request<pb::DescribeRequest>,
+            ) -> Result<Response<pb::Manifest>, Status> {
+                Err(Status::unimplemented("floor answers PreToolCall only"))
+            }
+        }
+    };
+}
+
+floor_impl! {
+    agent_startup(AgentStartupRequest);
+    input(InputRequest);
+    pre_model_call(PreModelCallRequest);
+    post_model_call(PostModelCallRequest);
+    post_tool_call(PostToolCallRequest);
+    output(OutputRequest);
+    agent_shutdown(AgentShutdownRequest);
+}
+
+async fn bind() -> TcpListener {
+    TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .expect("bind a loopback port")
+}
+
+fn port(l: &TcpListener) -> u16 {
+    l.local_addr().expect("bound address").port()
+}
+
+/// Runs the child: never returns.
+pub fn run() -> ! {
+    // Exit when the parent goes away (stdin closes) or after the cap.
+    std::thread::spawn(|| {
+        let mut line = String::new();
+        let stdin = std::io::stdin();
+        let mut lock = stdin.lock();
+        while matches!(lock.read_line(&mut line), Ok(n) if n > 0) {
+            line.clear();
+        }
+        std::process::exit(0);
+    });
+    std::thread::spawn(|| {
+        std::thread::sleep(MAX_LIFETIME);
+        std::process::exit(0);
+    });
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("server runtime");
+    rt.block_on(async {
+        let (allow, delay, floor) = (bind().await, bind().await, bind().await);
+        {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(
+                out,
+                "ports {} {} {}",
+                port(&allow),
+                port(&delay),
+                port(&floor)
+            );
+            let _ = out.flush();
+        }
+        let never = std::future::pending::<()>;
+        let allow = tokio::spawn(
+            Server::builder()
+                .max_message_size(MAX_MESSAGE)
+                .service(AllowAll)
+                .serve_with_listener(allow, never()),
+        );
+        let delay = tokio::spawn(
+            Server::builder()
+                .max_message_size(MAX_MESSAGE)
+                .service(Delayed)
+                .serve_with_listener(delay, never()),
+        );
+        let floor_service = Floor {
+            allow: pb::InterceptorResponse::from(&InterceptorResponse::from(Verdict::allow())),
+        };
+        let floor = tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(
+                    InterceptorServer::new(floor_service).max_decoding_message_size(MAX_MESSAGE),
+                )
+                .serve_with_incoming(TcpIncoming::from(floor).with_nodelay(Some(true))),
+        );
+        let _ = tokio::join!(allow, delay, floor);
+    });
+    std::process::exit(1)
+}
