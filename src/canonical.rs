@@ -6,9 +6,9 @@
 //! the identity's input domain (integers within ±(2^53−1), nesting depth)
 //! so that a value is either hashed exactly or refused, never rounded.
 
-use std::fmt::Write as _;
+use std::ops::Range;
 
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
 use sha2::{Digest, Sha256};
 
 /// Largest integer magnitude RFC 8785 represents exactly (2^53 − 1).
@@ -64,108 +64,38 @@ impl Canonicalizer {
 
     /// Appends the canonical bytes of `view` to `out`.
     pub fn write(&self, view: View<'_>, out: &mut String) -> Result<(), CanonicalError> {
-        self.write_view(view, out, 0, &mut PathTrail::default())
+        self.write_inner(view, None, out)
     }
 
-    fn write_view(
+    /// Like [`Self::write`], for a view in which the value `repeated` (the
+    /// same value, by address) occurs more than once: it is canonicalized
+    /// at its first occurrence and its bytes are copied at the later ones.
+    /// The output and the errors are exactly those of [`Self::write`].
+    pub fn write_repeating(
         &self,
         view: View<'_>,
+        repeated: &Value,
         out: &mut String,
-        depth: usize,
-        trail: &mut PathTrail,
     ) -> Result<(), CanonicalError> {
-        match view {
-            View::Whole(v) => self.write_value(v, out, depth, trail),
-            View::Only(Value::Object(m), keep) => {
-                let mut entries: Vec<(&str, &Value)> = m
-                    .iter()
-                    .filter(|(k, _)| keep.contains(&k.as_str()))
-                    .map(|(k, v)| (k.as_str(), v))
-                    .collect();
-                self.write_entries(&mut entries, out, depth, trail, |c, v, o, d, t| {
-                    c.write_value(v, o, d, t)
-                })
-            }
-            View::Only(v, _) => self.write_value(v, out, depth, trail),
-            View::Object(members) => {
-                let mut entries: Vec<(&str, View<'_>)> =
-                    members.iter().map(|(k, v)| (*k, *v)).collect();
-                self.write_entries(&mut entries, out, depth, trail, |c, v, o, d, t| {
-                    c.write_view(v, o, d, t)
-                })
-            }
-        }
+        self.write_inner(view, Some(repeated), out)
     }
 
-    fn write_entries<T: Copy>(
+    fn write_inner(
         &self,
-        entries: &mut [(&str, T)],
+        view: View<'_>,
+        repeated: Option<&Value>,
         out: &mut String,
-        depth: usize,
-        trail: &mut PathTrail,
-        mut write: impl FnMut(
-            &Self,
-            T,
-            &mut String,
-            usize,
-            &mut PathTrail,
-        ) -> Result<(), CanonicalError>,
     ) -> Result<(), CanonicalError> {
-        if depth >= self.max_depth {
-            return Err(CanonicalError::TooDeep(self.max_depth));
-        }
-        entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
-        out.push('{');
-        for (i, (k, v)) in entries.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            write_string(k, out);
-            out.push(':');
-            trail.push_member(k);
-            write(self, *v, out, depth + 1, trail)?;
-            trail.pop();
-        }
-        out.push('}');
-        Ok(())
-    }
-
-    fn write_value(
-        &self,
-        value: &Value,
-        out: &mut String,
-        depth: usize,
-        trail: &mut PathTrail,
-    ) -> Result<(), CanonicalError> {
-        match value {
-            Value::Null => out.push_str("null"),
-            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Number(n) => write_number(n, out, trail)?,
-            Value::String(s) => write_string(s, out),
-            Value::Array(items) => {
-                if depth >= self.max_depth {
-                    return Err(CanonicalError::TooDeep(self.max_depth));
-                }
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    trail.push_index(i);
-                    self.write_value(item, out, depth + 1, trail)?;
-                    trail.pop();
-                }
-                out.push(']');
-            }
-            Value::Object(m) => {
-                let mut entries: Vec<(&str, &Value)> =
-                    m.iter().map(|(k, v)| (k.as_str(), v)).collect();
-                self.write_entries(&mut entries, out, depth, trail, |c, v, o, d, t| {
-                    c.write_value(v, o, d, t)
-                })?;
-            }
-        }
-        Ok(())
+        let mut w = Writer {
+            max_depth: self.max_depth,
+            out,
+            deepest: None,
+            repeat: repeated.map(|value| Repeat {
+                value,
+                written: None,
+            }),
+        };
+        w.view(view, 0).map_err(Failure::into_error)
     }
 }
 
@@ -183,26 +113,262 @@ pub fn canonical_len(value: &Value) -> Result<usize, CanonicalError> {
 
 /// `"sha256:" + lowercase_hex(SHA-256(bytes))`.
 pub fn sha256_identity(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");
     for b in digest {
-        let _ = write!(out, "{b:02x}");
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0x0f)]));
     }
     out
 }
 
-fn write_number(n: &Number, out: &mut String, trail: &PathTrail) -> Result<(), CanonicalError> {
+/// A failure on its way up: the error, and (for an unsafe integer) the
+/// location, collected innermost first only once something failed.
+struct Failure {
+    too_deep: Option<usize>,
+    path: Vec<Step>,
+}
+
+enum Step {
+    Member(String),
+    Index(usize),
+}
+
+impl Failure {
+    fn too_deep(max_depth: usize) -> Self {
+        Self {
+            too_deep: Some(max_depth),
+            path: Vec::new(),
+        }
+    }
+
+    fn unsafe_integer() -> Self {
+        Self {
+            too_deep: None,
+            path: Vec::new(),
+        }
+    }
+
+    fn in_member(mut self, key: &str) -> Self {
+        if self.too_deep.is_none() {
+            self.path.push(Step::Member(key.to_owned()));
+        }
+        self
+    }
+
+    fn in_index(mut self, i: usize) -> Self {
+        if self.too_deep.is_none() {
+            self.path.push(Step::Index(i));
+        }
+        self
+    }
+
+    fn into_error(self) -> CanonicalError {
+        use std::fmt::Write as _;
+        if let Some(max) = self.too_deep {
+            return CanonicalError::TooDeep(max);
+        }
+        let mut s = String::from("$");
+        for step in self.path.iter().rev() {
+            match step {
+                Step::Member(k) => {
+                    s.push('.');
+                    s.push_str(k);
+                }
+                Step::Index(i) => {
+                    let _ = write!(s, "[{i}]");
+                }
+            }
+        }
+        CanonicalError::UnsafeInteger(s)
+    }
+}
+
+/// A value that occurs more than once, and where its canonical bytes went
+/// the first time: their range in the output, and how many container
+/// levels it has below its root (`None`: it is not a container).
+struct Repeat<'v> {
+    value: &'v Value,
+    written: Option<(Range<usize>, Option<usize>)>,
+}
+
+/// One canonicalization in progress.
+struct Writer<'o, 'v> {
+    max_depth: usize,
+    out: &'o mut String,
+    /// The deepest container entered so far.
+    deepest: Option<usize>,
+    repeat: Option<Repeat<'v>>,
+}
+
+impl<'v> Writer<'_, 'v> {
+    fn enter(&mut self, depth: usize) -> Result<(), Failure> {
+        if depth >= self.max_depth {
+            return Err(Failure::too_deep(self.max_depth));
+        }
+        self.deepest = Some(self.deepest.map_or(depth, |d| d.max(depth)));
+        Ok(())
+    }
+
+    fn view(&mut self, view: View<'v>, depth: usize) -> Result<(), Failure> {
+        match view {
+            View::Whole(v) => self.value(v, depth),
+            View::Only(Value::Object(m), keep) => self.object(m, |k| keep.contains(&k), depth),
+            View::Only(v, _) => self.value(v, depth),
+            View::Object(members) => {
+                self.enter(depth)?;
+                let mut entries: Vec<(&str, View<'v>)> = members.to_vec();
+                entries.sort_by(|a, b| utf16_cmp(a.0, b.0));
+                self.out.push('{');
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(',');
+                    }
+                    write_string(k, self.out);
+                    self.out.push(':');
+                    self.view(*v, depth + 1).map_err(|f| f.in_member(k))?;
+                }
+                self.out.push('}');
+                Ok(())
+            }
+        }
+    }
+
+    fn value(&mut self, value: &'v Value, depth: usize) -> Result<(), Failure> {
+        if let Some(r) = &self.repeat
+            && std::ptr::eq(r.value, value)
+        {
+            return self.repeated(value, depth);
+        }
+        match value {
+            Value::Null => self.out.push_str("null"),
+            Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
+            Value::Number(n) => write_number(n, self.out)?,
+            Value::String(s) => write_string(s, self.out),
+            Value::Array(items) => {
+                self.enter(depth)?;
+                self.out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(',');
+                    }
+                    self.value(item, depth + 1).map_err(|f| f.in_index(i))?;
+                }
+                self.out.push(']');
+            }
+            Value::Object(m) => self.object(m, |_| true, depth)?,
+        }
+        Ok(())
+    }
+
+    /// The repeated value: written (and measured) the first time, copied
+    /// afterwards, refused where a full write would nest too deep.
+    fn repeated(&mut self, value: &'v Value, depth: usize) -> Result<(), Failure> {
+        let written = self.repeat.as_ref().and_then(|r| r.written.clone());
+        if let Some((range, height)) = written {
+            if height.is_some_and(|h| depth + h >= self.max_depth) {
+                return Err(Failure::too_deep(self.max_depth));
+            }
+            self.out.extend_from_within(range);
+            return Ok(());
+        }
+        // First occurrence: write it normally (with the repeat disarmed so
+        // that it is not mistaken for itself) and remember the bytes.
+        let armed = self.repeat.take();
+        let outer_deepest = self.deepest.take();
+        let start = self.out.len();
+        let result = self.value(value, depth);
+        let height = self.deepest.map(|d| d - depth);
+        self.deepest = match (outer_deepest, self.deepest) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.repeat = armed.map(|r| Repeat {
+            written: Some((start..self.out.len(), height)),
+            ..r
+        });
+        result
+    }
+
+    /// An object's members (those `keep` admits) in RFC 8785 order: the
+    /// map's own order when it is already that order (the common case of
+    /// byte-sorted keys below U+E000), a sorted copy of the entries
+    /// otherwise.
+    fn object(
+        &mut self,
+        m: &'v Map<String, Value>,
+        keep: impl Fn(&str) -> bool,
+        depth: usize,
+    ) -> Result<(), Failure> {
+        self.enter(depth)?;
+        let mut in_order = true;
+        let mut prev: Option<&str> = None;
+        for k in m.keys().filter(|k| keep(k)) {
+            if k.bytes().any(|b| b >= 0xEE) || prev.is_some_and(|p| p >= k.as_str()) {
+                in_order = false;
+                break;
+            }
+            prev = Some(k);
+        }
+        self.out.push('{');
+        let mut first = true;
+        if in_order {
+            for (k, v) in m.iter().filter(|(k, _)| keep(k)) {
+                self.member(&mut first, k, v, depth)?;
+            }
+        } else {
+            let mut entries: Vec<(&'v str, &'v Value)> = m
+                .iter()
+                .filter(|(k, _)| keep(k))
+                .map(|(k, v)| (k.as_str(), v))
+                .collect();
+            entries.sort_by(|a, b| utf16_cmp(a.0, b.0));
+            for (k, v) in entries {
+                self.member(&mut first, k, v, depth)?;
+            }
+        }
+        self.out.push('}');
+        Ok(())
+    }
+
+    fn member(
+        &mut self,
+        first: &mut bool,
+        k: &str,
+        v: &'v Value,
+        depth: usize,
+    ) -> Result<(), Failure> {
+        if !std::mem::take(first) {
+            self.out.push(',');
+        }
+        write_string(k, self.out);
+        self.out.push(':');
+        self.value(v, depth + 1).map_err(|f| f.in_member(k))
+    }
+}
+
+/// RFC 8785 §3.2.3: member names sort by their UTF-16 code units.
+fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        a.cmp(b)
+    } else {
+        a.encode_utf16().cmp(b.encode_utf16())
+    }
+}
+
+fn write_number(n: &Number, out: &mut String) -> Result<(), Failure> {
     if let Some(u) = n.as_u64() {
         if u > MAX_SAFE_INTEGER {
-            return Err(CanonicalError::UnsafeInteger(trail.render()));
+            return Err(Failure::unsafe_integer());
         }
-        let _ = write!(out, "{u}");
+        push_integer(out, false, u);
     } else if let Some(i) = n.as_i64() {
         if i.unsigned_abs() > MAX_SAFE_INTEGER {
-            return Err(CanonicalError::UnsafeInteger(trail.render()));
+            return Err(Failure::unsafe_integer());
         }
-        let _ = write!(out, "{i}");
+        push_integer(out, i < 0, i.unsigned_abs());
     } else {
         // serde_json never holds a non-finite f64.
         let f = n.as_f64().unwrap_or(0.0);
@@ -212,71 +378,87 @@ fn write_number(n: &Number, out: &mut String, trail: &PathTrail) -> Result<(), C
     Ok(())
 }
 
+/// Decimal digits of an integer, without the formatting machinery.
+fn push_integer(out: &mut String, negative: bool, mut magnitude: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (magnitude % 10) as u8;
+        magnitude /= 10;
+        if magnitude == 0 {
+            break;
+        }
+    }
+    if negative {
+        out.push('-');
+    }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
+    }
+}
+
+/// How each byte is written inside a string: 0 as itself, `u` as
+/// `\u00XX`, anything else as a backslash and that character.
+const ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = b'u';
+        b += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0a] = b'n';
+    t[0x0c] = b'f';
+    t[0x0d] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+/// The length of `s` as a JSON string literal, quotes included, escaped
+/// as both RFC 8785 and serde_json escape (the same set of characters).
+pub(crate) fn json_string_len(s: &str) -> usize {
+    let extra: usize = s
+        .bytes()
+        .map(|b| match ESCAPE[usize::from(b)] {
+            0 => 0,
+            b'u' => 5,
+            _ => 1,
+        })
+        .sum();
+    s.len() + 2 + extra
+}
+
 fn write_string(s: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(s.len() + 2);
     out.push('"');
     let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let escape = match c {
-            '"' => "\\\"",
-            '\\' => "\\\\",
-            '\u{08}' => "\\b",
-            '\t' => "\\t",
-            '\n' => "\\n",
-            '\u{0c}' => "\\f",
-            '\r' => "\\r",
-            c if (c as u32) < 0x20 => "",
-            _ => continue,
-        };
-        out.push_str(&s[start..i]);
-        if escape.is_empty() {
-            let _ = write!(out, "\\u{:04x}", c as u32);
-        } else {
-            out.push_str(escape);
+    for (i, &b) in s.as_bytes().iter().enumerate() {
+        let e = ESCAPE[usize::from(b)];
+        if e == 0 {
+            continue;
         }
-        start = i + c.len_utf8();
+        // `b` is ASCII, so `i` is a character boundary.
+        out.push_str(&s[start..i]);
+        out.push('\\');
+        if e == b'u' {
+            out.push_str("u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0x0f)]));
+        } else {
+            out.push(char::from(e));
+        }
+        start = i + 1;
     }
     out.push_str(&s[start..]);
     out.push('"');
 }
 
-/// Where the canonicalizer is, for error messages that name a location.
-#[derive(Default)]
-struct PathTrail(Vec<TrailStep>);
-
-enum TrailStep {
-    Member(String),
-    Index(usize),
-}
-
-impl PathTrail {
-    fn push_member(&mut self, k: &str) {
-        self.0.push(TrailStep::Member(k.to_owned()));
-    }
-    fn push_index(&mut self, i: usize) {
-        self.0.push(TrailStep::Index(i));
-    }
-    fn pop(&mut self) {
-        self.0.pop();
-    }
-    fn render(&self) -> String {
-        let mut s = String::from("$");
-        for step in &self.0 {
-            match step {
-                TrailStep::Member(k) => {
-                    s.push('.');
-                    s.push_str(k);
-                }
-                TrailStep::Index(i) => {
-                    let _ = write!(s, "[{i}]");
-                }
-            }
-        }
-        s
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
@@ -314,6 +496,226 @@ mod tests {
         assert_eq!(
             to_canonical_string(&v),
             Err(CanonicalError::TooDeep(DEFAULT_MAX_DEPTH))
+        );
+    }
+
+    /// A plain canonicalizer to hold the fast one to: every object sorted
+    /// by UTF-16, strings escaped char by char, the path built eagerly.
+    fn reference(
+        v: &Value,
+        max_depth: usize,
+        depth: usize,
+        path: &str,
+    ) -> Result<String, CanonicalError> {
+        Ok(match v {
+            Value::Null => "null".into(),
+            Value::Bool(b) => b.to_string(),
+            Value::Number(n) => {
+                if let Some(u) = n.as_u64() {
+                    if u > MAX_SAFE_INTEGER {
+                        return Err(CanonicalError::UnsafeInteger(path.into()));
+                    }
+                    u.to_string()
+                } else if let Some(i) = n.as_i64() {
+                    if i.unsigned_abs() > MAX_SAFE_INTEGER {
+                        return Err(CanonicalError::UnsafeInteger(path.into()));
+                    }
+                    i.to_string()
+                } else {
+                    ryu_js::Buffer::new()
+                        .format_finite(n.as_f64().unwrap())
+                        .to_owned()
+                }
+            }
+            Value::String(s) => {
+                let mut out = String::from("\"");
+                for c in s.chars() {
+                    match c {
+                        '"' => out.push_str("\\\""),
+                        '\\' => out.push_str("\\\\"),
+                        '\u{08}' => out.push_str("\\b"),
+                        '\t' => out.push_str("\\t"),
+                        '\n' => out.push_str("\\n"),
+                        '\u{0c}' => out.push_str("\\f"),
+                        '\r' => out.push_str("\\r"),
+                        c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                        c => out.push(c),
+                    }
+                }
+                out.push('"');
+                out
+            }
+            Value::Array(items) => {
+                if depth >= max_depth {
+                    return Err(CanonicalError::TooDeep(max_depth));
+                }
+                let parts: Result<Vec<_>, _> = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| reference(x, max_depth, depth + 1, &format!("{path}[{i}]")))
+                    .collect();
+                format!("[{}]", parts?.join(","))
+            }
+            Value::Object(m) => {
+                if depth >= max_depth {
+                    return Err(CanonicalError::TooDeep(max_depth));
+                }
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+                let mut parts = Vec::new();
+                for k in keys {
+                    let key = reference(&Value::String(k.clone()), max_depth, depth, path)?;
+                    let val = reference(&m[k], max_depth, depth + 1, &format!("{path}.{k}"))?;
+                    parts.push(format!("{key}:{val}"));
+                }
+                format!("{{{}}}", parts.join(","))
+            }
+        })
+    }
+
+    pub(crate) mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Keys and strings mixing ASCII, control characters, quotes and
+        /// the characters where UTF-8 and UTF-16 orders part (U+E000 and
+        /// above, and beyond the BMP).
+        fn text() -> impl Strategy<Value = String> {
+            prop::collection::vec(
+                prop::sample::select(vec![
+                    'a',
+                    'b',
+                    'z',
+                    'A',
+                    '0',
+                    '_',
+                    '"',
+                    '\\',
+                    '\u{0}',
+                    '\u{8}',
+                    '\n',
+                    '\u{1f}',
+                    '\u{7f}',
+                    'é',
+                    '\u{7ff}',
+                    '\u{d7ff}',
+                    '\u{e000}',
+                    '\u{ff61}',
+                    '\u{ffff}',
+                    '\u{10000}',
+                    '\u{1f600}',
+                ]),
+                0..5,
+            )
+            .prop_map(|cs| cs.into_iter().collect())
+        }
+
+        fn number() -> impl Strategy<Value = Value> {
+            const SAFE: i64 = MAX_SAFE_INTEGER as i64;
+            prop_oneof![
+                any::<i64>().prop_map(Value::from),
+                any::<u64>().prop_map(Value::from),
+                (-SAFE - 2..-SAFE + 2).prop_map(Value::from),
+                (SAFE - 2..SAFE + 2).prop_map(Value::from),
+                (-1000i64..1000).prop_map(Value::from),
+                any::<f64>()
+                    .prop_filter("finite", |f| f.is_finite())
+                    .prop_map(Value::from),
+            ]
+        }
+
+        pub(crate) fn json() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                number(),
+                text().prop_map(Value::String),
+            ];
+            leaf.prop_recursive(5, 40, 5, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                    prop::collection::btree_map(text(), inner, 0..5)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn matches_the_reference(v in json(), max_depth in 0usize..7) {
+                let mut out = String::new();
+                let fast = Canonicalizer::with_max_depth(max_depth)
+                    .write(View::Whole(&v), &mut out)
+                    .map(|()| out);
+                prop_assert_eq!(fast, reference(&v, max_depth, 0, "$"));
+            }
+
+            #[test]
+            fn repeating_a_value_changes_nothing(
+                v in json(),
+                extra in 0usize..3,
+                max_depth in 0usize..8,
+            ) {
+                // The value at two depths, as the target is in the preimage.
+                let mut wrapped = json!({"args": v.clone()});
+                for _ in 0..extra {
+                    wrapped = json!({"nest": wrapped});
+                }
+                let entries = [("a", View::Whole(&v)), ("b", View::Whole(&wrapped))];
+                let view = View::Object(&entries);
+                let inner = {
+                    let mut w = &wrapped;
+                    while let Some(next) = w.get("nest") {
+                        w = next;
+                    }
+                    &w["args"]
+                };
+                let c = Canonicalizer::with_max_depth(max_depth);
+                let (mut plain, mut repeating) = (String::new(), String::new());
+                let expected = c.write(view, &mut plain).map(|()| plain);
+                // Same bytes and errors whichever occurrence is the repeated one.
+                let got = c.write_repeating(view, &v, &mut repeating).map(|()| repeating);
+                prop_assert_eq!(&got, &expected);
+                let mut again = String::new();
+                let got = c.write_repeating(view, inner, &mut again).map(|()| again);
+                prop_assert_eq!(&got, &expected);
+            }
+
+            #[test]
+            fn string_lengths_match_serde_json(s in text()) {
+                prop_assert_eq!(
+                    json_string_len(&s),
+                    serde_json::to_string(&s).unwrap().len()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn repeating_keeps_the_depth_bound_at_the_deeper_occurrence() {
+        // {"a": v, "b": {"x": v}} with v two levels deep: fits with 4
+        // levels, not with 3, however v is written.
+        let v = json!([[1]]);
+        let wrapped = json!({"x": v.clone()});
+        let entries = [("a", View::Whole(&v)), ("b", View::Whole(&wrapped))];
+        for (max, ok) in [(4, true), (3, false)] {
+            let c = Canonicalizer::with_max_depth(max);
+            let mut out = String::new();
+            let r = c.write_repeating(View::Object(&entries), &v, &mut out);
+            assert_eq!(r.is_ok(), ok, "max {max}");
+            if ok {
+                assert_eq!(out, r#"{"a":[[1]],"b":{"x":[[1]]}}"#);
+            } else {
+                assert_eq!(r, Err(CanonicalError::TooDeep(max)));
+            }
+        }
+    }
+
+    #[test]
+    fn sha256_identity_is_lowercase_hex() {
+        assert_eq!(
+            sha256_identity(b"abc"),
+            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
     }
 }

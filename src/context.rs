@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::canonical::{CanonicalError, Canonicalizer, View, sha256_identity};
+use crate::canonical::{CanonicalError, Canonicalizer, View, json_string_len, sha256_identity};
 use crate::point::InterceptionPoint;
 
 /// The contract version hookwire emits.
@@ -373,70 +373,146 @@ impl AgentContext {
                 ));
             }
         }
-        Canonicalizer::with_max_depth(limits.max_depth).write(View::Object(&entries), out)?;
+        let canonicalizer = Canonicalizer::with_max_depth(limits.max_depth);
+        // The target is in the preimage twice (as itself and inside its
+        // field): canonicalize it once.
+        match self.target() {
+            Some(t) => canonicalizer.write_repeating(View::Object(&entries), t, out)?,
+            None => canonicalizer.write(View::Object(&entries), out)?,
+        }
         Ok(())
     }
 
     /// Checks the §12.3 bounds: serialized size and nesting depth.
+    ///
+    /// The size is the length of the compact JSON serialization of the
+    /// members plus, once more, of the target (which the spec's JSON
+    /// carries twice: as itself and inside its field). It is measured, not
+    /// written: one walk counts the bytes serde_json would write and
+    /// notes the depth, stopping as soon as the bound is passed.
     pub fn check_limits(&self, limits: &ContextLimits) -> Result<(), InvalidContext> {
-        let mut counter = ByteCounter {
+        let target = self.target();
+        let mut m = Measure {
+            limit: limits.max_bytes,
             count: 0,
+            budget: limits.max_depth.saturating_sub(1),
+            too_deep: false,
+            target,
+            target_len: None,
+        };
+        let too_large = InvalidContext::TooLarge {
             limit: limits.max_bytes,
         };
-        // The target is serialized twice on the wire of the spec (as itself
-        // and inside its field): count it twice.
-        let over = serde_json::to_writer(&mut counter, &self.members).is_err()
-            || self
-                .target()
-                .is_some_and(|t| serde_json::to_writer(&mut counter, t).is_err());
-        if over {
-            return Err(InvalidContext::TooLarge {
-                limit: limits.max_bytes,
-            });
+        let within = m.add(2 + self.members.len().saturating_sub(1))
+            && self
+                .members
+                .iter()
+                .all(|(k, v)| m.add(json_string_len(k) + 1) && m.value(v, 0));
+        if !within {
+            return Err(too_large);
         }
-        for v in self.members.values() {
-            if depth_exceeds(v, limits.max_depth.saturating_sub(1)) {
-                return Err(CanonicalError::TooDeep(limits.max_depth).into());
+        if let Some(t) = target {
+            let len = match m.target_len {
+                Some(len) => len,
+                None => {
+                    let start = m.count;
+                    if !m.value(t, 0) {
+                        return Err(too_large);
+                    }
+                    m.count - start
+                }
+            };
+            if !m.add(len) {
+                return Err(too_large);
             }
+        }
+        if m.too_deep {
+            return Err(CanonicalError::TooDeep(limits.max_depth).into());
         }
         Ok(())
     }
 }
 
-struct ByteCounter {
-    count: usize,
+/// One walk of [`AgentContext::check_limits`]: the bytes serde_json's
+/// compact writer would produce, and whether any container sits at or
+/// below the depth budget (a top-level member's value is at level 0).
+struct Measure<'a> {
     limit: usize,
+    count: usize,
+    budget: usize,
+    too_deep: bool,
+    /// The target, whose length is noted on the way (it counts twice).
+    target: Option<&'a Value>,
+    target_len: Option<usize>,
 }
+
+impl<'a> Measure<'a> {
+    /// Counts `n` more bytes; `false` once past the limit.
+    fn add(&mut self, n: usize) -> bool {
+        self.count = self.count.saturating_add(n);
+        self.count <= self.limit
+    }
+
+    /// Counts `v` at nesting `level`; `false` once past the limit.
+    fn value(&mut self, v: &'a Value, level: usize) -> bool {
+        let start = self.count;
+        let within = match v {
+            Value::Null | Value::Bool(true) => self.add(4),
+            Value::Bool(false) => self.add(5),
+            Value::Number(n) => self.add(number_len(n)),
+            Value::String(s) => self.add(json_string_len(s)),
+            Value::Array(items) => {
+                self.too_deep |= level >= self.budget;
+                self.add(2 + items.len().saturating_sub(1))
+                    && items.iter().all(|item| self.value(item, level + 1))
+            }
+            Value::Object(o) => {
+                self.too_deep |= level >= self.budget;
+                self.add(2 + o.len().saturating_sub(1))
+                    && o.iter()
+                        .all(|(k, v)| self.add(json_string_len(k) + 1) && self.value(v, level + 1))
+            }
+        };
+        if within && self.target.is_some_and(|t| std::ptr::eq(t, v)) {
+            self.target_len = Some(self.count - start);
+        }
+        within
+    }
+}
+
+/// The length serde_json writes for a number: integers in decimal, floats
+/// in their shortest round-trip form (measured by serde_json itself).
+fn number_len(n: &serde_json::Number) -> usize {
+    fn digits(mut u: u64) -> usize {
+        let mut d = 1;
+        while u >= 10 {
+            u /= 10;
+            d += 1;
+        }
+        d
+    }
+    if let Some(u) = n.as_u64() {
+        digits(u)
+    } else if let Some(i) = n.as_i64() {
+        1 + digits(i.unsigned_abs())
+    } else {
+        let mut counter = ByteCounter(0);
+        let _ = serde_json::to_writer(&mut counter, n);
+        counter.0
+    }
+}
+
+/// Counts what is written to it.
+struct ByteCounter(usize);
 
 impl std::io::Write for ByteCounter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.count += buf.len();
-        if self.count > self.limit {
-            return Err(std::io::Error::other("limit"));
-        }
+        self.0 += buf.len();
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-/// Whether `v` nests deeper than `budget` further levels, without recursion
-/// on the call stack.
-fn depth_exceeds(v: &Value, budget: usize) -> bool {
-    let mut stack = vec![(v, 0usize)];
-    while let Some((v, d)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(a) => Box::new(a.iter()),
-            Value::Object(o) => Box::new(o.values()),
-            _ => continue,
-        };
-        if d >= budget {
-            return true;
-        }
-        stack.extend(children.map(|c| (c, d + 1)));
-    }
-    false
 }
 
 /// The conditional members of each point (§4.2), with the required
@@ -602,5 +678,105 @@ mod tests {
             Err(InvalidContext::Domain(CanonicalError::TooDeep(128)))
         ));
         ctx.check_limits(&ContextLimits::default()).unwrap();
+    }
+
+    /// §12.3 as it was first written: serialize to count, then walk the
+    /// members for depth. The measuring walk must agree with it exactly.
+    fn reference_limits(ctx: &AgentContext, limits: &ContextLimits) -> Result<(), InvalidContext> {
+        let mut size = serde_json::to_string(ctx.members()).unwrap().len();
+        if let Some(t) = ctx.target() {
+            size += serde_json::to_string(t).unwrap().len();
+        }
+        if size > limits.max_bytes {
+            return Err(InvalidContext::TooLarge {
+                limit: limits.max_bytes,
+            });
+        }
+        fn exceeds(v: &Value, budget: usize) -> bool {
+            let mut stack = vec![(v, 0usize)];
+            while let Some((v, d)) = stack.pop() {
+                let children: Vec<&Value> = match v {
+                    Value::Array(a) => a.iter().collect(),
+                    Value::Object(o) => o.values().collect(),
+                    _ => continue,
+                };
+                if d >= budget {
+                    return true;
+                }
+                stack.extend(children.into_iter().map(|c| (c, d + 1)));
+            }
+            false
+        }
+        let budget = limits.max_depth.saturating_sub(1);
+        if ctx.members().values().any(|v| exceeds(v, budget)) {
+            return Err(CanonicalError::TooDeep(limits.max_depth).into());
+        }
+        Ok(())
+    }
+
+    mod properties {
+        use super::*;
+        use crate::canonical::tests::properties::json;
+        use proptest::prelude::*;
+
+        fn context_with(args: Value, extra: Option<Value>) -> AgentContext {
+            let mut v = pre_tool();
+            let args = match args {
+                Value::Object(_) => args,
+                other => json!({ "v": other }),
+            };
+            v["tool_call"]["args"] = args.clone();
+            v["target"] = args;
+            if let Some(extra) = extra {
+                v["extensions"] = json!({ "bench": extra });
+            }
+            AgentContext::from_json(v).unwrap()
+        }
+
+        proptest! {
+            #[test]
+            fn limits_match_serialize_and_walk(
+                args in json(),
+                extra in proptest::option::of(json()),
+                slack in -40i64..40,
+                max_depth in 0usize..8,
+            ) {
+                let ctx = context_with(args, extra);
+                let size = serde_json::to_string(ctx.members()).unwrap().len()
+                    + serde_json::to_string(ctx.target().unwrap()).unwrap().len();
+                let limits = ContextLimits {
+                    max_bytes: (size as i64 + slack).max(0) as usize,
+                    max_depth,
+                };
+                prop_assert_eq!(ctx.check_limits(&limits), reference_limits(&ctx, &limits));
+            }
+
+            #[test]
+            fn identity_is_the_hash_of_the_plain_preimage(args in json(), max_depth in 1usize..8) {
+                // The preimage writes the target once and copies it; hashing
+                // a preimage written without the copy gives the same result.
+                let ctx = context_with(args, None);
+                let limits = ContextLimits { max_bytes: usize::MAX, max_depth };
+                const NULL: Value = Value::Null;
+                let m = ctx.members();
+                let get = |k: &str| m.get(k).unwrap_or(&NULL);
+                let entries = [
+                    ("spec", View::Whole(get("spec"))),
+                    ("interception_point", View::Whole(get("interception_point"))),
+                    ("timestamp", View::Whole(get("timestamp"))),
+                    ("sequence", View::Whole(get("sequence"))),
+                    ("agent", View::Only(get("agent"), &["id", "framework"])),
+                    ("session", View::Only(get("session"), &["id"])),
+                    ("target", View::Whole(ctx.target().unwrap())),
+                    ("tool_call", View::Only(get("tool_call"), &["id", "name", "args"])),
+                ];
+                let mut plain = String::new();
+                let expected = Canonicalizer::with_max_depth(max_depth)
+                    .write(View::Object(&entries), &mut plain)
+                    .map(|()| sha256_identity(plain.as_bytes()))
+                    .map_err(InvalidContext::from);
+                prop_assert_eq!(ctx.jcs_sha256_identity(&limits), expected);
+            }
+        }
     }
 }
