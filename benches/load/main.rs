@@ -310,6 +310,17 @@ async fn profile(what: &str, n: usize, ep: &Endpoints) {
             }
         }
         "parts" => parts(&args, n),
+        "sessions" => {
+            let host = fixtures::local_host(Chain::allow(1));
+            for sessions in [1usize, 10, 100, 1000] {
+                let per = (n / sessions).max(2);
+                let (us, mem, per_open) = sessions_load(&host, &call, sessions, per).await;
+                println!(
+                    "{sessions:>5} sessions x {per:>5}: {us:>8.1} µs/emission, {:.0} B, {:.0} allocs per emission, {per_open:.0} B per open session",
+                    mem.0, mem.1
+                );
+            }
+        }
         other => panic!("unknown --profile target {other:?}"),
     }
 }
@@ -841,7 +852,7 @@ async fn growth(plan: Plan, ep: &Endpoints, floor_channel: &tonic::transport::Ch
 
     // Sessions: open N at once, each emitting concurrently.
     for sessions in [1usize, 1000] {
-        let per_session = (2000 * s / 4).div_ceil(sessions).max(2);
+        let per_session = (2500 * s).div_ceil(sessions).max(10);
         let local = fixtures::local_host(Chain::allow(1));
         let remote =
             fixtures::remote_host(&ep.allow, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
@@ -861,8 +872,9 @@ async fn growth(plan: Plan, ep: &Endpoints, floor_channel: &tonic::transport::Ch
 }
 
 /// Opens `sessions` sessions of `host` (started), then runs `per_session`
-/// emissions in each, all sessions at once. Returns wall time per
-/// emission (µs), allocations per emission, and live bytes per open session.
+/// emissions in each, all sessions released at once (their tasks are
+/// spawned first). Returns wall time per emission (µs), allocations per
+/// emission, and live bytes per open session.
 async fn sessions_load(
     host: &Host,
     call: &hookwire_client::ToolCall,
@@ -880,13 +892,13 @@ async fn sessions_load(
         let e = s.start([fixtures::TOOL]).await.expect("start");
         assert!(e.proceeds());
     }
-    let region = Region::new(GLOBAL);
-    let start = Instant::now();
+    let gate = Arc::new(tokio::sync::Barrier::new(sessions + 1));
     let handles: Vec<_> = open
         .iter()
         .map(|s| {
-            let (s, call) = (s.clone(), call.clone());
+            let (s, call, gate) = (s.clone(), call.clone(), gate.clone());
             tokio::spawn(async move {
+                gate.wait().await;
                 for _ in 0..per_session {
                     let e = s.pre_tool_call(&call).await.expect("emits");
                     assert!(e.proceeds());
@@ -894,10 +906,25 @@ async fn sessions_load(
             })
         })
         .collect();
+    released(gate, handles, sessions * per_session, per_open).await
+}
+
+/// Releases the session tasks waiting at `gate` all at once and times
+/// them to the end: (µs per emission, allocations per emission, the
+/// given live bytes per open session).
+async fn released(
+    gate: Arc<tokio::sync::Barrier>,
+    handles: Vec<tokio::task::JoinHandle<()>>,
+    emissions: usize,
+    per_open: f64,
+) -> (f64, (f64, f64), f64) {
+    let region = Region::new(GLOBAL);
+    let start = Instant::now();
+    gate.wait().await;
     for h in handles {
         h.await.expect("session task");
     }
-    let total = (sessions * per_session) as f64;
+    let total = emissions as f64;
     let us = start.elapsed().as_secs_f64() * 1e6 / total;
     let st = region.change();
     let mem = (
@@ -925,27 +952,18 @@ async fn canon_sessions_load(
         });
     }
     let per_open = measure::live_bytes(&region) / sessions as f64;
-    let region = Region::new(GLOBAL);
-    let start = Instant::now();
+    let gate = Arc::new(tokio::sync::Barrier::new(sessions + 1));
     let handles: Vec<_> = open
         .into_iter()
         .map(|mut op| {
+            let gate = gate.clone();
             tokio::spawn(async move {
+                gate.wait().await;
                 for _ in 0..per_session {
                     measure::Op::once(&mut op).await;
                 }
             })
         })
         .collect();
-    for h in handles {
-        h.await.expect("session task");
-    }
-    let total = (sessions * per_session) as f64;
-    let us = start.elapsed().as_secs_f64() * 1e6 / total;
-    let st = region.change();
-    let mem = (
-        (st.bytes_allocated as f64 + st.bytes_reallocated.max(0) as f64) / total,
-        (st.allocations + st.reallocations) as f64 / total,
-    );
-    (us, mem, per_open)
+    released(gate, handles, sessions * per_session, per_open).await
 }
