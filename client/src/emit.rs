@@ -34,7 +34,9 @@ pub(crate) async fn emit(host: &HostInner, mut ctx: AgentContext) -> Emission {
     if let Err(e) = ctx.validate().and_then(|()| ctx.check_limits(&host.limits)) {
         return reject(host, ctx, chain.len(), &e);
     }
-    let needs_wire = chain.iter().any(|b| b.is_remote());
+    // The last remote binding takes the encoded request instead of a copy.
+    let last_remote = chain.iter().rposition(|b| b.is_remote());
+    let needs_wire = last_remote.is_some();
     let mut wire = WireCache::default();
     if needs_wire && let Err(e) = wire.encode(0, &ctx) {
         return reject(host, ctx, chain.len(), &e);
@@ -58,9 +60,10 @@ pub(crate) async fn emit(host: &HostInner, mut ctx: AgentContext) -> Emission {
         step = match step {
             Step::Dispatch(i) => {
                 let binding = &chain[i];
+                let last = last_remote == Some(i);
                 let request = binding
                     .is_remote()
-                    .then(|| wire.request(composer.context_generation(), &ctx));
+                    .then(|| wire.request(composer.context_generation(), &ctx, last));
                 let d = binding.dispatch(&ctx, request).await;
                 if !d.extensions.is_empty() {
                     extensions.push((binding.name.clone(), d.extensions));
@@ -69,8 +72,9 @@ pub(crate) async fn emit(host: &HostInner, mut ctx: AgentContext) -> Emission {
             }
             Step::DispatchAll => {
                 let generation = composer.context_generation();
-                let calls = chain.iter().map(|b| {
-                    let request = b.is_remote().then(|| wire.request(generation, &ctx));
+                let calls = chain.iter().enumerate().map(|(i, b)| {
+                    let last = last_remote == Some(i);
+                    let request = b.is_remote().then(|| wire.request(generation, &ctx, last));
                     b.dispatch(&ctx, request)
                 });
                 let results = join_all(calls).await;
@@ -260,13 +264,55 @@ impl WireCache {
         result
     }
 
-    fn request(&mut self, generation: u64, ctx: &AgentContext) -> Result<PointRequest, HostError> {
+    /// The request for the context at `generation`: a copy, or (`last`,
+    /// for the last remote binding of the chain) the cached request itself;
+    /// a later call re-encodes.
+    fn request(
+        &mut self,
+        generation: u64,
+        ctx: &AgentContext,
+        last: bool,
+    ) -> Result<PointRequest, HostError> {
         if self.cached.as_ref().is_none_or(|(g, _)| *g != generation) {
             let _ = self.encode(generation, ctx);
         }
-        match &self.cached {
-            Some((_, r)) => r.clone(),
-            None => Err(HostError::ContextInvalid),
-        }
+        let request = if last {
+            self.cached.take().map(|(_, r)| r)
+        } else {
+            self.cached.as_ref().map(|(_, r)| r.clone())
+        };
+        request.unwrap_or(Err(HostError::ContextInvalid))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ctx() -> AgentContext {
+        AgentContext::from_json(json!({
+            "spec": "agent-hooks/0.1",
+            "interception_point": "pre_tool_call",
+            "timestamp": "2026-06-19T14:03:11.123Z",
+            "sequence": 1,
+            "agent": {"id": "a", "framework": "hookwire"},
+            "session": {"id": "s"},
+            "tool_call": {"id": "c1", "name": "bash", "args": {"cmd": "ls"}},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_last_remote_takes_the_request_and_a_later_call_re_encodes() {
+        let ctx = ctx();
+        let expected = context_to_request(&ctx).unwrap();
+        let mut wire = WireCache::default();
+        wire.encode(0, &ctx).unwrap();
+        assert_eq!(wire.request(0, &ctx, false), Ok(expected.clone()));
+        assert!(wire.cached.is_some(), "a copy leaves the cache in place");
+        assert_eq!(wire.request(0, &ctx, true), Ok(expected.clone()));
+        assert!(wire.cached.is_none(), "the last remote takes it");
+        assert_eq!(wire.request(0, &ctx, true), Ok(expected));
     }
 }
