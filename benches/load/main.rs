@@ -235,7 +235,11 @@ fn main() {
     println!("{text}");
     if write {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/BENCHMARKS.md");
-        std::fs::write(path, report.markdown(&text)).expect("write BENCHMARKS.md");
+        let notes = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|old| report::kept_notes(&old));
+        std::fs::write(path, report.markdown(&text, notes.as_deref()))
+            .expect("write BENCHMARKS.md");
         eprintln!("wrote {path}");
     }
     println!("{}", report.ratios_line());

@@ -242,8 +242,9 @@ impl Report {
         line
     }
 
-    /// The whole `BENCHMARKS.md`.
-    pub fn markdown(&self, tables: &str) -> String {
+    /// The whole `BENCHMARKS.md`: generated sections, then the notes kept
+    /// from the previous file (or an empty notes section).
+    pub fn markdown(&self, tables: &str, notes: Option<&str>) -> String {
         let mut s = String::new();
         s.push_str(
             "# hookwire benchmarks\n\n\
@@ -253,9 +254,25 @@ impl Report {
         let _ = writeln!(s, "{}\n", machine());
         s.push_str(tables);
         s.push_str(METHOD);
-        let _ = writeln!(s, "\n```text\n{}\n```", self.ratios_line());
+        let _ = writeln!(s, "\n```text\n{}\n```\n", self.ratios_line());
+        match notes {
+            Some(kept) => s.push_str(kept),
+            None => {
+                s.push_str(NOTES_MARK);
+                s.push('\n');
+            }
+        }
         s
     }
+}
+
+/// Where the hand-written part of `BENCHMARKS.md` starts.
+const NOTES_MARK: &str =
+    "<!-- Written by hand from here on: `cargo bench --bench load` keeps this part. -->";
+
+/// The hand-written tail of a previous `BENCHMARKS.md`, marker included.
+pub fn kept_notes(old: &str) -> Option<String> {
+    old.find(NOTES_MARK).map(|i| old[i..].to_owned())
 }
 
 fn row(s: &mut String, r: &GrowthRow) {
@@ -280,7 +297,9 @@ const METHOD: &str = "
   use a 2-worker tokio runtime.
 - The floor carries exactly the request bytes hookwire sends for the same
   context, on a channel configured like hookwire's (`tcp_nodelay`, same
-  keep-alive), without hookwire's per-call deadline.
+  keep-alive), without hookwire's per-call deadline. The first two rows
+  show what that deadline (`grpc-timeout` header plus a local timeout)
+  costs the bare transport, and hookwire against a floor that carries it.
 - In-process comparisons use the same interceptors on both sides (an
   allow, and a rewrite of `$target.cmd`), the same identity provider
   (`jcs-sha256`), the same 5000 ms per-interceptor timeout, and build the
@@ -291,6 +310,10 @@ const METHOD: &str = "
   both; every ratio is a ratio of medians from the same run.
   `overhead_vs_canonical` is the geometric mean of the three in-process
   cases; `throughput_vs_tonic` is the 64-session case.
+- Throughput: each session (or tonic task) calls in a loop for a fixed
+  window; rates are medians over alternating rounds on one channel. CPU
+  per call is the user + system time of each process over the rounds
+  (`/proc/<pid>/stat`) divided by the calls made.
 - The process-per-hook baseline spawns `hookwire-command-hook`
   (`benches/support/command_hook.rs`) per decision: the host serializes the
   context, writes it to the program's stdin and parses the verdict it
