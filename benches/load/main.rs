@@ -20,7 +20,8 @@
 //! It prints one report, writes it to `BENCHMARKS.md`, and ends with the
 //! `ratios:` line. The child process runs the same binary with `--serve`.
 //!
-//! Flags (after `--`): `--quick` (fewer rounds, a smoke run); `--no-write`
+//! Flags (after `--`): `--quick` (fewer rounds, a smoke run that leaves
+//! `BENCHMARKS.md` alone); `--no-write`
 //! (leave `BENCHMARKS.md` alone); `--only <section>` (one of `deadline`,
 //! `remote`, `local`, `fanout`, `throughput`, `spawn`, `growth`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
@@ -188,17 +189,14 @@ fn main() {
     if args.iter().any(|a| a == "--serve") {
         serve::run();
     }
-    let plan = if args.iter().any(|a| a == "--quick") {
-        QUICK
-    } else {
-        FULL
-    };
+    let quick = args.iter().any(|a| a == "--quick");
+    let plan = if quick { QUICK } else { FULL };
     let only = args
         .iter()
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1).cloned());
-    // A partial run never overwrites the report.
-    let write = !args.iter().any(|a| a == "--no-write") && only.is_none();
+    // A smoke run or a partial run never overwrites the report.
+    let write = !args.iter().any(|a| a == "--no-write") && !quick && only.is_none();
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
