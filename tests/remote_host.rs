@@ -502,7 +502,12 @@ async fn slow_service_is_interceptor_timeout_within_the_bound() {
     let started = Instant::now();
     let e = session.start(["bash"]).await.unwrap();
     let took = started.elapsed();
-    assert_eq!(e.reason(), Some("host_error:interceptor_timeout"));
+    assert_eq!(
+        e.reason(),
+        Some("host_error:interceptor_timeout"),
+        "{:?}",
+        e.verdict().message
+    );
     assert!(
         took >= Duration::from_millis(200) && took < Duration::from_millis(1500),
         "{took:?}"
@@ -706,7 +711,12 @@ async fn a_timed_out_call_is_cancelled_on_the_service() {
         .unwrap();
     let session = h.session("s-cancel").unwrap();
     let e = session.start(["bash"]).await.unwrap();
-    assert_eq!(e.reason(), Some("host_error:interceptor_timeout"));
+    assert_eq!(
+        e.reason(),
+        Some("host_error:interceptor_timeout"),
+        "{:?}",
+        e.verdict().message
+    );
     let deadline = Instant::now() + Duration::from_secs(2);
     while service.dropped.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
