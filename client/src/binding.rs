@@ -29,6 +29,21 @@ pub struct InterceptorBinding {
     pub(crate) points: Option<BTreeSet<InterceptionPoint>>,
     /// Static gRPC metadata for every call (remote bindings only).
     pub(crate) metadata: Vec<(String, String)>,
+    /// TLS settings for an `https://` endpoint (remote bindings only).
+    pub(crate) tls: Option<TlsConfig>,
+}
+
+/// How a host verifies an interceptor service reached over `https://`.
+/// Without one, an `https://` endpoint is verified against the public Web
+/// PKI roots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsConfig {
+    /// PEM certificate(s) of the authority that signs the service's
+    /// certificate; replaces the public roots when set.
+    pub ca_pem: Option<Vec<u8>>,
+    /// The name the service's certificate must carry, when it differs from
+    /// the endpoint's host (e.g. an IP endpoint with a named certificate).
+    pub domain_name: Option<String>,
 }
 
 pub(crate) enum BindingKind {
@@ -58,6 +73,7 @@ impl InterceptorBinding {
             timeout: TimeoutSetting::Default,
             points: None,
             metadata: Vec::new(),
+            tls: None,
         }
     }
 
@@ -69,6 +85,7 @@ impl InterceptorBinding {
             timeout: TimeoutSetting::Default,
             points: None,
             metadata: Vec::new(),
+            tls: None,
         }
     }
 
@@ -95,6 +112,13 @@ impl InterceptorBinding {
     /// ASCII; on an in-process binding it is a build error.
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.metadata.push((key.into(), value.into()));
+        self
+    }
+
+    /// Verifies the service's certificate with `tls` instead of the public
+    /// roots (remote `https://` bindings only; a build error otherwise).
+    pub fn tls(mut self, tls: TlsConfig) -> Self {
+        self.tls = Some(tls);
         self
     }
 

@@ -446,6 +446,13 @@ impl HostBuilder {
                 return Err(Error::ZeroTimeout(b.name));
             }
             let target = match b.kind {
+                BindingKind::Local(_) if b.tls.is_some() => {
+                    return Err(Error::InvalidEndpoint {
+                        name: b.name,
+                        endpoint: String::new(),
+                        reason: "TLS settings apply to remote bindings only".into(),
+                    });
+                }
                 BindingKind::Local(_) if !b.metadata.is_empty() => {
                     return Err(Error::InvalidMetadata {
                         name: b.name,
@@ -454,9 +461,12 @@ impl HostBuilder {
                     });
                 }
                 BindingKind::Local(i) => Target::Local(i),
-                BindingKind::Remote(url) => {
-                    Target::Remote(RemoteInterceptor::new(&b.name, &url, &b.metadata)?)
-                }
+                BindingKind::Remote(url) => Target::Remote(RemoteInterceptor::new(
+                    &b.name,
+                    &url,
+                    &b.metadata,
+                    b.tls.as_ref(),
+                )?),
             };
             bindings.push(Arc::new(Binding {
                 name: b.name,

@@ -57,7 +57,7 @@ pub use agent::{
 };
 pub use approval::{ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 pub use approval_stream::{SeenEvent, StreamFailure, StreamResolver, StreamResolverBuilder};
-pub use binding::{DEFAULT_TIMEOUT, InterceptorBinding};
+pub use binding::{DEFAULT_TIMEOUT, InterceptorBinding, TlsConfig};
 pub use emission::Emission;
 pub use error::Error;
 pub use host::{Host, HostBuilder};

@@ -14,8 +14,9 @@ use hookwire::pb::interceptor_client::InterceptorClient;
 use hookwire::wire::{InterceptorResponse, Manifest, PointRequest};
 use hookwire::{HostError, InvalidVerdict};
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
+use crate::binding::TlsConfig;
 use crate::error::Error;
 
 /// How a remote call failed; each maps to one reserved reason (§6.3).
@@ -56,6 +57,7 @@ impl RemoteInterceptor {
         name: &str,
         endpoint: &str,
         metadata: &[(String, String)],
+        tls: Option<&TlsConfig>,
     ) -> Result<Self, Error> {
         let invalid = |reason: String| Error::InvalidEndpoint {
             name: name.to_owned(),
@@ -73,6 +75,13 @@ impl RemoteInterceptor {
                 "expected an absolute http:// or https:// URL".into(),
             ));
         }
+        let ep = match (ep.uri().scheme_str(), tls) {
+            (Some("https"), tls) => ep
+                .tls_config(client_tls(tls))
+                .map_err(|e| invalid(format!("TLS settings refused: {e}")))?,
+            (_, Some(_)) => return Err(invalid("TLS settings need an https:// endpoint".into())),
+            (_, None) => ep,
+        };
         let mut map = MetadataMap::new();
         for (key, value) in metadata {
             let (key, value) =
@@ -185,6 +194,20 @@ impl RemoteInterceptor {
             .into_inner();
         Manifest::try_from(manifest).map_err(|e| e.to_string())
     }
+}
+
+/// The client TLS settings for an `https://` endpoint: the given authority,
+/// or the public Web PKI roots.
+fn client_tls(tls: Option<&TlsConfig>) -> ClientTlsConfig {
+    let mut config = ClientTlsConfig::new();
+    match tls.and_then(|t| t.ca_pem.as_ref()) {
+        Some(pem) => config = config.ca_certificate(Certificate::from_pem(pem)),
+        None => config = config.with_webpki_roots(),
+    }
+    if let Some(name) = tls.and_then(|t| t.domain_name.as_ref()) {
+        config = config.domain_name(name.clone());
+    }
+    config
 }
 
 /// Whether a failed call ended because its deadline passed (§6.3

@@ -19,6 +19,7 @@ use crate::service::InterceptorService;
 #[derive(Debug)]
 pub struct RunningServer {
     addr: SocketAddr,
+    tls: bool,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<Result<(), Error>>>,
 }
@@ -31,6 +32,7 @@ impl RunningServer {
     ) -> Self {
         Self {
             addr,
+            tls: false,
             stop: Some(stop),
             task: Some(task),
         }
@@ -41,9 +43,17 @@ impl RunningServer {
         self.addr
     }
 
-    /// The URL a gRPC client connects to, `http://127.0.0.1:PORT`.
+    /// Marks a server that speaks TLS, so its endpoint is `https://`.
+    pub(crate) fn with_tls(mut self, tls: bool) -> Self {
+        self.tls = tls;
+        self
+    }
+
+    /// The URL a gRPC client connects to: `http://127.0.0.1:PORT`, or
+    /// `https://` when the server was built with [`Server::tls`](crate::Server::tls).
     pub fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Stops accepting connections, lets calls in flight complete, and

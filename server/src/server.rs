@@ -36,6 +36,7 @@ use crate::service::InterceptorService;
 pub struct Server<L = Identity> {
     inner: tonic::transport::Server<L>,
     max_message_bytes: usize,
+    tls: bool,
 }
 
 impl Server<Identity> {
@@ -45,6 +46,7 @@ impl Server<Identity> {
         Self {
             inner: tonic::transport::Server::builder(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            tls: false,
         }
     }
 }
@@ -88,12 +90,27 @@ impl<L> Server<L> {
         }
     }
 
+    /// Serves over TLS with this PEM certificate chain and private key, so
+    /// hosts reach the service at `https://` (see the host's `TlsConfig`).
+    pub fn tls(self, cert_pem: impl AsRef<[u8]>, key_pem: impl AsRef<[u8]>) -> Result<Self, Error> {
+        let identity = tonic::transport::Identity::from_pem(cert_pem, key_pem);
+        let inner = self
+            .inner
+            .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
+        Ok(Self {
+            inner,
+            tls: true,
+            ..self
+        })
+    }
+
     /// Adds a tower layer around every request (tracing, auth, metrics,
     /// rate limits, ...). Layers added later wrap those added earlier.
     pub fn layer<N>(self, layer: N) -> Server<Stack<N, L>> {
         Server {
             inner: self.inner.layer(layer),
             max_message_bytes: self.max_message_bytes,
+            tls: self.tls,
         }
     }
 
@@ -112,6 +129,7 @@ impl<L> Server<L> {
         Router {
             inner: router,
             health,
+            tls: self.tls,
         }
     }
 }
@@ -121,6 +139,7 @@ impl<L> Server<L> {
 pub struct Router<L = Identity> {
     inner: tonic::transport::server::Router<L>,
     health: ServerHealth,
+    tls: bool,
 }
 
 impl<L> Router<L> {
@@ -180,12 +199,13 @@ where
             .map_err(|source| Error::Bind { addr, source })?;
         let local = listener.local_addr().map_err(Error::LocalAddr)?;
         self.health.serving().await;
+        let self_tls = self.tls;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(self.run(listener, async move {
             // A dropped sender is a shutdown request too.
             let _ = stopped.await;
         }));
-        Ok(RunningServer::new(local, stop, task))
+        Ok(RunningServer::new(local, stop, task).with_tls(self_tls))
     }
 
     /// Serves until `signal`, with health already marked `SERVING`.

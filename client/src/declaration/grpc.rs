@@ -13,10 +13,12 @@
 //! }
 //! ```
 //!
-//! - `endpoint` (required): an absolute `http://` URL. This build has no
-//!   TLS stack, so `https://` endpoints and a `tls` member are refused with
-//!   a finding that says so; put a TLS-terminating proxy on loopback in
-//!   front of a remote service instead.
+//! - `endpoint` (required): an absolute `http://` or `https://` URL.
+//! - `tls` (optional, `https://` only): `{"ca_file": PATH, "domain_name":
+//!   NAME}` — the PEM file of the authority that signs the service's
+//!   certificate (read when the document loads; without it the public Web
+//!   PKI roots verify the service) and the name its certificate must carry
+//!   when it differs from the endpoint's host.
 //! - `metadata` (optional): gRPC headers sent on every call, `Describe`
 //!   included. A value is never written in the document: each names the
 //!   environment variable holding it (`env`), with an optional literal
@@ -36,7 +38,7 @@ use hookwire::wire::InterceptorResponse;
 use serde_json::{Map, Value};
 
 use super::registry::BindingContext;
-use crate::binding::InterceptorBinding;
+use crate::binding::{InterceptorBinding, TlsConfig};
 use crate::interceptor::{BoxError, interceptor_fn};
 use crate::remote::metadata_entry;
 
@@ -60,12 +62,6 @@ pub(crate) fn resolve_grpc(
     if let Some(unknown) = config.keys().find(|k| !GRPC_MEMBERS.contains(&k.as_str())) {
         return Err(format!("config member {unknown:?} is unknown"));
     }
-    if config.contains_key("tls") {
-        return Err(
-            "config.tls: TLS is not part of this build of hookwire; reach the service through a TLS-terminating proxy on loopback"
-                .into(),
-        );
-    }
     let endpoint = match config.get("endpoint") {
         Some(Value::String(s)) => s,
         Some(_) => return Err("config.endpoint must be a string".into()),
@@ -73,6 +69,12 @@ pub(crate) fn resolve_grpc(
     };
     check_endpoint(endpoint)?;
     let mut binding = InterceptorBinding::remote(ctx.id, endpoint.as_str());
+    if let Some(tls) = config.get("tls") {
+        if !endpoint.starts_with("https://") {
+            return Err("config.tls applies to https:// endpoints only".into());
+        }
+        binding = binding.tls(tls_config(tls)?);
+    }
     match config.get("metadata") {
         None => {}
         Some(Value::Object(headers)) => {
@@ -88,16 +90,47 @@ pub(crate) fn resolve_grpc(
     Ok(binding)
 }
 
-/// An absolute `http://` URL with a host; the reason never quotes it.
-fn check_endpoint(endpoint: &str) -> Result<(), String> {
-    if endpoint.starts_with("https://") {
-        return Err(
-            "config.endpoint: https endpoints need TLS, which this build of hookwire does not include"
-                .into(),
-        );
+/// `{"ca_file"?: PATH, "domain_name"?: NAME}`; findings never quote the
+/// path or the name.
+fn tls_config(tls: &Value) -> Result<TlsConfig, String> {
+    let Some(tls) = tls.as_object() else {
+        return Err("config.tls must be an object".into());
+    };
+    if let Some(unknown) = tls
+        .keys()
+        .find(|k| !["ca_file", "domain_name"].contains(&k.as_str()))
+    {
+        return Err(format!(
+            "config.tls: member {unknown:?} is unknown (expected ca_file and domain_name)"
+        ));
     }
-    let Some(rest) = endpoint.strip_prefix("http://") else {
-        return Err("config.endpoint must be an absolute http:// URL".into());
+    let ca_pem = match tls.get("ca_file") {
+        None => None,
+        Some(Value::String(path)) => Some(
+            std::fs::read(path)
+                .map_err(|e| format!("config.tls.ca_file cannot be read ({})", e.kind()))?,
+        ),
+        Some(_) => return Err("config.tls.ca_file must be a string".into()),
+    };
+    let domain_name = match tls.get("domain_name") {
+        None => None,
+        Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
+        Some(_) => return Err("config.tls.domain_name must be a non-empty string".into()),
+    };
+    Ok(TlsConfig {
+        ca_pem,
+        domain_name,
+    })
+}
+
+/// An absolute `http://` or `https://` URL with a host; the reason never
+/// quotes it.
+fn check_endpoint(endpoint: &str) -> Result<(), String> {
+    let Some(rest) = endpoint
+        .strip_prefix("http://")
+        .or_else(|| endpoint.strip_prefix("https://"))
+    else {
+        return Err("config.endpoint must be an absolute http:// or https:// URL".into());
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let valid = !authority.is_empty()
@@ -105,7 +138,8 @@ fn check_endpoint(endpoint: &str) -> Result<(), String> {
         && tonic::transport::Endpoint::from_shared(endpoint.to_owned()).is_ok();
     if !valid {
         return Err(
-            "config.endpoint must be an absolute http:// URL with a host and no user info".into(),
+            "config.endpoint must be an absolute http(s):// URL with a host and no user info"
+                .into(),
         );
     }
     Ok(())

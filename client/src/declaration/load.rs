@@ -205,8 +205,9 @@ impl DeclaredHostBuilder {
                     format!("binding {:?} (kind {:?}) rejected: {detail}", b.id, b.kind),
                 )
             };
-            let remote = RemoteInterceptor::new(&b.id, url, &binding.metadata)
-                .map_err(|_| rejected("the endpoint or metadata is invalid"))?;
+            let remote =
+                RemoteInterceptor::new(&b.id, url, &binding.metadata, binding.tls.as_ref())
+                    .map_err(|_| rejected("the endpoint or metadata is invalid"))?;
             let manifest = remote
                 .describe(describe_timeout)
                 .await

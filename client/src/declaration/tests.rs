@@ -463,7 +463,12 @@ async fn binding_rejected_by_resolvers_without_echoing_config() {
             grpc(json!({})),
             grpc(json!(SECRET)),
             grpc(json!({"endpoint": format!("ftp://{SECRET}")})),
-            grpc(json!({"endpoint": format!("https://{SECRET}.example:443")})),
+            grpc(
+                json!({"endpoint": "https://127.0.0.1:1", "tls": {"ca_file": format!("/{SECRET}.pem")}}),
+            ),
+            grpc(json!({"endpoint": "https://127.0.0.1:1", "tls": {"key": SECRET}})),
+            grpc(json!({"endpoint": "https://127.0.0.1:1", "tls": {"domain_name": 7}})),
+            grpc(json!({"endpoint": "https://127.0.0.1:1", "tls": SECRET})),
             grpc(json!({"endpoint": "http://127.0.0.1:1", "tls": {"ca_file": SECRET}})),
             grpc(json!({"endpoint": "http://127.0.0.1:1", "password": SECRET})),
             grpc(json!({"endpoint": "http://127.0.0.1:1", "metadata": {"authorization": SECRET}})),
