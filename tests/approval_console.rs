@@ -11,7 +11,7 @@ mod console;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hookwire::{AgentContext, InterceptionPoint, ResolvedBy, Verdict};
+use hookwire::ResolvedBy;
 use hookwire_client::{StreamResolver, ToolCall};
 use hookwire_server::approval::ApprovalServer;
 use serde_json::json;
@@ -20,14 +20,9 @@ use common::Scripted;
 
 #[tokio::test]
 async fn an_operator_approves_edits_and_rejects_from_the_console() {
-    let policy = Scripted::new("policy", |ctx: &AgentContext| match ctx.point() {
-        InterceptionPoint::PreToolCall => {
-            Verdict::escalate("needs_approval").with_message("large transfer")
-        }
-        _ => Verdict::allow(),
-    })
-    .serve()
-    .await;
+    let policy = Scripted::escalating_tool_calls("policy", "needs_approval", "large transfer")
+        .serve()
+        .await;
     let service = ApprovalServer::new()
         .spawn_local()
         .await

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use hookwire::{AgentContext, InterceptionPoint, InterceptionRecord, ResolvedBy, Verdict};
+use hookwire::{InterceptionPoint, InterceptionRecord, ResolvedBy};
 use hookwire_client::{
     Agent, InputRole, ModelResponse, StreamResolver, ToolCall, Tools, model_fn, tool_fn,
 };
@@ -96,12 +96,11 @@ async fn click(url: &str, action: &str) -> Shown {
 /// the page. Returns what the page showed, the tool invocation count, and
 /// the pre_tool_call record.
 async fn run(action: &str) -> (Shown, usize, InterceptionRecord) {
-    let policy = Scripted::new("policy", |ctx: &AgentContext| match ctx.point() {
-        InterceptionPoint::PreToolCall => {
-            Verdict::escalate("large_transfer").with_message("transfers over 50 need a human")
-        }
-        _ => Verdict::allow(),
-    })
+    let policy = Scripted::escalating_tool_calls(
+        "policy",
+        "large_transfer",
+        "transfers over 50 need a human",
+    )
     .serve()
     .await;
     let service = ApprovalServer::new()

@@ -34,6 +34,17 @@ impl Scripted {
         }
     }
 
+    /// Escalates every tool call (a liftable deny with `reason` and
+    /// `message`) and allows everything else.
+    pub fn escalating_tool_calls(name: &str, reason: &'static str, message: &'static str) -> Self {
+        Self::new(name, move |ctx| match ctx.point() {
+            hookwire::InterceptionPoint::PreToolCall => {
+                Verdict::escalate(reason).with_message(message)
+            }
+            _ => Verdict::allow(),
+        })
+    }
+
     pub fn allow_all(name: &str) -> Self {
         Self::new(name, |_| Verdict::allow())
     }
