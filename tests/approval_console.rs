@@ -2,7 +2,7 @@
 //! by a script on its input, against a real approval service and a host
 //! waiting on it.
 
-mod common;
+use hookwire_testkit as common;
 
 #[allow(dead_code)]
 #[path = "../examples/approval_console.rs"]

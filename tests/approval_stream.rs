@@ -3,7 +3,7 @@
 //! approvers in process (the queue's Rust API) and over gRPC (`Watch`,
 //! `Decide`). Every server is real and on 127.0.0.1.
 
-mod common;
+use hookwire_testkit as common;
 
 use std::collections::HashSet;
 use std::net::SocketAddr;

@@ -9,9 +9,9 @@
 //! with a message saying so: it is part of the default suite and never
 //! skips silently.
 
-mod common;
+use hookwire_testkit as common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use common::Scripted;
 
 fn web_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web")
+    common::workspace_root().join("tests/web")
 }
 
 fn chromium() -> PathBuf {

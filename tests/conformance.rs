@@ -113,7 +113,7 @@ fn main() -> ExitCode {
     print!("{}", report.table());
     let summary = report.summary();
     if std::env::var_os("HOOKWIRE_WRITE_CONFORMANCE").is_some_and(|v| v == "1") {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("CONFORMANCE.md");
+        let path = hookwire_testkit::workspace_root().join("CONFORMANCE.md");
         if let Err(e) = std::fs::write(&path, report.markdown(&results)) {
             eprintln!("conformance: cannot write {}: {e}", path.display());
             return ExitCode::FAILURE;
@@ -874,7 +874,7 @@ fn silence_expected_panics() {
 
 /// Loads the vectors, fetching them first when they are absent.
 fn load_vectors() -> Result<Vec<Value>, String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = hookwire_testkit::workspace_root();
     let dir: PathBuf = match std::env::var_os("HOOKWIRE_CTK_VECTORS") {
         Some(d) => d.into(),
         None => root.join(".cache/ctk/vectors"),

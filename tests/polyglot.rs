@@ -57,7 +57,7 @@ impl Lang {
     }
 
     fn command(self) -> Command {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let root = hookwire_testkit::workspace_root();
         let (program, script, needs) = match self {
             Self::Python => (
                 root.join(".cache/venv/bin/python"),

@@ -2,7 +2,7 @@
 //! reaches the service with its fields, verdicts are applied to the action,
 //! and every failure mode fails closed with its reserved reason.
 
-mod common;
+use hookwire_testkit as common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

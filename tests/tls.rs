@@ -2,7 +2,7 @@
 //! certificate it verifies against the authority it was given, and fails
 //! closed when it cannot verify it.
 
-mod common;
+use hookwire_testkit as common;
 
 use common::{Scripted, host};
 use hookwire_client::{InterceptorBinding, TlsConfig};

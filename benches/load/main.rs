@@ -232,7 +232,7 @@ fn main() {
     let text = report.render(elapsed);
     println!("{text}");
     if write {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/BENCHMARKS.md");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../BENCHMARKS.md");
         let notes = std::fs::read_to_string(path)
             .ok()
             .and_then(|old| report::kept_notes(&old));

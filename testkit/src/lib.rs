@@ -1,8 +1,8 @@
-//! Shared fixtures for the integration tests: scriptable interceptor
-//! services served for real on 127.0.0.1:0, and a host builder shortcut.
+//! Shared support for hookwire's tests: scriptable interceptor services
+//! served for real on 127.0.0.1:0, a host builder shortcut, and where the
+//! workspace keeps what `scripts/setup.sh` installs.
 
-#![allow(dead_code)]
-
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,11 +17,13 @@ use serde_json::{Value, json};
 pub struct Scripted {
     name: String,
     respond: Arc<dyn Fn(&AgentContext) -> Verdict + Send + Sync>,
+    /// Every context the service received, in arrival order.
     pub seen: Arc<Mutex<Vec<AgentContext>>>,
     delay: Option<Duration>,
 }
 
 impl Scripted {
+    /// A service named `name` answering every point with `respond`.
     pub fn new(
         name: &str,
         respond: impl Fn(&AgentContext) -> Verdict + Send + Sync + 'static,
@@ -45,19 +47,23 @@ impl Scripted {
         })
     }
 
+    /// A service that allows everything.
     pub fn allow_all(name: &str) -> Self {
         Self::new(name, |_| Verdict::allow())
     }
 
+    /// Sleeps `delay` before answering each call.
     pub fn with_delay(mut self, delay: Duration) -> Self {
         self.delay = Some(delay);
         self
     }
 
+    /// A copy of the contexts received so far.
     pub fn seen(&self) -> Vec<AgentContext> {
         self.seen.lock().unwrap().clone()
     }
 
+    /// Serves the service on 127.0.0.1:0 until the returned handle is shut down.
     pub async fn serve(self) -> RunningServer {
         spawn_local(self).await.expect("serve on 127.0.0.1:0")
     }
@@ -108,4 +114,11 @@ pub fn target_str<'a>(ctx: &'a AgentContext, key: &str) -> Option<&'a str> {
     ctx.target()
         .and_then(|t| t.get(key))
         .and_then(Value::as_str)
+}
+
+/// The workspace's root folder: where `scripts/setup.sh` leaves `.cache/`
+/// and where the committed reports (`CONFORMANCE.md`) live.
+pub fn workspace_root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.parent().map(PathBuf::from).unwrap_or(here)
 }
