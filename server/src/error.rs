@@ -4,6 +4,10 @@
 //! [`Error`]; it becomes a [`tonic::Status`] only at the gRPC edge, in
 //! [`Error::to_status`], so that the mapping the host relies on (§6.3:
 //! every error status is a fail-closed deny) lives in one place.
+//!
+//! [`Refusal`], why an approval queue turned a decision away, lives here
+//! too: it is part of [`Error::Refused`], and keeping it here lets every
+//! module depend on `error` without `error` depending back on `approval`.
 
 use std::io;
 use std::net::SocketAddr;
@@ -11,8 +15,6 @@ use std::net::SocketAddr;
 use hookwire::InvalidContext;
 use hookwire::wire::InvalidApprovalRequest;
 use tonic::Status;
-
-use crate::approval::Refusal;
 
 /// Why a request could not be answered or a server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +27,10 @@ pub enum Error {
     /// A hook (or the manifest) panicked while answering.
     #[error("interceptor panicked")]
     Panicked,
+    /// A hook returned an error instead of a response. What the error says
+    /// is logged on the server, never sent to the host.
+    #[error("interceptor failed")]
+    HookFailed,
     /// The listening socket could not be bound.
     #[error("cannot bind {addr}: {source}")]
     Bind {
@@ -71,6 +77,7 @@ impl Error {
                 Status::invalid_argument(self.to_string())
             }
             Self::Panicked => Status::internal("interceptor panicked"),
+            Self::HookFailed => Status::internal("interceptor failed"),
             Self::Refused { .. } => Status::failed_precondition(self.to_string()),
             Self::DuplicateRequest(_) => Status::already_exists(self.to_string()),
             Self::Bind { .. }
@@ -85,5 +92,38 @@ impl Error {
 impl From<Error> for Status {
     fn from(e: Error) -> Self {
         e.to_status()
+    }
+}
+
+/// Why an approval queue refused a decision or a notice
+/// ([`Error::Refused`]); the gRPC and web front ends report it by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// No such request was ever pending here (or it was forgotten).
+    UnknownRequest,
+    /// Someone decided first.
+    AlreadyResolved,
+    /// Its deadline had passed.
+    Expired,
+    /// It was withdrawn: cancelled, host gone, or failed.
+    Withdrawn,
+}
+
+impl Refusal {
+    /// A short lowercase name, for logs and the web page.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::UnknownRequest => "unknown_request",
+            Self::AlreadyResolved => "already_resolved",
+            Self::Expired => "expired",
+            Self::Withdrawn => "withdrawn",
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }

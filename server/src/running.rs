@@ -4,6 +4,9 @@
 //! port on 127.0.0.1 and returns a [`RunningServer`]: where to connect,
 //! and a handle that shuts the server down gracefully, explicitly with
 //! [`RunningServer::shutdown`] or implicitly when dropped.
+//!
+//! This module only holds the handle; the serving side
+//! ([`crate::server`]) creates it, so the dependency points one way.
 
 use std::net::SocketAddr;
 
@@ -11,8 +14,6 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
-use crate::server::Server;
-use crate::service::InterceptorService;
 
 /// A server serving in a tokio task. Dropping it starts a graceful
 /// shutdown without waiting for it; [`shutdown`](Self::shutdown) waits.
@@ -75,10 +76,4 @@ impl Drop for RunningServer {
             let _ = stop.send(());
         }
     }
-}
-
-/// Serves `service` with default settings on a free port of 127.0.0.1 in
-/// a background task. Must be called within a tokio runtime.
-pub async fn spawn_local<S: InterceptorService>(service: S) -> Result<RunningServer, Error> {
-    Server::builder().service(service).spawn_local().await
 }

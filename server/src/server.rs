@@ -10,6 +10,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use hookwire::Interceptor;
 use hookwire::pb::interceptor_server::InterceptorServer;
 use tokio::net::TcpListener;
 use tonic::body::Body;
@@ -25,7 +26,6 @@ use crate::adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
 use crate::error::Error;
 use crate::health::ServerHealth;
 use crate::running::RunningServer;
-use crate::service::InterceptorService;
 
 /// Transport settings and tower layers for an interceptor server; the
 /// starting point of `Server::builder().service(s).serve(addr)`.
@@ -80,8 +80,10 @@ impl<L> Server<L> {
     }
 
     /// Largest request decoded, in bytes (default
-    /// [`DEFAULT_MAX_MESSAGE_BYTES`]); larger ones fail with
-    /// `RESOURCE_EXHAUSTED`. Keep it above the hosts' context bound.
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`]); larger ones fail with `OUT_OF_RANGE`
+    /// (tonic's status for an oversized message) before any hook runs, which
+    /// the host fails closed as it does every error status. Keep it above
+    /// the hosts' context bound.
     #[must_use]
     pub fn max_message_size(self, bytes: usize) -> Self {
         Self {
@@ -116,12 +118,12 @@ impl<L> Server<L> {
 
     /// Mounts `service` (and the health service) and returns the router
     /// that serves them.
-    pub fn service<S: InterceptorService>(self, service: S) -> Router<L>
+    pub fn service<S: Interceptor>(self, service: S) -> Router<L>
     where
         L: Clone,
     {
         let (health, health_service) = ServerHealth::new();
-        let interceptor: InterceptorServer<GrpcAdapter<S>> = GrpcAdapter::new(service)
+        let interceptor: InterceptorServer<GrpcAdapter> = GrpcAdapter::new(service)
             .into_server()
             .max_decoding_message_size(self.max_message_bytes);
         let mut inner = self.inner;
@@ -132,6 +134,13 @@ impl<L> Server<L> {
             tls: self.tls,
         }
     }
+}
+
+/// Serves `service` with default settings on a free port of 127.0.0.1 in
+/// a background task: `Server::builder().service(service).spawn_local()`.
+/// Must be called within a tokio runtime.
+pub async fn spawn_local<S: Interceptor>(service: S) -> Result<RunningServer, Error> {
+    Server::builder().service(service).spawn_local().await
 }
 
 /// One interceptor service and its health service, ready to serve.

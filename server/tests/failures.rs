@@ -17,7 +17,7 @@ use tonic::Code;
 struct Fragile;
 
 #[async_trait]
-impl InterceptorService for Fragile {
+impl Interceptor for Fragile {
     type Response = Verdict;
     fn manifest(&self) -> Manifest {
         manifest("fragile", "0.1.0")
@@ -58,7 +58,7 @@ async fn a_panicking_hook_fails_its_call_and_the_server_keeps_serving() {
 struct NoManifest;
 
 #[async_trait]
-impl InterceptorService for NoManifest {
+impl Interceptor for NoManifest {
     type Response = Verdict;
     fn manifest(&self) -> Manifest {
         panic!("manifest bug")
@@ -82,7 +82,7 @@ async fn a_panicking_manifest_fails_describe_only() {
 struct Unreachable;
 
 #[async_trait]
-impl InterceptorService for Unreachable {
+impl Interceptor for Unreachable {
     type Response = Verdict;
     fn manifest(&self) -> Manifest {
         manifest("unreachable", "0.1.0")
@@ -138,7 +138,7 @@ async fn an_invalid_context_is_invalid_argument_without_values() {
 struct Slow;
 
 #[async_trait]
-impl InterceptorService for Slow {
+impl Interceptor for Slow {
     type Response = Verdict;
     fn manifest(&self) -> Manifest {
         manifest("slow", "0.1.0")
@@ -167,5 +167,28 @@ async fn a_call_over_the_timeout_is_cancelled() {
         .await
         .unwrap();
     assert_eq!(decision(&next), pb::Decision::Allow);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_request_over_the_size_bound_is_out_of_range_and_fails_alone() {
+    let server = Server::builder()
+        .max_message_size(1024)
+        .service(Unreachable)
+        .spawn_local()
+        .await
+        .unwrap();
+    let mut client = connect(server.endpoint()).await;
+    let mut big = common::pre_tool_call();
+    big.tool_call.as_mut().unwrap().args = common::jv(json!({"cmd": "x".repeat(4096)}));
+    let status = client.pre_tool_call(big).await.unwrap_err();
+    // tonic's status for an oversized message; the host fails it closed as
+    // it does every error status.
+    assert_eq!(status.code(), Code::OutOfRange, "{status:?}");
+
+    // The hook was never reached, and a small request is still decoded
+    // (and reaches the hook, which is why this one panics there).
+    let next = client.pre_tool_call(common::pre_tool_call()).await;
+    assert_eq!(next.unwrap_err().code(), Code::Internal);
     server.shutdown().await.unwrap();
 }

@@ -19,19 +19,15 @@ use std::time::Duration;
 use futures::Stream;
 use hookwire::pb;
 use hookwire::pb::approval_service_server::{ApprovalService, ApprovalServiceServer};
-use hookwire::wire::approval::{
-    outcome_to_pb, request_from_pb, request_to_pb, resolution_from_pb, resolution_to_pb,
-};
+use hookwire::approval::{StreamRequest, StreamResolution};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use super::queue::{
-    ApprovalQueue, CloseReason, HostDelivery, PendingApproval, QueueEvent, Refusal,
-};
+use super::queue::{ApprovalQueue, CloseReason, HostDelivery, PendingApproval, QueueEvent};
 use crate::adapter::DEFAULT_MAX_MESSAGE_BYTES;
-use crate::error::Error;
+use crate::error::{Error, Refusal};
 
 /// How often each side of a stream sends a heartbeat by default.
 pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
@@ -113,7 +109,11 @@ async fn closed(closing: &mut watch::Receiver<bool>) {
 /// The wire form of a pending request, with the time left now.
 pub(crate) fn pending_to_pb(p: &PendingApproval) -> pb::PendingApproval {
     pb::PendingApproval {
-        request: Some(request_to_pb(&p.id, &p.request, p.remaining())),
+        request: Some(pb::ApprovalRequest::from(&StreamRequest {
+            request_id: p.id.clone(),
+            request: p.request.clone(),
+            deadline: p.remaining(),
+        })),
         host: p.host.clone(),
         seen_by: p.seen_by.clone(),
     }
@@ -171,7 +171,7 @@ fn queue_event_to_pb(e: QueueEvent) -> pb::WatchEvent {
         } => Kind::Resolved(pb::Resolved {
             request_id: id,
             approver,
-            outcome: outcome_to_pb(outcome) as i32,
+            outcome: pb::ApprovalOutcome::from(outcome) as i32,
         }),
         QueueEvent::Closed { id, reason } => Kind::Closed(pb::Closed {
             request_id: id,
@@ -184,7 +184,7 @@ fn delivery_to_pb(d: HostDelivery) -> pb::ServiceMessage {
     use pb::service_message::Kind;
     down(match d {
         HostDelivery::Resolution(r) => {
-            Kind::Resolution(resolution_to_pb(&r.request_id, &r.resolution, &r.approver))
+            Kind::Resolution(pb::ApprovalResolution::from(&*r))
         }
         HostDelivery::Seen {
             request_id,
@@ -237,7 +237,7 @@ impl ApprovalService for ApprovalGrpc {
                             Some(Kind::Hello(h)) => link.set_name(h.name),
                             Some(Kind::Request(r)) => {
                                 let request_id = r.request_id.clone();
-                                let submitted = request_from_pb(r)
+                                let submitted = StreamRequest::try_from(r)
                                     .map_err(Error::from)
                                     .and_then(|r| link.submit(r.request_id, r.request, r.deadline));
                                 if let Err(e) = submitted {
@@ -310,7 +310,7 @@ impl ApprovalService for ApprovalGrpc {
                                 let _ = queue.seen(&s.request_id, &approver);
                             }
                             Some(Kind::Decide(d)) => {
-                                let decided = resolution_from_pb(d);
+                                let decided = StreamResolution::from(d);
                                 let result = queue.resolve(&decided.request_id, &approver, decided.resolution);
                                 let ack = pb::DecisionAck {
                                     request_id: decided.request_id,
@@ -362,7 +362,7 @@ impl ApprovalService for ApprovalGrpc {
         } else {
             m.approver
         };
-        let decided = resolution_from_pb(resolution);
+        let decided = StreamResolution::from(resolution);
         let result = self
             .queue
             .resolve(&decided.request_id, &approver, decided.resolution);

@@ -39,6 +39,8 @@ pub mod web;
 pub use grpc::{ApprovalGrpc, DEFAULT_HEARTBEAT_INTERVAL};
 pub use queue::{
     ApprovalQueue, CloseReason, HostDelivery, HostLink, MAX_DEADLINE, PendingApproval, QueueEvent,
-    Refusal, Subscription,
+    Subscription,
 };
+/// Why the queue refused a decision; defined with the crate's [`Error`](crate::Error).
+pub use crate::error::Refusal;
 pub use serve::{ApprovalServer, RunningApprovalServer};

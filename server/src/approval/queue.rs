@@ -27,14 +27,13 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
-use hookwire::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution};
-use hookwire::wire::StreamResolution;
+use hookwire::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution, StreamResolution};
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
-use crate::error::Error;
+use crate::error::{Error, Refusal};
 
 /// Longest deadline the queue honours; longer ones are cut to this.
 pub const MAX_DEADLINE: Duration = Duration::from_secs(24 * 60 * 60);
@@ -111,41 +110,13 @@ impl CloseReason {
     }
 }
 
-/// Why a decision or a notice was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Refusal {
-    /// No such request was ever pending here (or it was forgotten).
-    UnknownRequest,
-    /// Someone decided first.
-    AlreadyResolved,
-    /// Its deadline had passed.
-    Expired,
-    /// It was withdrawn: cancelled, host gone, or failed.
-    Withdrawn,
-}
-
-impl Refusal {
-    /// A short lowercase name, for logs and the web page.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::UnknownRequest => "unknown_request",
-            Self::AlreadyResolved => "already_resolved",
-            Self::Expired => "expired",
-            Self::Withdrawn => "withdrawn",
-        }
-    }
-
-    fn closed(reason: CloseReason) -> Self {
+impl From<CloseReason> for Refusal {
+    /// What a late decision for a request closed for `reason` is told.
+    fn from(reason: CloseReason) -> Self {
         match reason {
             CloseReason::Expired => Self::Expired,
             CloseReason::Cancelled | CloseReason::HostGone | CloseReason::Failed => Self::Withdrawn,
         }
-    }
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -447,7 +418,7 @@ impl ApprovalQueue {
 
     /// Removes `id` undecided and tells the subscribers why.
     fn close(&self, state: &mut State, id: &str, reason: CloseReason) {
-        if self.take(state, id, Refusal::closed(reason)).is_some() {
+        if self.take(state, id, Refusal::from(reason)).is_some() {
             tracing::info!(id, reason = reason.as_str(), "approval closed");
             self.emit(QueueEvent::Closed {
                 id: id.to_owned(),
