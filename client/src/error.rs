@@ -1,12 +1,18 @@
-//! The one error type of `hookwire-client`.
+//! The one error type of `hookwire-client`, with [`StreamFailure`], the
+//! reason an approval stream could not carry a request.
 //!
 //! Emissions never fail with an error: every failure on the emission path
 //! becomes the spec's `host_error:*` deny with a record. Errors are for
 //! configuration mistakes at build time and for misuse of a session's
 //! lifecycle (§3.1, §6.1a).
 
+use hookwire::InterceptionPoint;
+
+use crate::declaration::Refusal;
+
 /// What went wrong building a host or driving a session.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Two interceptors were registered under the same name.
     #[error("interceptor name {0:?} is registered twice; names must be unique")]
@@ -44,6 +50,18 @@ pub enum Error {
     /// `agent_startup` was already emitted.
     #[error("session {0:?} already emitted agent_startup")]
     AlreadyStarted(String),
+    /// `agent_startup` or `agent_shutdown` was passed to `Session::emit`:
+    /// they bracket the session and carry its lifecycle, so they have
+    /// their own methods.
+    #[error(
+        "session {session:?}: {point} is emitted with Session::start or Session::shutdown, not Session::emit"
+    )]
+    LifecyclePoint {
+        /// The session.
+        session: String,
+        /// The point passed to `emit`.
+        point: InterceptionPoint,
+    },
     /// An emission after a denied `agent_startup` (§6.1a): only
     /// `agent_shutdown` may follow.
     #[error("session {0:?} was denied at agent_startup; only agent_shutdown may follow")]
@@ -64,7 +82,7 @@ pub enum Error {
     },
     /// A host declaration was refused (§7.7.6): its class and findings.
     #[error("{0}")]
-    Declaration(Box<crate::declaration::Refusal>),
+    Declaration(Box<Refusal>),
     /// A registry registration was refused (a duplicate or reserved name):
     /// a programming error of the host, not of a document.
     #[error("host registry: {0}")]
@@ -72,10 +90,20 @@ pub enum Error {
     /// The approval stream could not carry a request. The approval seam
     /// turns it into `host_error:approval_resolver_failed` (§9).
     #[error("approval stream: {0}")]
-    ApprovalStream(crate::approval_stream::StreamFailure),
+    ApprovalStream(StreamFailure),
     /// A `Describe` call to an interceptor service failed.
     #[error("describe {name:?}: {reason}")]
     Describe {
+        /// The interceptor's name.
+        name: String,
+        /// What failed.
+        reason: String,
+    },
+    /// A `grpc.health.v1` check of an interceptor service failed (the
+    /// service is unreachable, refused the call, or does not know
+    /// `hookwire.v1.Interceptor`).
+    #[error("health {name:?}: {reason}")]
+    Health {
         /// The interceptor's name.
         name: String,
         /// What failed.
@@ -85,7 +113,7 @@ pub enum Error {
 
 impl Error {
     /// The refusal, when this error is a refused declaration.
-    pub fn refusal(&self) -> Option<&crate::declaration::Refusal> {
+    pub fn refusal(&self) -> Option<&Refusal> {
         match self {
             Self::Declaration(r) => Some(r),
             _ => None,
@@ -93,8 +121,40 @@ impl Error {
     }
 }
 
-impl From<crate::declaration::Refusal> for Error {
-    fn from(r: crate::declaration::Refusal) -> Self {
+impl From<Refusal> for Error {
+    fn from(r: Refusal) -> Self {
         Self::Declaration(Box::new(r))
+    }
+}
+
+/// Why the approval stream could not carry a request. Each one is, to the
+/// seam, a failed resolver: `host_error:approval_resolver_failed`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamFailure {
+    /// No stream to the service came up in time.
+    Unavailable,
+    /// The stream ended or broke while the request was pending.
+    Lost,
+    /// No resolution arrived within the resolver's deadline.
+    Deadline,
+    /// The service refused or gave up on the request; the reason is the
+    /// service's.
+    Refused(String),
+    /// The resolver was built outside a tokio runtime.
+    NoRuntime,
+}
+
+impl std::fmt::Display for StreamFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unavailable => f.write_str("no stream to the approval service"),
+            Self::Lost => f.write_str("the approval stream dropped while the request was pending"),
+            Self::Deadline => f.write_str("no resolution within the approval deadline"),
+            Self::Refused(reason) => write!(f, "the approval service gave up: {reason}"),
+            Self::NoRuntime => {
+                f.write_str("a stream resolver must be built within a tokio runtime")
+            }
+        }
     }
 }

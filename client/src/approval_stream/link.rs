@@ -1,0 +1,301 @@
+//! The background half of an approval stream: the task that connects,
+//! reconnects with backoff, keeps the heartbeat, hands each message from
+//! the service to the request waiting for it, and fails every pending
+//! request at once when the stream goes; and the state it shares with the
+//! resolver.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use hookwire::InterceptionPoint;
+use hookwire::approval::{ApprovalResolution, StreamResolution};
+use hookwire::pb;
+use hookwire::pb::approval_service_client::ApprovalServiceClient;
+use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
+use tokio::time::{Instant, MissedTickBehavior};
+use tokio_stream::wrappers::UnboundedReceiverStream;
+use tonic::transport::Endpoint;
+
+use crate::error::StreamFailure;
+
+/// The longest any duration setting may be (longer ones are cut to it):
+/// 30 days, far beyond any human's answer and far from timer overflow.
+pub(super) const MAX_SETTING: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
+/// What the builder configured: read by the resolver and the task alike.
+#[derive(Debug, Clone)]
+pub(super) struct Settings {
+    pub(super) endpoint: String,
+    pub(super) deadline: Duration,
+    pub(super) host_name: String,
+    pub(super) connect_timeout: Duration,
+    pub(super) connect_wait: Duration,
+    pub(super) backoff_min: Duration,
+    pub(super) backoff_max: Duration,
+    pub(super) heartbeat: Duration,
+}
+
+/// An approver is looking at one of this host's pending requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenEvent {
+    /// The resolver's id of the request.
+    pub request_id: String,
+    /// Who is looking, as the service names them.
+    pub approver: String,
+    /// The point of the emission waiting.
+    pub interception_point: InterceptionPoint,
+    /// The session waiting.
+    pub session_id: String,
+}
+
+/// State shared by the resolver's clones and its background task.
+pub(super) struct Shared {
+    pub(super) state: Mutex<LinkState>,
+    pub(super) connected: watch::Sender<bool>,
+    /// Counts failed connection attempts.
+    pub(super) failures: watch::Sender<u64>,
+    pub(super) wake: Notify,
+    pub(super) seen: broadcast::Sender<SeenEvent>,
+    pub(super) next_id: AtomicU64,
+    pub(super) settings: Settings,
+}
+
+impl Shared {
+    pub(super) fn state(&self) -> MutexGuard<'_, LinkState> {
+        // Every update under the lock is a single insert or remove.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Fails every pending request and forgets the stream.
+    fn drop_stream(&self, failure: &StreamFailure) {
+        let pending = {
+            let mut state = self.state();
+            state.outbound = None;
+            std::mem::take(&mut state.pending)
+        };
+        self.connected.send_replace(false);
+        if !pending.is_empty() {
+            tracing::warn!(
+                count = pending.len(),
+                "approval stream lost; failing pending requests"
+            );
+        }
+        for (_, slot) in pending {
+            let _ = slot.reply.send(Err(failure.clone()));
+        }
+    }
+}
+
+#[derive(Default)]
+pub(super) struct LinkState {
+    /// The current stream's sending half; `None` while disconnected.
+    pub(super) outbound: Option<mpsc::UnboundedSender<pb::HostMessage>>,
+    pub(super) pending: HashMap<String, Slot>,
+}
+
+pub(super) struct Slot {
+    pub(super) reply: oneshot::Sender<Result<ApprovalResolution, StreamFailure>>,
+    pub(super) point: InterceptionPoint,
+    pub(super) session_id: String,
+}
+
+/// Stops the background task when the last resolver clone goes.
+pub(super) struct StopOnDrop(watch::Sender<bool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.send_replace(true);
+    }
+}
+
+/// Starts the background task on `runtime`; it runs until the returned
+/// handle is dropped.
+pub(super) fn spawn(
+    runtime: &tokio::runtime::Handle,
+    settings: Settings,
+    endpoint: Endpoint,
+) -> (Arc<Shared>, StopOnDrop) {
+    let (connected, _) = watch::channel(false);
+    let (failures, _) = watch::channel(0);
+    let (seen, _) = broadcast::channel(256);
+    let (stop, stopped) = watch::channel(false);
+    let shared = Arc::new(Shared {
+        state: Mutex::new(LinkState::default()),
+        connected,
+        failures,
+        wake: Notify::new(),
+        seen,
+        next_id: AtomicU64::new(1),
+        settings,
+    });
+    runtime.spawn(drive(Arc::clone(&shared), endpoint, stopped));
+    (shared, StopOnDrop(stop))
+}
+
+/// The background task: connect, serve the stream until it ends, fail what
+/// was pending, back off, repeat; until the resolver is dropped.
+async fn drive(shared: Arc<Shared>, endpoint: Endpoint, mut stop: watch::Receiver<bool>) {
+    let settings = &shared.settings;
+    let mut backoff = settings.backoff_min;
+    loop {
+        if *stop.borrow() {
+            break;
+        }
+        match open(&shared, &endpoint).await {
+            Ok(stream) => {
+                backoff = settings.backoff_min;
+                let ended = serve(&shared, stream, &mut stop).await;
+                shared.drop_stream(&StreamFailure::Lost);
+                tracing::info!(endpoint = %settings.endpoint, why = ended, "approval stream ended");
+            }
+            Err(why) => {
+                shared.failures.send_modify(|n| *n = n.wrapping_add(1));
+                tracing::debug!(endpoint = %settings.endpoint, why, "approval service unreachable");
+            }
+        }
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = shared.wake.notified() => {}
+            _ = stop.wait_for(|s| *s) => break,
+        }
+        backoff = backoff.saturating_mul(2).min(settings.backoff_max);
+    }
+    shared.drop_stream(&StreamFailure::Lost);
+}
+
+/// An open `Resolve` stream.
+struct Open {
+    outbound: mpsc::UnboundedSender<pb::HostMessage>,
+    inbound: tonic::Streaming<pb::ServiceMessage>,
+    heartbeat: Duration,
+}
+
+/// Opens the stream and waits for the service's `ServiceReady`.
+async fn open(shared: &Shared, endpoint: &Endpoint) -> Result<Open, &'static str> {
+    let settings = &shared.settings;
+    let bound = settings.connect_timeout;
+    let channel = tokio::time::timeout(bound, endpoint.connect())
+        .await
+        .map_err(|_| "connect timed out")?
+        .map_err(|_| "connect failed")?;
+    let mut client = ApprovalServiceClient::new(channel)
+        .max_decoding_message_size(usize::MAX)
+        .max_encoding_message_size(usize::MAX);
+    let (outbound, rx) = mpsc::unbounded_channel();
+    let hello = pb::HostMessage {
+        kind: Some(pb::host_message::Kind::Hello(pb::HostHello {
+            name: settings.host_name.clone(),
+        })),
+    };
+    let _ = outbound.send(hello);
+    let response = tokio::time::timeout(bound, client.resolve(UnboundedReceiverStream::new(rx)))
+        .await
+        .map_err(|_| "stream open timed out")?
+        .map_err(|_| "stream refused")?;
+    let mut inbound = response.into_inner();
+    let first = tokio::time::timeout(bound, inbound.message())
+        .await
+        .map_err(|_| "no ready message")?
+        .map_err(|_| "stream broke before ready")?;
+    let heartbeat = match first.and_then(|m| m.kind) {
+        Some(pb::service_message::Kind::Ready(r)) if r.heartbeat_interval_ms > 0 => {
+            Duration::from_millis(r.heartbeat_interval_ms)
+        }
+        Some(pb::service_message::Kind::Ready(_)) => settings.heartbeat,
+        _ => return Err("the service did not start with ServiceReady"),
+    };
+    shared.state().outbound = Some(outbound.clone());
+    shared.connected.send_replace(true);
+    tracing::info!(endpoint = %settings.endpoint, "approval stream up");
+    Ok(Open {
+        outbound,
+        inbound,
+        heartbeat,
+    })
+}
+
+/// Serves one stream until it ends; returns why it ended.
+async fn serve(shared: &Shared, mut open: Open, stop: &mut watch::Receiver<bool>) -> &'static str {
+    let period = open.heartbeat.clamp(Duration::from_millis(10), MAX_SETTING);
+    let silence = period * 3;
+    let mut ticker = tokio::time::interval_at(Instant::now() + period, period);
+    ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut heard = Instant::now();
+    loop {
+        tokio::select! {
+            message = open.inbound.message() => {
+                let message = match message {
+                    Ok(Some(m)) => m,
+                    Ok(None) => return "closed by the service",
+                    Err(_) => return "broken",
+                };
+                heard = Instant::now();
+                deliver(shared, message);
+            }
+            _ = ticker.tick() => {
+                if heard.elapsed() > silence {
+                    return "silent for three heartbeats";
+                }
+                let beat = pb::HostMessage { kind: Some(pb::host_message::Kind::Heartbeat(pb::Heartbeat {})) };
+                if open.outbound.send(beat).is_err() {
+                    return "closed";
+                }
+            }
+            _ = stop.wait_for(|s| *s) => return "resolver dropped",
+        }
+    }
+}
+
+/// Hands one message from the service to whoever waits for it.
+fn deliver(shared: &Shared, message: pb::ServiceMessage) {
+    use pb::service_message::Kind;
+    match message.kind {
+        Some(Kind::Resolution(r)) => {
+            let r = StreamResolution::from(r);
+            let slot = shared.state().pending.remove(&r.request_id);
+            match slot {
+                Some(slot) => {
+                    tracing::info!(
+                        request_id = %r.request_id,
+                        approver = %r.approver,
+                        outcome = ?r.resolution.outcome,
+                        "approval resolution received"
+                    );
+                    let _ = slot.reply.send(Ok(r.resolution));
+                }
+                None => {
+                    tracing::debug!(request_id = %r.request_id, "resolution for an unknown request ignored")
+                }
+            }
+        }
+        Some(Kind::Failed(f)) => {
+            if let Some(slot) = shared.state().pending.remove(&f.request_id) {
+                let _ = slot.reply.send(Err(StreamFailure::Refused(f.reason)));
+            }
+        }
+        Some(Kind::Seen(s)) => {
+            let event = shared
+                .state()
+                .pending
+                .get(&s.request_id)
+                .map(|slot| SeenEvent {
+                    request_id: s.request_id.clone(),
+                    approver: s.approver.clone(),
+                    interception_point: slot.point,
+                    session_id: slot.session_id.clone(),
+                });
+            if let Some(event) = event {
+                tracing::info!(
+                    approver = %event.approver,
+                    session = %event.session_id,
+                    point = %event.interception_point,
+                    "an approver is looking"
+                );
+                let _ = shared.seen.send(event);
+            }
+        }
+        Some(Kind::Ready(_) | Kind::Heartbeat(_)) | None => {}
+    }
+}
