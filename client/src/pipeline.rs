@@ -1,4 +1,5 @@
-//! The emission driver: the I/O half of one emission (§6–§10).
+//! The emission pipeline: the I/O half of one emission (§6–§10), from a
+//! built context to the [`Emission`] a session hands back.
 //!
 //! Order of work, each step failing closed with a record:
 //! 1. the §4 envelope and §12.3 bounds (`host_error:context_invalid`, no
@@ -14,21 +15,20 @@
 use std::panic::AssertUnwindSafe;
 
 use futures::future::join_all;
-use hookwire::record::payload_free;
 use hookwire::wire::{PointRequest, context_to_request};
 use hookwire::{
     AgentContext, HostError, InterceptionRecord, InvalidContext, ResolvedBy, Verdict,
-    VerdictSummary,
+    VerdictSummary, payload_free,
 };
 use serde_json::{Map, Value};
 
 use crate::compose::{Combined, Composer, Plan, Step};
 use crate::emission::Emission;
-use crate::host::HostInner;
+use crate::host_state::HostState;
 
 /// Runs one emission to completion. Never fails and never panics: every
 /// failure is a `host_error:*` deny.
-pub(crate) async fn emit(host: &HostInner, mut ctx: AgentContext) -> Emission {
+pub(crate) async fn run(host: &HostState, mut ctx: AgentContext) -> Emission {
     let point = ctx.point();
     let chain = host.chain(point);
     if let Err(e) = ctx.validate().and_then(|()| ctx.check_limits(&host.limits)) {
@@ -155,7 +155,7 @@ pub(crate) async fn emit(host: &HostInner, mut ctx: AgentContext) -> Emission {
 /// The §6.3 / §10.2 rejection before dispatch: deny `context_invalid`,
 /// null identities, no verdicts, a value-free message.
 fn reject(
-    host: &HostInner,
+    host: &HostState,
     ctx: AgentContext,
     registered: usize,
     error: &InvalidContext,
@@ -185,7 +185,7 @@ struct Attribution {
 /// Builds the payload-free record of an emission, hands it to every sink,
 /// and returns the emission.
 fn finish(
-    host: &HostInner,
+    host: &HostState,
     ctx: AgentContext,
     verdict: Verdict,
     (input_identity, enforced_identity): (Option<String>, Option<String>),
@@ -221,7 +221,7 @@ fn finish(
     }
 }
 
-fn deliver(host: &HostInner, record: &InterceptionRecord) {
+fn deliver(host: &HostState, record: &InterceptionRecord) {
     for sink in &host.sinks {
         // A faulty sink must not take the agent down with it.
         let _ = std::panic::catch_unwind(AssertUnwindSafe(|| sink.record(record)));

@@ -17,10 +17,10 @@ use time::macros::format_description;
 use tokio::sync::RwLock;
 
 use crate::emission::Emission;
-use crate::emit::emit;
 use crate::error::Error;
-use crate::host::HostInner;
+use crate::host_state::HostState;
 use crate::payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
+use crate::pipeline;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lifecycle {
@@ -33,7 +33,7 @@ enum Lifecycle {
 /// One session of the agent. Emissions take `&self` and may run
 /// concurrently; share the session behind an `Arc` across tasks.
 pub struct Session {
-    host: Arc<HostInner>,
+    host: Arc<HostState>,
     id: String,
     session: Value,
     members: Map<String, Value>,
@@ -42,7 +42,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(host: Arc<HostInner>, id: String, mut members: Map<String, Value>) -> Self {
+    pub(crate) fn new(host: Arc<HostState>, id: String, mut members: Map<String, Value>) -> Self {
         let mut session = match members.remove("session") {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
@@ -172,6 +172,9 @@ impl Session {
 
     /// Emits any point between startup and shutdown with the given
     /// conditional and optional members (e.g. `request_id`, `usage`).
+    /// `agent_startup` and `agent_shutdown` carry the lifecycle and are
+    /// refused here ([`Error::LifecyclePoint`]): use [`Session::start`] and
+    /// [`Session::shutdown`].
     pub async fn emit(
         &self,
         point: InterceptionPoint,
@@ -181,7 +184,10 @@ impl Session {
             point,
             InterceptionPoint::AgentStartup | InterceptionPoint::AgentShutdown
         ) {
-            return Err(Error::AlreadyStarted(self.id.clone()));
+            return Err(Error::LifecyclePoint {
+                session: self.id.clone(),
+                point,
+            });
         }
         let state = self.lifecycle.read().await;
         match *state {
@@ -206,7 +212,7 @@ impl Session {
             m.insert(k.clone(), v.clone());
         }
         m.extend(conditional);
-        emit(&self.host, AgentContext::from_members_unchecked(point, m)).await
+        pipeline::run(&self.host, AgentContext::from_members_unchecked(point, m)).await
     }
 }
 
@@ -223,4 +229,54 @@ fn now_rfc3339() -> String {
     OffsetDateTime::now_utc()
         .format(&fmt)
         .unwrap_or_else(|_| "1970-01-01T00:00:00.000Z".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use hookwire::{InterceptionPoint, Verdict};
+    use serde_json::Map;
+
+    use crate::{BoxError, Error, Host, ShutdownReason, interceptor_fn};
+
+    fn host() -> Host {
+        let allow = interceptor_fn(|_| async { Ok::<_, BoxError>(Verdict::allow()) });
+        Host::builder("agent", "hookwire")
+            .interceptor("allow", allow)
+            .build()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn emit_refuses_the_lifecycle_points_with_their_own_error() {
+        let session = host().session("s").unwrap();
+        session.start(["bash"]).await.unwrap();
+        for point in [
+            InterceptionPoint::AgentStartup,
+            InterceptionPoint::AgentShutdown,
+        ] {
+            let err = session.emit(point, Map::new()).await.unwrap_err();
+            assert!(
+                matches!(&err, Error::LifecyclePoint { session, point: p } if session == "s" && *p == point),
+                "{err:?}"
+            );
+            let text = err.to_string();
+            assert!(
+                text.contains("Session::start or Session::shutdown"),
+                "{text}"
+            );
+        }
+        // Refusing them changed nothing: the session still runs and closes.
+        let e = session.shutdown(ShutdownReason::Completed).await.unwrap();
+        assert_eq!(e.record().sequence, 1, "the refused emits took no sequence");
+    }
+
+    #[tokio::test]
+    async fn emit_refuses_a_lifecycle_point_before_startup_too() {
+        let session = host().session("fresh").unwrap();
+        let err = session
+            .emit(InterceptionPoint::AgentShutdown, Map::new())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::LifecyclePoint { .. }), "{err:?}");
+    }
 }
