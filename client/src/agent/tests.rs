@@ -10,7 +10,10 @@ use hookwire::{AgentContext, InterceptionPoint, InterceptionRecord, Mode, Verdic
 use serde_json::{Value, json};
 
 use super::*;
-use crate::{Host, RecordLog, interceptor_fn};
+use crate::{
+    BoxError, BoxFuture, Error, Host, InputRole, ModelResponse, RecordLog, ShutdownReason,
+    ToolCall, interceptor_fn,
+};
 
 use InterceptionPoint::*;
 
