@@ -6,10 +6,18 @@
 use hookwire::{Composition, InterceptionPoint, Mode, Profile};
 use serde_json::{Map, Value};
 
-use super::DECLARATION_VERSION;
+use super::limits::DECLARATION_VERSION;
 use super::load::Declaration;
 use super::surface::{KnobSupport, Posture};
 use crate::error::Error;
+
+impl Declaration {
+    /// A document built one member at a time; [`DeclarationBuilder::build`]
+    /// takes the value path.
+    pub fn builder() -> DeclarationBuilder {
+        DeclarationBuilder::new()
+    }
+}
 
 /// One binding for [`DeclarationBuilder::bind`].
 #[derive(Debug, Clone)]

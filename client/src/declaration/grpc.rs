@@ -33,14 +33,13 @@
 //! opt into (`config` absent or `{}`): bind it where a point needs an
 //! interceptor but no control has anything to say.
 
-use hookwire::Verdict;
-use hookwire::wire::InterceptorResponse;
+use hookwire::{InterceptorResponse, Verdict};
 use serde_json::{Map, Value};
 
-use super::registry::BindingContext;
-use crate::binding::{InterceptorBinding, TlsConfig};
+use super::kind::BindingContext;
+use crate::binding::InterceptorBinding;
 use crate::interceptor::{BoxError, interceptor_fn};
-use crate::remote::metadata_entry;
+use crate::remote::{TlsConfig, metadata_entry};
 
 /// The kind of an interceptor service over gRPC.
 pub const GRPC_KIND: &str = "hookwire.grpc";

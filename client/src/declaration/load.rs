@@ -16,15 +16,18 @@ use serde_json::{Map, Value};
 use super::document::{
     SurfaceView, check_closed, check_consistency, check_fields, check_spec, check_version,
 };
+use super::grpc::GRPC_KIND;
+use super::kind::BindingContext;
 use super::parse::{parse, read};
 use super::refusal::{Refusal, RefusalClass};
-use super::registry::{BindingContext, Registry};
-use super::resolve::{ResolvedDeclaration, resolve};
-use super::{DeclarationBuilder, GRPC_KIND};
-use crate::binding::{BindingKind, InterceptorBinding, TimeoutSetting};
+use super::registry::Registry;
+use super::resolve::resolve;
+use super::resolved::ResolvedDeclaration;
+use crate::binding::{InterceptorBinding, TimeoutSetting};
 use crate::error::Error;
-use crate::host::{Host, HostBuilder};
-use crate::remote::RemoteInterceptor;
+use crate::host::Host;
+use crate::host_builder::HostBuilder;
+use crate::host_state::HostState;
 use crate::sink::{RecordLog, RecordSink};
 
 /// A declaration document that passed steps 1 to 7 as written: parsed
@@ -61,12 +64,6 @@ impl Declaration {
             )
         })?;
         Self::from_json(&text)
-    }
-
-    /// A document built one member at a time; [`DeclarationBuilder::build`]
-    /// takes the value path.
-    pub fn builder() -> DeclarationBuilder {
-        DeclarationBuilder::new()
     }
 
     fn checked(text: &str) -> Result<Self, Refusal> {
@@ -164,7 +161,8 @@ impl DeclaredHostBuilder {
     pub fn load(self, declaration: &Declaration, registry: &Registry) -> Result<Host, Error> {
         let resolved = declaration.resolve(registry)?;
         let bindings = run_resolvers(&resolved, registry)?;
-        self.finish(&resolved, registry, bindings)
+        let state = self.into_state(&resolved, registry, bindings)?;
+        Ok(built(&resolved, state))
     }
 
     /// [`Declaration::from_path`], then [`DeclaredHostBuilder::load`].
@@ -190,46 +188,45 @@ impl DeclaredHostBuilder {
         describe_timeout: Duration,
     ) -> Result<Host, Error> {
         let resolved = declaration.resolve(registry)?;
-        let mut bindings = run_resolvers(&resolved, registry)?;
-        for (i, (b, binding)) in resolved.bindings.iter().zip(&mut bindings).enumerate() {
-            let BindingKind::Remote(url) = &binding.kind else {
-                continue;
-            };
-            if b.at_stated || b.kind != GRPC_KIND {
-                continue;
-            }
-            let rejected = |detail: &str| {
+        let bindings = run_resolvers(&resolved, registry)?;
+        let mut state = self.into_state(&resolved, registry, bindings)?;
+        let narrowable = |i: usize| {
+            resolved
+                .bindings
+                .get(i)
+                .is_some_and(|b| !b.at_stated && b.kind == GRPC_KIND)
+        };
+        state
+            .narrow_to_manifests(
+                describe_timeout,
+                Some(&resolved.surface.interception_points),
+                |i, _| narrowable(i),
+            )
+            .await
+            .map_err(|f| {
+                let (id, kind) = resolved
+                    .bindings
+                    .get(f.index)
+                    .map_or((f.name.as_str(), ""), |b| (b.id.as_str(), b.kind.as_str()));
                 Refusal::one(
                     RefusalClass::BindingRejected,
-                    format!("/bindings/{i}"),
-                    format!("binding {:?} (kind {:?}) rejected: {detail}", b.id, b.kind),
+                    format!("/bindings/{}", f.index),
+                    format!(
+                        "binding {id:?} (kind {kind:?}) rejected: its service did not answer Describe"
+                    ),
                 )
-            };
-            let remote =
-                RemoteInterceptor::new(&b.id, url, &binding.metadata, binding.tls.as_ref())
-                    .map_err(|_| rejected("the endpoint or metadata is invalid"))?;
-            let manifest = remote
-                .describe(describe_timeout)
-                .await
-                .map_err(|_| rejected("its service did not answer Describe"))?;
-            let points: std::collections::BTreeSet<_> = manifest
-                .points
-                .into_iter()
-                .filter(|p| resolved.surface.interception_points.contains(p))
-                .collect();
-            if !points.is_empty() {
-                binding.points = Some(points);
-            }
-        }
-        self.finish(&resolved, registry, bindings)
+            })?;
+        Ok(built(&resolved, state))
     }
 
-    fn finish(
+    /// The host's state as the resolved document configures it, with the
+    /// bindings the kind resolvers built; not yet shared.
+    fn into_state(
         self,
         resolved: &ResolvedDeclaration,
         registry: &Registry,
         bindings: Vec<InterceptorBinding>,
-    ) -> Result<Host, Error> {
+    ) -> Result<HostState, Error> {
         let mut builder = self
             .builder
             .mode(resolved.mode)
@@ -251,7 +248,7 @@ impl DeclaredHostBuilder {
         for binding in bindings {
             builder = builder.bind(binding);
         }
-        let host = builder.build().map_err(|e| {
+        builder.into_state().map_err(|e| {
             // A resolver handed back something the host cannot build. Name
             // the binding and the rule; never the endpoint or a value.
             let (name, detail) = match &e {
@@ -270,15 +267,20 @@ impl DeclaredHostBuilder {
                 format!("binding {:?} (kind {:?}) rejected: {detail}", b.id, b.kind),
             )
             .into()
-        })?;
-        tracing::info!(
-            declaration = %resolved.declaration,
-            id = resolved.id.as_deref().unwrap_or("-"),
-            digest = %resolved.digest(),
-            "host built from a declaration"
-        );
-        Ok(host)
+        })
     }
+}
+
+/// The sealed host of a loaded declaration, logged with the resolved
+/// form's digest so an operator can match it to the document.
+fn built(resolved: &ResolvedDeclaration, state: HostState) -> Host {
+    tracing::info!(
+        declaration = %resolved.declaration,
+        id = resolved.id.as_deref().unwrap_or("-"),
+        digest = %resolved.digest(),
+        "host built from a declaration"
+    );
+    Host::from_state(state)
 }
 
 /// Step 11: every binding's kind resolver, in array order; the first

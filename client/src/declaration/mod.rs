@@ -33,11 +33,16 @@
 mod builder;
 mod document;
 mod grpc;
+mod kind;
+mod limits;
 mod load;
+mod members;
+mod names;
 mod parse;
 mod refusal;
 mod registry;
 mod resolve;
+mod resolved;
 mod surface;
 
 #[cfg(test)]
@@ -45,29 +50,13 @@ mod tests;
 
 pub use builder::{DeclarationBuilder, DeclaredBinding};
 pub use grpc::{ALLOW_KIND, GRPC_KIND};
+pub use kind::{BindingContext, KindResolver};
+pub use limits::{
+    DECLARATION_VERSION, MAX_BINDINGS, MAX_DEPTH, MAX_DETAIL_CHARS, MAX_DOCUMENT_BYTES,
+    MAX_ID_CHARS, MAX_KIND_CHARS, MAX_TIMEOUT_MS, SUPPORTED_DECLARATION_VERSIONS,
+};
 pub use load::{Declaration, DeclaredHostBuilder};
 pub use refusal::{Finding, Refusal, RefusalClass};
-pub use registry::{BindingContext, KindResolver, Registry};
-pub use resolve::{DEFAULT_INTERCEPTOR_MS, HostInfo, ResolvedBinding, ResolvedDeclaration};
+pub use registry::Registry;
+pub use resolved::{DEFAULT_INTERCEPTOR_MS, HostInfo, ResolvedBinding, ResolvedDeclaration};
 pub use surface::{CAPABILITIES, FLOOR_POINTS, HostSurface, KnobSupport, Posture, ResolvedSurface};
-
-/// The declaration contract version this loader writes.
-pub const DECLARATION_VERSION: &str = "agent-hooks-declaration/1.0";
-
-/// Every `declaration` value this loader accepts (§7.7.2).
-pub const SUPPORTED_DECLARATION_VERSIONS: &[&str] = &[DECLARATION_VERSION];
-
-/// Largest document, in bytes of text.
-pub const MAX_DOCUMENT_BYTES: usize = 1 << 20;
-/// Deepest nesting (the root object is level 1).
-pub const MAX_DEPTH: usize = 32;
-/// Most bindings one document carries.
-pub const MAX_BINDINGS: usize = 256;
-/// Longest id or registered name.
-pub const MAX_ID_CHARS: usize = 64;
-/// Longest binding kind.
-pub const MAX_KIND_CHARS: usize = 128;
-/// Longest `exposure_bound` and refusal detail.
-pub const MAX_DETAIL_CHARS: usize = 512;
-/// Largest timeout, in milliseconds (one hour).
-pub const MAX_TIMEOUT_MS: u64 = 3_600_000;

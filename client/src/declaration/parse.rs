@@ -16,8 +16,7 @@ use std::path::Path;
 use hookwire::canonical::MAX_SAFE_INTEGER;
 use serde_json::{Map, Number, Value};
 
-use super::MAX_DEPTH;
-use super::MAX_DOCUMENT_BYTES;
+use super::limits::{MAX_DEPTH, MAX_DOCUMENT_BYTES};
 use super::refusal::{Refusal, RefusalClass, pointer};
 
 /// A parsed document and the integer tokens it carries outside the

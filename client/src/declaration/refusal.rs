@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use super::{MAX_DETAIL_CHARS, SUPPORTED_DECLARATION_VERSIONS};
+use super::limits::{MAX_DETAIL_CHARS, SUPPORTED_DECLARATION_VERSIONS};
 
 /// The refusal classes, in the order of the load pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

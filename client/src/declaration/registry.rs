@@ -4,49 +4,30 @@
 //! steps 9 and 10 of the load pipeline, which look those names up.
 //!
 //! A kind is a lookup key and nothing more: the loader never interprets it
-//! as a path, a URL or a module. Each resolver turns one binding's `config`
-//! into an [`InterceptorBinding`] (in-process or remote) or refuses it.
+//! as a path, a URL or a module. Each resolver (see `kind`) turns one
+//! binding's `config` into an [`InterceptorBinding`] (in-process or
+//! remote) or refuses it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire::{AgentContext, InterceptionPoint};
+use hookwire::AgentContext;
 use serde_json::Value;
 
-use super::document::{is_custom_provider, is_kind, is_reference};
+use super::grpc::{ALLOW_KIND, GRPC_KIND, resolve_allow, resolve_grpc};
+use super::kind::{BindingContext, KindResolver};
+use super::limits::MAX_TIMEOUT_MS;
+use super::names::{is_custom_provider, is_kind, is_reference};
 use super::refusal::{Finding, Refusal, RefusalClass};
-use super::resolve::{HostInfo, ResolvedDeclaration};
+use super::resolved::ResolvedDeclaration;
 use super::surface::HostSurface;
 use crate::approval::{ApprovalRedactor, ApprovalResolver};
+use crate::approval_stream::StreamResolver;
 use crate::binding::InterceptorBinding;
 use crate::error::Error;
 use crate::identity::{IdentityProvider, JCS_SHA256};
-
-/// What a kind resolver learns about the binding it builds.
-#[derive(Debug, Clone, Copy)]
-pub struct BindingContext<'a> {
-    /// The binding id (the interceptor's name on records).
-    pub id: &'a str,
-    /// The binding kind.
-    pub kind: &'a str,
-    /// The resolved points.
-    pub at: &'a BTreeSet<InterceptionPoint>,
-    /// The resolved bound; `None` is unbounded.
-    pub timeout: Option<Duration>,
-    /// The document's informative `host` block.
-    pub host: Option<&'a HostInfo>,
-    /// The document's contract version.
-    pub declaration_version: &'a str,
-}
-
-/// Turns one binding's `config` into an interceptor binding, or refuses it
-/// with a message that names members and rules only — never a value from
-/// `config`, which may hold secrets. The loader sets the returned binding's
-/// name, timeout and points from the document.
-pub type KindResolver =
-    dyn Fn(&Value, &BindingContext<'_>) -> Result<InterceptorBinding, String> + Send + Sync;
 
 /// The registry a declaration is resolved against.
 #[derive(Clone)]
@@ -120,14 +101,9 @@ impl Registry {
 
     /// Adds the built-in kinds of [`Registry::standard`].
     pub fn with_standard_kinds(mut self) -> Self {
-        self.kinds.insert(
-            super::grpc::GRPC_KIND.into(),
-            Arc::new(super::grpc::resolve_grpc),
-        );
-        self.kinds.insert(
-            super::grpc::ALLOW_KIND.into(),
-            Arc::new(super::grpc::resolve_allow),
-        );
+        self.kinds.insert(GRPC_KIND.into(), Arc::new(resolve_grpc));
+        self.kinds
+            .insert(ALLOW_KIND.into(), Arc::new(resolve_allow));
         self
     }
 
@@ -224,7 +200,7 @@ impl Registry {
 
     /// Registers, under `name`, the approval resolver served by the
     /// `hookwire.v1.ApprovalService` at `endpoint`: a
-    /// [`StreamResolver`](crate::StreamResolver) keeping one stream open
+    /// [`StreamResolver`] keeping one stream open
     /// to it (it starts connecting now, so call this inside a tokio
     /// runtime). A document selects it with
     /// `"approval": {"resolver": "<name>"}` and bounds each consultation
@@ -235,8 +211,8 @@ impl Registry {
     /// registered name only and carries no configuration for it (§7.7.3),
     /// and the loader never reads `extensions`.
     pub fn approval_stream(self, name: &str, endpoint: &str) -> Result<Self, Error> {
-        let resolver = crate::StreamResolver::builder(endpoint)
-            .deadline(Duration::from_millis(super::MAX_TIMEOUT_MS))
+        let resolver = StreamResolver::builder(endpoint)
+            .deadline(Duration::from_millis(MAX_TIMEOUT_MS))
             .build()?;
         self.approval_resolver(name, resolver)
     }

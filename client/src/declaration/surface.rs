@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use hookwire::{InterceptionPoint, Profile};
 use serde_json::{Map, Value};
 
+use super::limits::{MAX_DETAIL_CHARS, SUPPORTED_DECLARATION_VERSIONS};
+use super::members::{points, strings};
 use super::refusal::{Finding, Refusal, RefusalClass, pointer};
-use super::{MAX_DETAIL_CHARS, SUPPORTED_DECLARATION_VERSIONS};
 
 /// The §3.2 lifecycle floor every surface includes.
 pub const FLOOR_POINTS: [InterceptionPoint; 4] = [
@@ -361,7 +362,6 @@ impl ResolvedSurface {
                 declaration_versions: code.declaration_versions.clone(),
             };
         };
-        use super::document::{points, strings};
         Self {
             interception_points: points(s.get("interception_points"))
                 .unwrap_or_else(|| code.interception_points.clone()),
