@@ -34,35 +34,64 @@
 //! # Ok(()) }
 //! ```
 
-pub mod agent;
-pub mod approval;
-pub mod approval_stream;
+//! ## Layout
+//!
+//! Dependencies point one way, from the handles an agent holds down to the
+//! state they share:
+//!
+//! | module | role |
+//! | --- | --- |
+//! | `host_builder` | [`Host::builder`] and [`HostBuilder`]: configuration checked, state built |
+//! | `host` | [`Host`]: opens sessions, reports the configuration and the remotes |
+//! | `session` | [`Session`]: the lifecycle and the sequence of one run |
+//! | `pipeline` | one emission: bounds, identities, composition, approval, record |
+//! | `emission` | [`Emission`]: what one emission decided |
+//! | `host_state` | the configuration and chains every session shares |
+//! | `binding`, `remote`, `interceptor` | the chain's members and how each is called |
+//! | `compose` | the pure composition state machine (§7) |
+//! | `approval`, `approval_stream` | the approval seam (§9) and a resolver over one gRPC stream |
+//! | `agent` | [`Agent`]: the reference loop around a model and tools |
+//! | [`declaration`] | hosts configured from a declaration document (§7.7) |
+//! | `identity`, `payload`, `sink`, `error` | identity providers, point payloads, record sinks, errors |
+//!
+//! Every public item is reachable by one path: the crate root, or
+//! [`declaration`] for the declaration loader.
+
+mod agent;
+mod approval;
+mod approval_stream;
 mod binding;
-pub mod compose;
+mod compose;
 pub mod declaration;
 mod emission;
-mod emit;
 mod error;
 mod host;
-pub mod identity;
+mod host_builder;
+mod host_state;
+mod identity;
 mod interceptor;
 mod payload;
+mod pipeline;
 mod remote;
 mod session;
-pub mod sink;
+mod sink;
 
 pub use agent::{
-    Agent, Model, ModelFn, Tool, ToolCallOutcome, ToolError, ToolFn, Toolbox, Tools, Turn,
-    TurnError, TurnOutcome, model_fn, tool_fn,
+    Agent, DEFAULT_MAX_MODEL_CALLS, Model, ModelFn, Tool, ToolCallOutcome, ToolError, ToolFn,
+    Toolbox, Tools, Turn, TurnError, TurnOutcome, model_fn, tool_fn,
 };
 pub use approval::{ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
-pub use approval_stream::{SeenEvent, StreamFailure, StreamResolver, StreamResolverBuilder};
-pub use binding::{DEFAULT_TIMEOUT, InterceptorBinding, TlsConfig};
+pub use approval_stream::{SeenEvent, StreamResolver, StreamResolverBuilder};
+pub use binding::{DEFAULT_TIMEOUT, InterceptorBinding};
 pub use emission::Emission;
-pub use error::Error;
-pub use host::{Host, HostBuilder};
-pub use identity::IdentityProvider;
-pub use interceptor::{BoxError, BoxFuture, Interceptor, InterceptorFn, interceptor_fn};
+pub use error::{Error, StreamFailure};
+pub use host::Host;
+pub use host_builder::HostBuilder;
+pub use identity::{IdentityFn, IdentityProvider, JCS_SHA256};
+pub use interceptor::{
+    BoxError, BoxFuture, HookResponse, Interceptor, InterceptorFn, async_trait, interceptor_fn,
+};
 pub use payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
+pub use remote::TlsConfig;
 pub use session::Session;
 pub use sink::{RecordLog, RecordSink};
