@@ -13,17 +13,16 @@
 //! and prints one line per emission: sequence, point, decision, reason, and
 //! which interceptor decided.
 //!
+//! The agent and both services are `hookwire_cli::demo_agent`, the same
+//! code the `hookwire demo` command runs.
+//!
 //! Run it with `cargo run --release --example demo`.
 
 use std::error::Error;
 
+use hookwire_cli::demo_agent::{Policy, Redactor, run_and_report};
 use hookwire_client::{Host, InterceptorBinding, RecordLog};
 use hookwire_server::spawn_local;
-
-#[path = "../cli/src/demo_agent.rs"]
-mod demo_agent;
-
-use demo_agent::{Policy, Redactor, run_and_report};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
@@ -40,9 +39,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .record_sink(records.clone())
         .build()?;
 
-    run_and_report(&host, &records).await?;
+    let session = run_and_report(&host, &records).await;
 
     policy.shutdown().await?;
     redactor.shutdown().await?;
+    session?;
     Ok(())
 }

@@ -5,13 +5,13 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
+use hookwire_cli::demo_agent::{Policy, Redactor, run_and_report};
 use hookwire_client::declaration::Declaration;
 use hookwire_client::{Host, InterceptorBinding, RecordLog};
-use hookwire_server::{InterceptorService, Server, spawn_local};
+use hookwire_server::{Interceptor, Server, spawn_local};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use crate::demo_agent::{Policy, Redactor, run_and_report};
 use crate::error::CliError;
 use crate::{DEMO_POLICY_ADDR, DEMO_REDACTOR_ADDR, RegistryArgs};
 
@@ -63,12 +63,13 @@ pub(crate) async fn run(
         }
     };
 
-    run_and_report(&host, &records)
-        .await
-        .map_err(|e| CliError::Demo(e.to_string()))?;
+    // The services stop whatever the session did; a failed session is
+    // reported after they have.
+    let session = run_and_report(&host, &records).await;
     for running in stops {
         running.stop().await?;
     }
+    session?;
     Ok(())
 }
 
@@ -116,7 +117,7 @@ impl Running {
 
 /// Binds `addr` now (so a busy port fails here) and serves `service` in
 /// the background.
-async fn serve_at<S: InterceptorService>(
+async fn serve_at<S: Interceptor>(
     addr: SocketAddr,
     service: S,
 ) -> Result<Running, CliError> {

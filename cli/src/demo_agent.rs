@@ -1,20 +1,20 @@
 //! The scripted agent of the hookwire demo and its two interceptor
-//! services, shared by `cargo run --example demo` (which includes this file
-//! by path) and the `hookwire demo` command.
+//! services, shared by the `hookwire demo` command and
+//! `cargo run --example demo` (through this crate's library target).
 //!
 //! - [`Policy`] denies `bash` tool calls that run destructive commands
 //!   (`rm -rf`, `mkfs`, `dd of=/dev/...`);
 //! - [`Redactor`] rewrites e-mail addresses and phone numbers in the input
 //!   with a `transform` verdict on `$target.content`;
-//! - [`run_agent`] drives one session through all eight points with a mock
-//!   model that asks for two shell commands, and [`print_table`] prints one
-//!   line per record; [`run_and_report`] does both for one session.
-
-use std::error::Error;
+//! - [`run_agent`] drives one session through the points up to `output`
+//!   with a mock model that asks for two shell commands, stopping where a
+//!   verdict stops it (a denied `agent_startup` included);
+//!   [`print_table`] prints one line per record; [`run_and_report`] runs
+//!   one session, always ends it with `agent_shutdown`, and prints both.
 
 use hookwire::{InterceptionPoint, InterceptionRecord};
 use hookwire_client::{
-    Emission, Host, InputRole, ModelResponse, RecordLog, Session, ShutdownReason, ToolCall,
+    Emission, Error, Host, InputRole, ModelResponse, RecordLog, Session, ShutdownReason, ToolCall,
     ToolResult,
 };
 use hookwire_server::prelude::*;
@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 pub struct Policy;
 
 #[async_trait]
-impl InterceptorService for Policy {
+impl Interceptor for Policy {
     type Response = Verdict;
 
     fn manifest(&self) -> Manifest {
@@ -57,7 +57,7 @@ fn is_destructive(command: &str) -> bool {
 pub struct Redactor;
 
 #[async_trait]
-impl InterceptorService for Redactor {
+impl Interceptor for Redactor {
     type Response = Verdict;
 
     fn manifest(&self) -> Manifest {
@@ -157,13 +157,43 @@ fn mock_bash(args: &Value) -> Value {
     json!({"stdout": format!("1.2G\t{}", cmd.rsplit(' ').next().unwrap_or("")), "exit_code": 0})
 }
 
-/// One scripted turn through the session, honouring every verdict.
-pub async fn run_agent(session: &Session) -> Result<Option<Value>, Box<dyn Error>> {
-    session.start(["bash"]).await?;
+/// How a scripted run ended, before its `agent_shutdown`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ending {
+    /// The output reached the caller (as the chain left it).
+    Answered(Value),
+    /// A verdict stopped the run at `point`, for `reason`.
+    Blocked {
+        /// Where the run stopped.
+        point: InterceptionPoint,
+        /// The verdict's reason, `-` when it gave none.
+        reason: String,
+    },
+    /// The model kept asking for tools past the demo's turn limit.
+    OutOfTurns,
+}
+
+impl Ending {
+    fn blocked(point: InterceptionPoint, e: &Emission) -> Self {
+        Self::Blocked {
+            point,
+            reason: e.reason().unwrap_or("-").to_owned(),
+        }
+    }
+}
+
+/// One scripted turn through the session, honouring every verdict: a
+/// denied `agent_startup` ends the run at once (only `agent_shutdown` may
+/// follow it), and so does any other verdict that stops the agent.
+pub async fn run_agent(session: &Session) -> Result<Ending, Error> {
+    let startup = session.start(["bash"]).await?;
+    if !startup.proceeds() {
+        return Ok(Ending::blocked(InterceptionPoint::AgentStartup, &startup));
+    }
     let request = "Please free space in /tmp/build, then mail the report to jane.doe@example.com or call me at +1 415-555-0100.";
     let input = session.input(json!(request), InputRole::User).await?;
     if !input.proceeds() {
-        return Ok(None);
+        return Ok(Ending::blocked(InterceptionPoint::Input, &input));
     }
     let user_text = input
         .target()
@@ -176,7 +206,7 @@ pub async fn run_agent(session: &Session) -> Result<Option<Value>, Box<dyn Error
             .pre_model_call("mock-model-1", Value::Array(messages.clone()))
             .await?;
         if !pre.proceeds() {
-            return Ok(None);
+            return Ok(Ending::blocked(InterceptionPoint::PreModelCall, &pre));
         }
         let response = mock_model(turn);
         let post = session.post_model_call("mock-model-1", &response).await?;
@@ -185,11 +215,14 @@ pub async fn run_agent(session: &Session) -> Result<Option<Value>, Box<dyn Error
             .and_then(ModelResponse::from_target)
             .filter(|_| post.proceeds())
         else {
-            return Ok(None);
+            return Ok(Ending::blocked(InterceptionPoint::PostModelCall, &post));
         };
         if response.tool_calls.is_empty() {
             let output = session.output(response.content).await?;
-            return Ok(output.proceeds().then(|| output.into_target()).flatten());
+            if !output.proceeds() {
+                return Ok(Ending::blocked(InterceptionPoint::Output, &output));
+            }
+            return Ok(Ending::Answered(output.into_target().unwrap_or_default()));
         }
         messages.push(json!({"role": "assistant", "content": response.content, "tool_calls": response.tool_calls}));
         for call in &response.tool_calls {
@@ -197,12 +230,12 @@ pub async fn run_agent(session: &Session) -> Result<Option<Value>, Box<dyn Error
             messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": content}));
         }
     }
-    Ok(None)
+    Ok(Ending::OutOfTurns)
 }
 
 /// `pre_tool_call` → tool → `post_tool_call`; a blocked call becomes a tool
 /// error the model sees (§6.2).
-async fn tool_step(session: &Session, call: &ToolCall) -> Result<Value, Box<dyn Error>> {
+async fn tool_step(session: &Session, call: &ToolCall) -> Result<Value, Error> {
     let pre: Emission = session.pre_tool_call(call).await?;
     if !pre.proceeds() {
         return Ok(json!({"error": format!("blocked: {}", pre.reason().unwrap_or("denied"))}));
@@ -223,6 +256,8 @@ async fn tool_step(session: &Session, call: &ToolCall) -> Result<Value, Box<dyn 
     })
 }
 
+/// Prints one line per record: sequence, point, decision, reason, and
+/// which interceptor decided (`-` when none did, e.g. a host error).
 pub fn print_table(records: &[InterceptionRecord]) {
     println!("seq  point            decision   reason                         decided by");
     println!("{}", "-".repeat(78));
@@ -248,23 +283,37 @@ pub fn print_table(records: &[InterceptionRecord]) {
     }
 }
 
-/// Runs the demo session `demo-session-1` on `host`, then prints its records
-/// (from `records`, a sink of `host`) and what reached the caller.
-pub async fn run_and_report(host: &Host, records: &RecordLog) -> Result<(), Box<dyn Error>> {
+/// Runs the demo session `demo-session-1` on `host`, ends it with
+/// `agent_shutdown` whatever happened (after a denied startup, a blocked
+/// run or a failed emission alike), then prints its records (from
+/// `records`, a sink of `host`) and how the run ended. A failed emission is
+/// returned after the records are printed.
+pub async fn run_and_report(host: &Host, records: &RecordLog) -> Result<Ending, Error> {
     let session = host.session("demo-session-1")?;
-    let answer = run_agent(&session).await?;
-    session.shutdown(ShutdownReason::Completed).await?;
+    let ending = run_agent(&session).await;
+    // After a denied startup the host reports `error` whatever is asked.
+    let reason = match &ending {
+        Ok(_) => ShutdownReason::Completed,
+        Err(_) => ShutdownReason::Error,
+    };
+    let shutdown = session.shutdown(reason).await;
 
     print_table(&records.session(session.id()));
     println!();
-    match answer {
-        Some(out) => println!(
+    match &ending {
+        Ok(Ending::Answered(out)) => println!(
             "answer to the caller: {}",
-            out.get("content").unwrap_or(&out)
+            out.get("content").unwrap_or(out)
         ),
-        None => println!("the session was blocked before an answer"),
+        Ok(Ending::Blocked { point, reason }) => {
+            println!("the session was blocked at {point} ({reason}) before an answer");
+        }
+        Ok(Ending::OutOfTurns) => println!("the model ran out of turns before an answer"),
+        Err(e) => println!("the session failed: {e}"),
     }
-    Ok(())
+    let ending = ending?;
+    shutdown?;
+    Ok(ending)
 }
 
 #[cfg(test)]

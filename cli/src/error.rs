@@ -13,7 +13,4 @@ pub enum CliError {
     /// `hookwire check` found endpoints that are down or answer wrongly.
     #[error("{0} of the declared endpoints failed their checks")]
     Unhealthy(usize),
-    /// The demo session failed.
-    #[error("demo: {0}")]
-    Demo(String),
 }

@@ -7,13 +7,13 @@
 //!   exits non-zero, with the findings, when the document is refused or an
 //!   endpoint fails.
 //! - `hookwire demo [--declaration <file>] [--serve]` runs the demo agent
-//!   session, governed by the declared chain when a declaration is given.
+//!   session (the library's [`hookwire_cli::demo_agent`]), governed by the
+//!   declared chain when a declaration is given.
 //! - `hookwire serve-demo` serves the demo's two interceptor services on
 //!   fixed loopback ports, for `check` and `demo --declaration` to talk to.
 
 mod check;
 mod demo;
-mod demo_agent;
 mod error;
 
 use std::net::SocketAddr;

@@ -1,0 +1,96 @@
+//! `hookwire demo`, spawned as an operator would run it: the built-in
+//! session, and a session whose `agent_startup` is denied, which must still
+//! end with `agent_shutdown` and print its records.
+
+use std::process::{Command, Output};
+
+use hookwire::{InterceptionPoint, Verdict};
+use hookwire_testkit::Scripted;
+use serde_json::json;
+
+fn demo(args: &[&str]) -> (Output, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .arg("demo")
+        .args(args)
+        .output()
+        .expect("run hookwire");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out, stdout, stderr)
+}
+
+/// The record line of `point` in the demo's table.
+fn row(stdout: &str, point: InterceptionPoint) -> Option<&str> {
+    stdout
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some(point.as_str()))
+}
+
+#[test]
+fn the_builtin_demo_session_runs_through_every_point() {
+    let (out, stdout, stderr) = demo(&[]);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for point in InterceptionPoint::ALL {
+        assert!(row(&stdout, point).is_some(), "no {point} record:\n{stdout}");
+    }
+    assert!(stdout.contains("policy:destructive_command"), "{stdout}");
+    assert!(stdout.contains("answer to the caller:"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_denied_startup_still_shuts_down_and_prints_the_records() {
+    // A transform at agent_startup is forbidden (§6.1), so the host denies
+    // the startup with host_error:transform_target_forbidden.
+    let service = Scripted::new("startup-rewriter", |ctx| match ctx.point() {
+        InterceptionPoint::AgentStartup => {
+            Verdict::transform("$target", json!({"tools_registered": []}))
+        }
+        _ => Verdict::allow(),
+    });
+    let calls = service.clone();
+    let running = service.serve().await;
+    let path = std::env::temp_dir().join(format!(
+        "hookwire-cli-demo-{}-startup.json",
+        std::process::id()
+    ));
+    let doc = json!({
+        "declaration": "agent-hooks-declaration/1.0",
+        "bindings": [{"id": "rewriter", "kind": "hookwire.grpc",
+                      "config": {"endpoint": running.endpoint()}}],
+    });
+    std::fs::write(&path, doc.to_string()).unwrap();
+
+    let (out, stdout, stderr) = demo(&["--declaration", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("only agent_shutdown may follow"), "{stderr}");
+
+    let startup = row(&stdout, InterceptionPoint::AgentStartup).expect("startup record");
+    assert!(startup.contains("deny"), "{startup}");
+    assert!(
+        startup.contains("host_error:transform_target_forbidden"),
+        "{startup}"
+    );
+    let shutdown = row(&stdout, InterceptionPoint::AgentShutdown).expect("shutdown record");
+    assert!(shutdown.contains("allow"), "{shutdown}");
+    // Nothing ran between the two.
+    let records = stdout
+        .lines()
+        .filter(|l| l.split_whitespace().next().is_some_and(|n| n.parse::<u64>().is_ok()))
+        .count();
+    assert_eq!(records, 2, "{stdout}");
+    assert!(
+        stdout.contains("blocked at agent_startup (host_error:transform_target_forbidden)"),
+        "{stdout}"
+    );
+
+    // The service was asked at both points, and the shutdown says why.
+    let seen = calls.seen();
+    let points: Vec<_> = seen.iter().map(|c| c.point()).collect();
+    assert_eq!(
+        points,
+        [InterceptionPoint::AgentStartup, InterceptionPoint::AgentShutdown]
+    );
+    assert_eq!(seen[1].target(), Some(&json!({"reason": "error"})));
+    running.shutdown().await.unwrap();
+}
