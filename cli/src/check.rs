@@ -143,7 +143,8 @@ fn declared() -> DeclaredHostBuilder {
 /// The reason of a failed call, without the binding name repeated.
 fn reason(e: &hookwire_client::Error) -> String {
     match e {
-        hookwire_client::Error::Describe { reason, .. } => reason.clone(),
+        hookwire_client::Error::Describe { reason, .. }
+        | hookwire_client::Error::Health { reason, .. } => reason.clone(),
         other => other.to_string(),
     }
 }
