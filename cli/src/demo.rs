@@ -117,10 +117,7 @@ impl Running {
 
 /// Binds `addr` now (so a busy port fails here) and serves `service` in
 /// the background.
-async fn serve_at<S: Interceptor>(
-    addr: SocketAddr,
-    service: S,
-) -> Result<Running, CliError> {
+async fn serve_at<S: Interceptor>(addr: SocketAddr, service: S) -> Result<Running, CliError> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| hookwire_server::Error::Bind { addr, source })?;

@@ -4,44 +4,11 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use hookwire_server::prelude::*;
-use hookwire_server::{RunningServer, Server};
+use hookwire::InterceptionPoint;
+use hookwire_testkit::Scripted;
 use serde_json::json;
-use tokio::net::TcpListener;
 
 const TOKEN: &str = "Bearer t0ken-from-env";
-
-/// Allows everything at the points it declares.
-struct Quiet(&'static str, Vec<InterceptionPoint>);
-
-#[async_trait]
-impl InterceptorService for Quiet {
-    type Response = Verdict;
-
-    fn manifest(&self) -> Manifest {
-        let mut m = manifest(self.0, "1.0.0");
-        m.points = self.1.clone();
-        m
-    }
-}
-
-/// A service that answers nothing, health included, without the token.
-async fn gated(service: Quiet) -> (String, tokio::sync::oneshot::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let check = tonic::service::InterceptorLayer::new(|req: tonic::Request<()>| {
-        match req.metadata().get("authorization").map(|v| v.to_str()) {
-            Some(Ok(v)) if v == TOKEN => Ok(req),
-            _ => Err(tonic::Status::unauthenticated("token required")),
-        }
-    });
-    let router = Server::builder().layer(check).service(service);
-    tokio::spawn(router.serve_with_listener(listener, async move {
-        let _ = stopped.await;
-    }));
-    (format!("http://{addr}"), stop)
-}
 
 fn write(name: &str, doc: &serde_json::Value) -> PathBuf {
     let path =
@@ -81,9 +48,12 @@ fn document(policy: &str, audit: &str) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn check_passes_with_live_services_and_the_token_from_the_environment() {
-    let (policy, stop_policy) = gated(Quiet("policy", vec![InterceptionPoint::PreToolCall])).await;
-    let audit: RunningServer = spawn_local(Quiet("audit", vec![])).await.unwrap();
-    let path = write("ok", &document(&policy, &audit.endpoint()));
+    let policy = Scripted::allow_all("policy")
+        .declaring(&[InterceptionPoint::PreToolCall])
+        .serve_gated(TOKEN)
+        .await;
+    let audit = Scripted::allow_all("audit").serve().await;
+    let path = write("ok", &document(&policy.endpoint(), &audit.endpoint()));
 
     let out = check(&path, Some(TOKEN));
     let (stdout, stderr) = text(&out);
@@ -126,7 +96,7 @@ async fn check_passes_with_live_services_and_the_token_from_the_environment() {
     assert!(stdout.is_empty(), "{stdout}");
 
     // A service that went away.
-    let _ = stop_policy.send(());
+    policy.shutdown().await.unwrap();
     audit.shutdown().await.unwrap();
     let out = check(&path, Some(TOKEN));
     assert!(!out.status.success());

@@ -31,7 +31,10 @@ fn the_builtin_demo_session_runs_through_every_point() {
     let (out, stdout, stderr) = demo(&[]);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     for point in InterceptionPoint::ALL {
-        assert!(row(&stdout, point).is_some(), "no {point} record:\n{stdout}");
+        assert!(
+            row(&stdout, point).is_some(),
+            "no {point} record:\n{stdout}"
+        );
     }
     assert!(stdout.contains("policy:destructive_command"), "{stdout}");
     assert!(stdout.contains("answer to the caller:"), "{stdout}");
@@ -63,7 +66,10 @@ async fn a_denied_startup_still_shuts_down_and_prints_the_records() {
     let (out, stdout, stderr) = demo(&["--declaration", path.to_str().unwrap()]);
     std::fs::remove_file(&path).unwrap();
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(!stderr.contains("only agent_shutdown may follow"), "{stderr}");
+    assert!(
+        !stderr.contains("only agent_shutdown may follow"),
+        "{stderr}"
+    );
 
     let startup = row(&stdout, InterceptionPoint::AgentStartup).expect("startup record");
     assert!(startup.contains("deny"), "{startup}");
@@ -76,7 +82,11 @@ async fn a_denied_startup_still_shuts_down_and_prints_the_records() {
     // Nothing ran between the two.
     let records = stdout
         .lines()
-        .filter(|l| l.split_whitespace().next().is_some_and(|n| n.parse::<u64>().is_ok()))
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|n| n.parse::<u64>().is_ok())
+        })
         .count();
     assert_eq!(records, 2, "{stdout}");
     assert!(
@@ -89,7 +99,10 @@ async fn a_denied_startup_still_shuts_down_and_prints_the_records() {
     let points: Vec<_> = seen.iter().map(|c| c.point()).collect();
     assert_eq!(
         points,
-        [InterceptionPoint::AgentStartup, InterceptionPoint::AgentShutdown]
+        [
+            InterceptionPoint::AgentStartup,
+            InterceptionPoint::AgentShutdown
+        ]
     );
     assert_eq!(seen[1].target(), Some(&json!({"reason": "error"})));
     running.shutdown().await.unwrap();

@@ -1,18 +1,27 @@
-//! Shared support for hookwire's tests: scriptable interceptor services
-//! served for real on 127.0.0.1:0, a host builder shortcut, and where the
-//! workspace keeps what `scripts/setup.sh` installs.
+//! Shared support for hookwire's tests (unpublished): scriptable
+//! interceptor services served for real on 127.0.0.1:0 (plain or behind a
+//! token check), a host builder shortcut, one valid context per
+//! interception point, and where the workspace keeps what
+//! `scripts/setup.sh` installs.
+//!
+//! Used by the integration tests (`hookwire-tests`) and `hookwire-cli`'s
+//! tests. `hookwire-server`'s own tests keep their wire-level fixtures in
+//! `server/tests/common/`: this crate depends on `hookwire-server`, so the
+//! server depending on it back (even as a dev-dependency) would build two
+//! copies of the server crate whose types do not match.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hookwire::InterceptionPoint;
 use hookwire_client::{Host, HostBuilder, InterceptorBinding, RecordLog};
 use hookwire_server::prelude::*;
-use hookwire_server::{RunningServer, spawn_local};
-use serde_json::{Value, json};
+use hookwire_server::{RunningServer, Server, spawn_local};
+use serde_json::{Map, Value, json};
 
 /// Decides with a closure, records every context it receives, and can be
-/// slowed down.
+/// slowed down or made to declare points in its manifest.
 #[derive(Clone)]
 pub struct Scripted {
     name: String,
@@ -20,6 +29,7 @@ pub struct Scripted {
     /// Every context the service received, in arrival order.
     pub seen: Arc<Mutex<Vec<AgentContext>>>,
     delay: Option<Duration>,
+    points: Vec<InterceptionPoint>,
 }
 
 impl Scripted {
@@ -33,23 +43,44 @@ impl Scripted {
             respond: Arc::new(respond),
             seen: Arc::default(),
             delay: None,
+            points: Vec::new(),
         }
     }
 
     /// Escalates every tool call (a liftable deny with `reason` and
     /// `message`) and allows everything else.
     pub fn escalating_tool_calls(name: &str, reason: &'static str, message: &'static str) -> Self {
-        Self::new(name, move |ctx| match ctx.point() {
-            hookwire::InterceptionPoint::PreToolCall => {
+        Self::escalating_at(name, &[InterceptionPoint::PreToolCall], reason, message)
+    }
+
+    /// Escalates at each of `points` (a liftable deny with `reason` and
+    /// `message`) and allows everything else.
+    pub fn escalating_at(
+        name: &str,
+        points: &[InterceptionPoint],
+        reason: &'static str,
+        message: &'static str,
+    ) -> Self {
+        let points = points.to_vec();
+        Self::new(name, move |ctx| {
+            if points.contains(&ctx.point()) {
                 Verdict::escalate(reason).with_message(message)
+            } else {
+                Verdict::allow()
             }
-            _ => Verdict::allow(),
         })
     }
 
     /// A service that allows everything.
     pub fn allow_all(name: &str) -> Self {
         Self::new(name, |_| Verdict::allow())
+    }
+
+    /// Declares `points` in the manifest `Describe` returns (by default it
+    /// declares none, which means all eight).
+    pub fn declaring(mut self, points: &[InterceptionPoint]) -> Self {
+        self.points = points.to_vec();
+        self
     }
 
     /// Sleeps `delay` before answering each call.
@@ -67,14 +98,22 @@ impl Scripted {
     pub async fn serve(self) -> RunningServer {
         spawn_local(self).await.expect("serve on 127.0.0.1:0")
     }
+
+    /// Serves the service like [`serve`](Self::serve), behind
+    /// [`serve_gated`]'s token check.
+    pub async fn serve_gated(self, authorization: &str) -> RunningServer {
+        serve_gated(self, authorization).await
+    }
 }
 
 #[async_trait]
-impl InterceptorService for Scripted {
+impl Interceptor for Scripted {
     type Response = Verdict;
 
     fn manifest(&self) -> Manifest {
-        manifest(self.name.clone(), "0.0.0")
+        let mut m = manifest(self.name.clone(), "1.0.0");
+        m.points = self.points.clone();
+        m
     }
 
     async fn intercept(&self, ctx: &AgentContext) -> Verdict {
@@ -84,6 +123,26 @@ impl InterceptorService for Scripted {
         }
         (self.respond)(ctx)
     }
+}
+
+/// Serves `service` on 127.0.0.1:0, refusing every request (health checks
+/// and `Describe` included) whose `authorization` metadata is not exactly
+/// `authorization`, with `UNAUTHENTICATED`: how tests check that a host
+/// sends the metadata it was configured with.
+pub async fn serve_gated<S: Interceptor>(service: S, authorization: &str) -> RunningServer {
+    let expected = authorization.to_owned();
+    let check = tonic::service::InterceptorLayer::new(move |req: tonic::Request<()>| {
+        match req.metadata().get("authorization").map(|v| v.to_str()) {
+            Some(Ok(v)) if v == expected => Ok(req),
+            _ => Err(tonic::Status::unauthenticated("token required")),
+        }
+    });
+    Server::builder()
+        .layer(check)
+        .service(service)
+        .spawn_local()
+        .await
+        .expect("serve on 127.0.0.1:0")
 }
 
 /// A host builder with a record log, for the agent `test-agent`.
@@ -121,4 +180,71 @@ pub fn target_str<'a>(ctx: &'a AgentContext, key: &str) -> Option<&'a str> {
 pub fn workspace_root() -> PathBuf {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     here.parent().map(PathBuf::from).unwrap_or(here)
+}
+
+/// A valid context at `point`, as JSON: agent `test-agent`, session `s`,
+/// sequence 1, and the point's members (at the tool points, the `bash`
+/// call `{"cmd": "ls"}` with id `call-1`). Edit it to build a variant.
+pub fn context_json(point: InterceptionPoint) -> Map<String, Value> {
+    let tool_call = || json!({"id": "call-1", "name": "bash", "args": {"cmd": "ls"}});
+    let model = || json!({"id": "model-1"});
+    let members: Vec<(&str, Value)> = match point {
+        InterceptionPoint::AgentStartup => {
+            vec![("agent_init", json!({"tools_registered": ["bash"]}))]
+        }
+        InterceptionPoint::Input => vec![("input", json!({"content": "hello", "role": "user"}))],
+        InterceptionPoint::PreModelCall => vec![
+            ("model", model()),
+            ("messages", json!([{"role": "user", "content": "hello"}])),
+        ],
+        InterceptionPoint::PostModelCall => vec![
+            ("model", model()),
+            (
+                "response",
+                json!({"content": "hi", "tool_calls": [], "finish_reason": "stop"}),
+            ),
+        ],
+        InterceptionPoint::PreToolCall => vec![("tool_call", tool_call())],
+        InterceptionPoint::PostToolCall => vec![
+            ("tool_call", tool_call()),
+            (
+                "tool_result",
+                json!({"value": "file.txt", "is_error": false}),
+            ),
+        ],
+        InterceptionPoint::Output => vec![("output", json!({"content": "done"}))],
+        InterceptionPoint::AgentShutdown => vec![("summary", json!({"reason": "completed"}))],
+    };
+    let mut m = Map::new();
+    m.insert("spec".into(), json!(hookwire::SPEC_VERSION));
+    m.insert("interception_point".into(), json!(point.as_str()));
+    m.insert("timestamp".into(), json!("2026-01-01T00:00:00Z"));
+    m.insert("sequence".into(), json!(1));
+    m.insert(
+        "agent".into(),
+        json!({"id": "test-agent", "framework": "hookwire"}),
+    );
+    m.insert("session".into(), json!({"id": "s"}));
+    m.extend(members.into_iter().map(|(k, v)| (k.to_owned(), v)));
+    m
+}
+
+/// [`context_json`] as the validated [`AgentContext`].
+pub fn context(point: InterceptionPoint) -> AgentContext {
+    AgentContext::from_json(Value::Object(context_json(point))).expect("a valid context")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_point_has_a_valid_context_fixture() {
+        for point in InterceptionPoint::ALL {
+            let ctx = context(point);
+            assert_eq!(ctx.point(), point);
+            assert!(ctx.validate().is_ok(), "{point}");
+            assert!(ctx.target().is_some(), "{point} has a target");
+        }
+    }
 }
