@@ -13,12 +13,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::Stream;
-use hookwire::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution};
+use hookwire::approval::{
+    ApprovalOutcome, ApprovalRequest, ApprovalResolution, StreamRequest, StreamResolution,
+};
 use hookwire::pb;
 use hookwire::pb::approval_service_client::ApprovalServiceClient;
 use hookwire::pb::approval_service_server::{ApprovalService, ApprovalServiceServer};
-use hookwire::wire::approval::{request_to_pb, resolution_to_pb};
-use hookwire::{AgentContext, InterceptionPoint, Mode, ResolvedBy, Verdict};
+use hookwire::{InterceptionPoint, Mode, ResolvedBy, Verdict};
 use hookwire_client::{Emission, Host, RecordLog, ShutdownReason, StreamResolver, ToolCall};
 use hookwire_server::RunningServer;
 use hookwire_server::approval::{
@@ -36,13 +37,20 @@ const LONG: Duration = Duration::from_secs(60);
 /// An interceptor that escalates every tool call (and, when asked, the
 /// shutdown too) and allows everything else.
 async fn escalating_policy(also_at_shutdown: bool) -> RunningServer {
-    Scripted::new("policy", move |ctx: &AgentContext| match ctx.point() {
-        InterceptionPoint::PreToolCall => {
-            Verdict::escalate("needs_approval").with_message("a human must approve this call")
-        }
-        InterceptionPoint::AgentShutdown if also_at_shutdown => Verdict::escalate("audit"),
-        _ => Verdict::allow(),
-    })
+    let points: &[InterceptionPoint] = if also_at_shutdown {
+        &[
+            InterceptionPoint::PreToolCall,
+            InterceptionPoint::AgentShutdown,
+        ]
+    } else {
+        &[InterceptionPoint::PreToolCall]
+    };
+    Scripted::escalating_at(
+        "policy",
+        points,
+        "needs_approval",
+        "a human must approve this call",
+    )
     .serve()
     .await
 }
@@ -268,7 +276,11 @@ async fn a_lying_approver_is_an_identity_mismatch() {
             approver
                 .decide(pb::DecideRequest {
                     approver: "mallory".into(),
-                    resolution: Some(resolution_to_pb(&id, &r, "")),
+                    resolution: Some(pb::ApprovalResolution::from(&StreamResolution {
+                        request_id: id,
+                        approver: String::new(),
+                        resolution: r,
+                    })),
                 })
                 .await
                 .expect("decide")
@@ -530,16 +542,7 @@ async fn a_host_whose_stream_drops_has_its_requests_withdrawn() {
         .await
         .expect("connect");
     let (up, rx) = mpsc::channel(4);
-    let ctx = AgentContext::from_json(json!({
-        "spec": "agent-hooks/0.1",
-        "interception_point": "pre_tool_call",
-        "timestamp": "2026-01-01T00:00:00Z",
-        "sequence": 1,
-        "agent": {"id": "a", "framework": "hookwire"},
-        "session": {"id": "s"},
-        "tool_call": {"id": "tc", "name": "bash", "args": {"cmd": "ls"}}
-    }))
-    .expect("context");
+    let ctx = common::context(InterceptionPoint::PreToolCall);
     let request = ApprovalRequest {
         context_identity: None,
         interception_point: InterceptionPoint::PreToolCall,
@@ -547,8 +550,12 @@ async fn a_host_whose_stream_drops_has_its_requests_withdrawn() {
         context: ctx,
     };
     up.send(pb::HostMessage {
-        kind: Some(pb::host_message::Kind::Request(request_to_pb(
-            "mine", &request, LONG,
+        kind: Some(pb::host_message::Kind::Request(pb::ApprovalRequest::from(
+            &StreamRequest {
+                request_id: "mine".into(),
+                request: request.clone(),
+                deadline: LONG,
+            },
         ))),
     })
     .await

@@ -7,16 +7,15 @@ use std::time::Duration;
 use hookwire::InterceptionPoint;
 use hookwire_client::declaration::{Declaration, Registry};
 use hookwire_client::{Host, InputRole, RecordLog, ShutdownReason, ToolCall};
-use hookwire_server::Server;
 use hookwire_server::prelude::*;
+use hookwire_testkit::serve_gated;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 
 /// Denies every tool call; allows the rest.
 struct NoTools(Vec<InterceptionPoint>);
 
 #[async_trait]
-impl InterceptorService for NoTools {
+impl Interceptor for NoTools {
     type Response = Verdict;
 
     fn manifest(&self) -> Manifest {
@@ -28,25 +27,6 @@ impl InterceptorService for NoTools {
     async fn pre_tool_call(&self, _ctx: &AgentContext) -> Verdict {
         Verdict::deny("policy:no_tools")
     }
-}
-
-/// Serves `NoTools`, refusing every request whose `authorization` is not
-/// `expected`.
-async fn gated(expected: String) -> (String, tokio::sync::oneshot::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let layer = tonic::service::InterceptorLayer::new(move |req: tonic::Request<()>| {
-        match req.metadata().get("authorization").map(|v| v.to_str()) {
-            Some(Ok(v)) if v == expected => Ok(req),
-            _ => Err(tonic::Status::unauthenticated("token required")),
-        }
-    });
-    let router = Server::builder().layer(layer).service(NoTools(vec![]));
-    tokio::spawn(router.serve_with_listener(listener, async move {
-        let _ = stopped.await;
-    }));
-    (format!("http://{addr}"), stop)
 }
 
 /// An environment variable of this process with a header-safe value
@@ -84,7 +64,8 @@ fn reasons(records: &[hookwire::InterceptionRecord]) -> Vec<Value> {
 #[tokio::test]
 async fn metadata_from_the_environment_is_sent_on_every_call() {
     let (var, value) = some_variable();
-    let (endpoint, stop) = gated(format!("Bearer {value}")).await;
+    let policy = serve_gated(NoTools(vec![]), &format!("Bearer {value}")).await;
+    let endpoint = policy.endpoint();
     let doc = |metadata: Value| {
         json!({
             "declaration": "agent-hooks-declaration/1.0",
@@ -132,7 +113,7 @@ async fn metadata_from_the_environment_is_sent_on_every_call() {
         "{:?}",
         reasons(&records)
     );
-    let _ = stop.send(());
+    policy.shutdown().await.unwrap();
 }
 
 #[tokio::test]

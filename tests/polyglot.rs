@@ -19,13 +19,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use hookwire::approval::{ApprovalRequest, ApprovalResolution};
-use hookwire::wire::json;
+use hookwire::json;
 use hookwire::{AgentContext, Decision, InterceptionPoint, ResolvedBy, Verdict};
 use hookwire_client::{
     Agent, ApprovalResolver, BoxError, BoxFuture, Host, HostBuilder, IdentityProvider, InputRole,
     InterceptorBinding, Model, ModelResponse, RecordLog, Session, ShutdownReason, ToolCall,
     ToolCallOutcome, ToolError, ToolResult, Tools, interceptor_fn, model_fn, tool_fn,
 };
+use hookwire_testkit as testkit;
 use serde_json::{Map, Value, json};
 
 use InterceptionPoint::*;
@@ -57,7 +58,7 @@ impl Lang {
     }
 
     fn command(self) -> Command {
-        let root = hookwire_testkit::workspace_root();
+        let root = testkit::workspace_root();
         let (program, script, needs) = match self {
             Self::Python => (
                 root.join(".cache/venv/bin/python"),
@@ -256,16 +257,10 @@ fn passthrough() -> (InterceptorBinding, Seen) {
     (binding, seen)
 }
 
-fn builder() -> (HostBuilder, RecordLog) {
-    let records = RecordLog::new();
-    let b = Host::builder("polyglot-agent", "hookwire").record_sink(records.clone());
-    (b, records)
-}
-
 /// The passthrough at every point, then the service at the points its
 /// manifest declares.
 async fn host_with_passthrough(service: &Service) -> (Host, RecordLog, Seen) {
-    let (b, records) = builder();
+    let (b, records) = testkit::host();
     connect_with_passthrough(b, service, records).await
 }
 
@@ -273,7 +268,7 @@ async fn host_with_passthrough(service: &Service) -> (Host, RecordLog, Seen) {
 /// provider refuses integers beyond ±(2^53 − 1) (§4.4, §10.2) before any
 /// interceptor sees them, and these tests send the whole 64-bit range.
 async fn exact_host_with_passthrough(service: &Service) -> (Host, RecordLog, Seen) {
-    let (b, records) = builder();
+    let (b, records) = testkit::host();
     let b = b.identity_provider(IdentityProvider::Null);
     connect_with_passthrough(b, service, records).await
 }
@@ -533,7 +528,7 @@ async fn escalation_is_lifted_by_the_resolver(lang: Lang) {
     let service = Service::spawn(lang, &["--wire-limit", "1000"]);
     let approver = Approver::default();
     let (pass, _) = passthrough();
-    let (b, records) = builder();
+    let (b, records) = testkit::host();
     let host = b
         .bind(pass)
         .bind(InterceptorBinding::remote(REMOTE, service.url()))
@@ -597,7 +592,7 @@ async fn escalation_is_lifted_by_the_resolver(lang: Lang) {
 
     // Without a resolver the same escalation is enforced as a deny (§9).
     let (pass, _) = passthrough();
-    let (b, _) = builder();
+    let (b, _) = testkit::host();
     let host = b
         .bind(pass)
         .bind(InterceptorBinding::remote(REMOTE, service.url()))
@@ -647,7 +642,7 @@ fn fidelity_values() -> Value {
 /// a transform computed from the context carries them inside a new value.
 async fn contexts_and_values_round_trip_exactly(lang: Lang) {
     let service = Service::spawn(lang, &["--probes", "--points", "all"]);
-    let (b, records) = builder();
+    let (b, records) = testkit::host();
     let b = b
         .agent_name("Polyglot Agent ✓", "1.2.3")
         .identity_provider(IdentityProvider::Null);
@@ -867,7 +862,7 @@ async fn describe_binds_the_declared_points_only(lang: Lang) {
 
     // Only the service, bound by its manifest, plus a control at the session
     // boundaries: every other point has no interceptor and denies.
-    let (b, _) = builder();
+    let (b, _) = testkit::host();
     let boundaries = InterceptorBinding::local(
         "boundaries",
         interceptor_fn(|_ctx: AgentContext| async { Ok::<_, BoxError>(Verdict::allow()) }),
@@ -918,7 +913,7 @@ async fn describe_binds_the_declared_points_only(lang: Lang) {
     );
 
     // Without any binding at agent_startup the session never starts.
-    let (b, _) = builder();
+    let (b, _) = testkit::host();
     let host = b
         .bind(InterceptorBinding::remote(REMOTE, service.url()))
         .connect(DESCRIBE_TIMEOUT)
@@ -936,7 +931,7 @@ async fn describe_binds_the_declared_points_only(lang: Lang) {
 async fn failures_fail_closed(lang: Lang) {
     let service = Service::spawn(lang, &["--probes"]);
     let (pass, _) = passthrough();
-    let (b, _) = builder();
+    let (b, _) = testkit::host();
     let host = b
         .bind(pass)
         .bind(InterceptorBinding::remote(REMOTE, service.url()).timeout(Duration::from_millis(400)))
@@ -1005,7 +1000,7 @@ async fn sigterm_stops_gracefully(lang: Lang) {
 /// `cargo test --test polyglot -- --ignored --nocapture latency`.
 async fn latency(lang: Lang) {
     let service = Service::spawn(lang, &["--points", "pre_tool_call"]);
-    let (b, _) = builder();
+    let (b, _) = testkit::host();
     let host = b
         .bind(InterceptorBinding::remote(REMOTE, service.url()).at([AgentStartup, PreToolCall]))
         .build()
