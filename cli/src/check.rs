@@ -91,7 +91,7 @@ pub(crate) async fn run(path: &Path, timeout_ms: u64, args: &RegistryArgs) -> Re
                         .collect();
                 if !idle.is_empty() {
                     println!(
-                        "     note: bound at {} where its manifest declares nothing (it will answer allow)",
+                        "     note: bound at {} where its manifest declares nothing (a hookwire-server service answers allow there; one without a handler fails closed)",
                         idle.join(", ")
                     );
                 }
