@@ -17,9 +17,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::Stream;
+use hookwire::approval::{StreamRequest, StreamResolution};
 use hookwire::pb;
 use hookwire::pb::approval_service_server::{ApprovalService, ApprovalServiceServer};
-use hookwire::approval::{StreamRequest, StreamResolution};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_stream::wrappers::ReceiverStream;
@@ -183,9 +183,7 @@ fn queue_event_to_pb(e: QueueEvent) -> pb::WatchEvent {
 fn delivery_to_pb(d: HostDelivery) -> pb::ServiceMessage {
     use pb::service_message::Kind;
     down(match d {
-        HostDelivery::Resolution(r) => {
-            Kind::Resolution(pb::ApprovalResolution::from(&*r))
-        }
+        HostDelivery::Resolution(r) => Kind::Resolution(pb::ApprovalResolution::from(&*r)),
         HostDelivery::Seen {
             request_id,
             approver,

@@ -36,11 +36,11 @@ pub mod queue;
 pub mod serve;
 pub mod web;
 
+/// Why the queue refused a decision; defined with the crate's [`Error`](crate::Error).
+pub use crate::error::Refusal;
 pub use grpc::{ApprovalGrpc, DEFAULT_HEARTBEAT_INTERVAL};
 pub use queue::{
     ApprovalQueue, CloseReason, HostDelivery, HostLink, MAX_DEADLINE, PendingApproval, QueueEvent,
     Subscription,
 };
-/// Why the queue refused a decision; defined with the crate's [`Error`](crate::Error).
-pub use crate::error::Refusal;
 pub use serve::{ApprovalServer, RunningApprovalServer};
