@@ -102,7 +102,8 @@ impl HostBuilder {
         self
     }
 
-    /// Timeout for bindings that set none (default 5000 ms).
+    /// Timeout for bindings that set none (default
+    /// [`DEFAULT_TIMEOUT`](crate::DEFAULT_TIMEOUT), 5000 ms).
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.default_timeout = timeout;
         self
