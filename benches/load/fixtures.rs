@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use agent_hooks::{AgentContextBuilder, EnforcementMode, InterceptionEmitter};
-use hookwire::wire::{InterceptorResponse, PointRequest, context_to_request};
-use hookwire::{AgentContext, Composition, Profile, Verdict, pb};
-use hookwire_client::{BoxError, BoxFuture, Host, InterceptorBinding, ToolCall};
+use hookwire::wire::{PointRequest, context_to_request};
+use hookwire::{AgentContext, Composition, Manifest, Profile, Verdict, manifest, pb};
+use hookwire_client::{Host, InterceptorBinding, ToolCall};
 use hookwire_server::async_trait;
 use serde_json::{Value, json};
 
@@ -82,32 +82,25 @@ pub fn tool_call(args: &Value) -> ToolCall {
 /// Allows everything.
 pub struct Allow;
 
-impl hookwire_client::Interceptor for Allow {
-    fn intercept<'a>(
-        &'a self,
-        _ctx: &'a AgentContext,
-    ) -> BoxFuture<'a, Result<InterceptorResponse, BoxError>> {
-        Box::pin(async { Ok(Verdict::allow().into()) })
+#[async_trait]
+impl hookwire::Interceptor for Allow {
+    type Response = Verdict;
+    fn manifest(&self) -> Manifest {
+        manifest("allow", "0")
     }
 }
 
 /// Rewrites `$target.cmd` at `pre_tool_call`; allows elsewhere.
 pub struct Rewrite;
 
-impl hookwire_client::Interceptor for Rewrite {
-    fn intercept<'a>(
-        &'a self,
-        ctx: &'a AgentContext,
-    ) -> BoxFuture<'a, Result<InterceptorResponse, BoxError>> {
-        let rewrite = ctx.point() == hookwire::InterceptionPoint::PreToolCall;
-        Box::pin(async move {
-            Ok(if rewrite {
-                Verdict::transform("$target.cmd", json!(REWRITTEN))
-            } else {
-                Verdict::allow()
-            }
-            .into())
-        })
+#[async_trait]
+impl hookwire::Interceptor for Rewrite {
+    type Response = Verdict;
+    fn manifest(&self) -> Manifest {
+        manifest("rewrite", "0")
+    }
+    async fn pre_tool_call(&self, _ctx: &AgentContext) -> Verdict {
+        Verdict::transform("$target.cmd", json!(REWRITTEN))
     }
 }
 

@@ -17,7 +17,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use hookwire::pb;
-use hookwire::pb::interceptor_server::{Interceptor, InterceptorServer};
+use hookwire::pb::interceptor_server::{Interceptor as PbInterceptor, InterceptorServer};
 use hookwire_server::prelude::*;
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
@@ -36,7 +36,7 @@ const MAX_MESSAGE: usize = 8 * 1024 * 1024;
 struct AllowAll;
 
 #[async_trait]
-impl InterceptorService for AllowAll {
+impl Interceptor for AllowAll {
     type Response = Verdict;
 
     fn manifest(&self) -> Manifest {
@@ -47,7 +47,7 @@ impl InterceptorService for AllowAll {
 struct Delayed;
 
 #[async_trait]
-impl InterceptorService for Delayed {
+impl Interceptor for Delayed {
     type Response = Verdict;
 
     fn manifest(&self) -> Manifest {
@@ -71,7 +71,7 @@ struct Floor {
 macro_rules! floor_impl {
     ($($method:ident($req:ident);)*) => {
         #[tonic::async_trait]
-        impl Interceptor for Floor {
+        impl PbInterceptor for Floor {
             async fn pre_tool_call(
                 &self,
                 _request: Request<pb::PreToolCallRequest>,

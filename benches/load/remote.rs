@@ -1,0 +1,120 @@
+//! The `remote` and `deadline` sections: one remote emission (client and
+//! interceptor service in separate processes) against a bare tonic unary
+//! call carrying the same request bytes, with and without a per-call
+//! deadline. The setup is shared with later sections (throughput, spawn,
+//! growth), which measure against the same session and floor.
+
+use hookwire::Profile;
+use hookwire::pb::interceptor_client::InterceptorClient;
+use hookwire_client::{Host, ToolCall};
+use serde_json::Value;
+use tonic::transport::Channel;
+
+use crate::child::Endpoints;
+use crate::measure::{self, Emit, FloorCall, interleaved};
+use crate::report::Headline;
+use crate::{Plan, REMOTE_TIMEOUT, fixtures, started};
+
+/// A host with one remote allow interceptor, a started session on it, and
+/// the bare tonic call on the floor service.
+pub struct RemoteSetup {
+    /// The host bound to the allow service.
+    pub host: Host,
+    /// A `pre_tool_call` emission on a started session of `host`.
+    pub ours: Emit,
+    /// The same request bytes as a bare tonic call, without a deadline.
+    pub floor: FloorCall,
+    /// The channel to the floor service, for later sections' own calls.
+    pub floor_channel: Channel,
+}
+
+impl RemoteSetup {
+    /// Connects to the child's allow and floor services.
+    pub async fn new(ep: &Endpoints, call: &ToolCall, args: &Value) -> Self {
+        let host =
+            fixtures::remote_host(&ep.allow, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
+        let ours = Emit {
+            session: started(&host, "s-remote").await,
+            call: call.clone(),
+        };
+        let floor_channel = measure::channel(&ep.floor).await;
+        let floor = FloorCall {
+            client: InterceptorClient::new(floor_channel.clone())
+                .max_decoding_message_size(16 * 1024 * 1024),
+            request: fixtures::floor_request(args),
+            deadline: None,
+        };
+        Self {
+            host,
+            ours,
+            floor,
+            floor_channel,
+        }
+    }
+
+    /// `deadline`: what a per-call deadline costs the bare transport, and
+    /// the remote emission against the floor with the same deadline.
+    pub async fn deadline(&mut self, plan: Plan, headline: &mut Vec<Headline>) {
+        let mut bounded = FloorCall {
+            client: self.floor.client.clone(),
+            request: self.floor.request.clone(),
+            deadline: Some(REMOTE_TIMEOUT),
+        };
+        let (a, b) = interleaved(
+            &mut bounded,
+            &mut self.floor,
+            300,
+            plan.rounds,
+            plan.remote_per_round,
+        )
+        .await;
+        headline.push(Headline::latency(
+            "bare tonic with a per-call deadline vs without".to_owned(),
+            &a,
+            &b,
+            "",
+            None,
+        ));
+        let (a, b) = interleaved(
+            &mut self.ours,
+            &mut bounded,
+            300,
+            plan.rounds,
+            plan.remote_per_round,
+        )
+        .await;
+        headline.push(Headline::latency(
+            "remote emission vs bare tonic with the same deadline".to_owned(),
+            &a,
+            &b,
+            "",
+            None,
+        ));
+    }
+
+    /// `remote`: the remote emission against the bare tonic unary call of
+    /// `request_bytes`. Returns the emission's median, in µs.
+    pub async fn versus_floor(
+        &mut self,
+        plan: Plan,
+        request_bytes: usize,
+        headline: &mut Vec<Headline>,
+    ) -> f64 {
+        let (a, b) = interleaved(
+            &mut self.ours,
+            &mut self.floor,
+            300,
+            plan.rounds,
+            plan.remote_per_round,
+        )
+        .await;
+        headline.push(Headline::latency(
+            format!("remote emission vs bare tonic unary ({request_bytes} B request, 2 processes)"),
+            &a,
+            &b,
+            "remote_vs_tonic",
+            Some((1.25, false)),
+        ));
+        a.median()
+    }
+}
