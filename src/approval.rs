@@ -1,6 +1,9 @@
 //! The approval seam's messages (AGENT-HOOKS-0.1 §9): what a host asks a
 //! resolver when a profile offers it a liftable deny, what comes back, and
-//! the normative order in which a host validates the answer.
+//! the normative order in which a host validates the answer; and both
+//! messages as they travel on an approval stream, with their ids.
+
+use std::time::Duration;
 
 use crate::context::AgentContext;
 use crate::point::InterceptionPoint;
@@ -93,6 +96,29 @@ impl ApprovalResolution {
             verdict: None,
         }
     }
+}
+
+/// An [`ApprovalRequest`] as it travels on a stream: with the id that its
+/// resolution will carry back, and the time left to answer it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamRequest {
+    /// The sender's id for the request.
+    pub request_id: String,
+    /// The §9 request.
+    pub request: ApprovalRequest,
+    /// Time left when the message was sent (`deadline_ms`).
+    pub deadline: Duration,
+}
+
+/// An [`ApprovalResolution`] as it travels on a stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamResolution {
+    /// The id of the request it answers.
+    pub request_id: String,
+    /// Who decided (empty when unknown). Never affects enforcement.
+    pub approver: String,
+    /// The §9 resolution, exactly as sent.
+    pub resolution: ApprovalResolution,
 }
 
 /// A validated resolution: either a permit that lifts the deny, or the deny

@@ -2,35 +2,63 @@
 //!
 //! An agent (the *host*) lets independent controls decide at the eight
 //! interception points of AGENT-HOOKS-0.1; hookwire makes each control a gRPC
-//! service. This crate is the shared ground of the host SDK
-//! (`hookwire-client`) and the interceptor SDK (`hookwire-server`):
+//! service or an in-process policy. This crate is the shared ground of the
+//! host SDK (`hookwire-client`) and the interceptor SDK (`hookwire-server`):
 //!
-//! - the domain types of the contract: [`InterceptionPoint`],
-//!   [`AgentContext`], [`Verdict`], [`InterceptionRecord`], the composition
-//!   configuration and the reserved [`HostError`] reasons;
-//! - the pure functions both sides need: §5 verdict validation, §5.2
-//!   transform paths, RFC 8785 canonical JSON and the `jcs-sha256` identity;
+//! - the domain types of the contract, all at the crate root:
+//!   [`InterceptionPoint`], [`AgentContext`], [`Verdict`],
+//!   [`InterceptorResponse`], [`Manifest`], [`InterceptionRecord`], the
+//!   [`Composition`] configuration and the reserved [`HostError`] reasons;
+//! - [`Interceptor`], the one trait a policy implements, whether a host
+//!   binds it in-process or a server puts it on the wire, with its routing
+//!   ([`dispatch`]) and object-safe form ([`DynInterceptor`]);
+//! - the pure functions both sides need: §5 verdict and §5.5 response
+//!   validation, §5.2 transform paths ([`path`]), RFC 8785 canonical JSON
+//!   and the `jcs-sha256` identity ([`canonical`]), exact JSON text
+//!   ([`json`]), the §9 approval exchange ([`approval`]);
 //! - the wire: the generated gRPC code behind [`pb`] and the one module,
 //!   [`wire`], that converts between it and the domain types.
+//!
+//! Domain modules never import [`wire`] or [`pb`]; the wire depends on the
+//! domain, never the other way round.
 
 pub mod approval;
 pub mod canonical;
-pub mod context;
+mod composition;
+mod context;
+mod interceptor;
+pub mod json;
+mod manifest;
 pub mod path;
-pub mod point;
-pub mod reason;
-pub mod record;
-pub mod verdict;
+mod point;
+mod reason;
+mod record;
+mod response;
+mod verdict;
 pub mod wire;
 
-pub use context::{AgentContext, ContextLimits, InvalidContext, SPEC_VERSION};
-pub use point::InterceptionPoint;
-pub use reason::HostError;
-pub use record::{
-    Composition, InterceptionRecord, Mode, OnApproval, Profile, ResolvedBy, Synthesis,
-    VerdictSummary,
+pub use composition::{Composition, Mode, OnApproval, Profile, Synthesis, UnknownProfile};
+pub use context::{AgentContext, ContextLimits, InvalidContext, SPEC_VERSION, is_namespace};
+pub use interceptor::{
+    BoxError, BoxFuture, DynInterceptor, HookResponse, Interceptor, InterceptorFn, dispatch,
+    interceptor_fn,
 };
-pub use verdict::{Decision, InvalidVerdict, Severity, Transform, Verdict, Warning};
+pub use manifest::{Manifest, manifest};
+pub use point::{InterceptionPoint, UnknownInterceptionPoint};
+pub use reason::{HOST_ERROR_PREFIX, HostError};
+pub use record::{
+    InterceptionRecord, RECORD_MESSAGE_MAX_BYTES, ResolvedBy, VerdictSummary, payload_free,
+    truncate_message,
+};
+pub use response::InterceptorResponse;
+pub use verdict::{
+    Decision, EVIDENCE_MAX_BYTES, InvalidVerdict, RESPONSE_EXTENSIONS_MAX_BYTES, Severity,
+    Transform, Verdict, Warning,
+};
+
+/// The `#[async_trait]` attribute implementations of [`Interceptor`]
+/// need, re-exported so that authors need no extra dependency.
+pub use async_trait::async_trait;
 
 mod generated {
     #![allow(missing_docs, clippy::all, clippy::pedantic)]

@@ -28,6 +28,7 @@ pub enum PathSegment {
 
 /// Why a transform path was refused; maps onto the two reserved reasons.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InvalidPath {
     /// Not rooted at `$target` (or `$policy_target`).
     #[error("transform path must be rooted at $target")]

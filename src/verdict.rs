@@ -10,12 +10,16 @@
 use serde_json::{Map, Value};
 
 use crate::canonical;
+use crate::json::InvalidJson;
 use crate::reason::{HOST_ERROR_PREFIX, HostError};
-use crate::wire::RESPONSE_EXTENSIONS_MAX_BYTES;
-use crate::wire::json::InvalidJson;
 
 /// Largest canonical (RFC 8785) size of `evidence`, in bytes (§5.3).
 pub const EVIDENCE_MAX_BYTES: usize = 10_240;
+
+/// Largest canonical size of a response's `extensions`, in bytes (§5.5).
+/// It lives beside the verdict's own bounds because a breach is the same
+/// failure, [`InvalidVerdict::ExtensionsTooLarge`].
+pub const RESPONSE_EXTENSIONS_MAX_BYTES: usize = 65_536;
 
 /// The three decisions of §5. `warn` is an allow with warnings and
 /// `escalate` is a deny with an approval block; neither is a decision.
@@ -106,6 +110,7 @@ pub struct Verdict {
 /// Why a verdict failed §5 validation. Every variant becomes
 /// `host_error:verdict_invalid`; the message names the rule, never content.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InvalidVerdict {
     /// The JSON verdict is not an object.
     #[error("verdict is not a JSON object")]
@@ -447,70 +452,4 @@ impl Warning {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn constructors_build_valid_verdicts_of_the_right_severity() {
-        let cases = [
-            (Verdict::allow(), Severity::Allow),
-            (Verdict::warn("pii", "looks like an email"), Severity::Allow),
-            (
-                Verdict::transform("$target.x", json!(1)),
-                Severity::Transform,
-            ),
-            (Verdict::escalate("needs_human"), Severity::LiftableDeny),
-            (Verdict::deny("blocked"), Severity::Deny),
-        ];
-        for (v, s) in cases {
-            v.validate().unwrap();
-            assert_eq!(v.severity(), s);
-            assert_eq!(Verdict::from_json(&v.to_json()).unwrap(), v);
-        }
-        assert!(Severity::Deny > Severity::LiftableDeny);
-        assert!(Severity::LiftableDeny > Severity::Transform);
-        assert!(Severity::Transform > Severity::Allow);
-    }
-
-    #[test]
-    fn section_5_rejections() {
-        let bad = [
-            json!("allow"),
-            json!({}),
-            json!({"decision": "warn"}),
-            json!({"decision": "deny", "reason": "host_error:context_invalid"}),
-            json!({"decision": "allow", "approval": {}}),
-            json!({"decision": "transform"}),
-            json!({"decision": "allow", "transform": {"path": "$target", "value": 1}}),
-            json!({"decision": "allow", "warnings": {}}),
-            json!({"decision": "allow", "warnings": ["x"]}),
-            json!({"decision": "allow", "evidence": "uri"}),
-            json!({"decision": "allow", "result_labels": [1]}),
-            json!({"decision": "deny", "approval": true}),
-        ];
-        for v in bad {
-            assert!(Verdict::from_json(&v).is_err(), "{v} accepted");
-        }
-    }
-
-    #[test]
-    fn evidence_cap_is_measured_canonically() {
-        let at_cap = "x".repeat(EVIDENCE_MAX_BYTES - r#"{"a":""}"#.len());
-        let ok = json!({"decision": "allow", "evidence": {"a": at_cap}});
-        Verdict::from_json(&ok).unwrap();
-        let over = json!({"decision": "allow", "evidence": {"a": format!("{at_cap}x")}});
-        assert_eq!(
-            Verdict::from_json(&over),
-            Err(InvalidVerdict::EvidenceTooLarge)
-        );
-    }
-
-    #[test]
-    fn absent_transform_value_is_null() {
-        let v =
-            Verdict::from_json(&json!({"decision": "transform", "transform": {"path": "$target"}}))
-                .unwrap();
-        assert_eq!(v.transform.unwrap().value, Value::Null);
-    }
-}
+mod tests;

@@ -15,25 +15,28 @@
 //!
 //! The one thing the domain cannot hold is a verdict the wire cannot
 //! represent at all (no decision, or JSON text that does not parse
-//! exactly). [`resolution_from_pb`] carries such a verdict as
-//! [`unrepresentable_verdict`], which §5 refuses, so §9 step 3 reports
+//! exactly). Decoding a resolution carries such a verdict as a deny
+//! with the reserved reason `host_error:verdict_invalid`, which §5 refuses, so §9 step 3 reports
 //! `host_error:verdict_invalid` — after the echo rule and the presence
 //! check have seen the real identity and outcome.
 
 use std::time::Duration;
 
-use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution};
+use crate::approval::{
+    ApprovalOutcome, ApprovalRequest, ApprovalResolution, StreamRequest, StreamResolution,
+};
 use crate::context::{AgentContext, InvalidContext};
+use crate::json;
 use crate::pb;
 use crate::point::InterceptionPoint;
 use crate::reason::HostError;
 use crate::verdict::{InvalidVerdict, Verdict};
-use crate::wire::json;
 use crate::wire::verdict::verdict_from_pb_unchecked;
 
 /// Why an approval request from the wire was refused. Messages name the
 /// member and the rule, never the value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InvalidApprovalRequest {
     /// `request_id` is empty.
     #[error("approval request: request_id is empty")]
@@ -61,50 +64,33 @@ pub enum InvalidApprovalRequest {
     PointMismatch,
 }
 
-/// An [`ApprovalRequest`] as it travels on a stream: with the id that its
-/// resolution will carry back, and the time left to answer it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StreamRequest {
-    /// The sender's id for the request.
-    pub request_id: String,
-    /// The §9 request.
-    pub request: ApprovalRequest,
-    /// Time left when the message was sent (`deadline_ms`).
-    pub deadline: Duration,
-}
-
-/// An [`ApprovalResolution`] as it travels on a stream.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StreamResolution {
-    /// The id of the request it answers.
-    pub request_id: String,
-    /// Who decided (empty when unknown). Never affects enforcement.
-    pub approver: String,
-    /// The §9 resolution, exactly as sent.
-    pub resolution: ApprovalResolution,
-}
-
 /// Encodes a request. The context travels as its full spec JSON (with
 /// `target`); `deadline` is rounded down to whole milliseconds.
-pub fn request_to_pb(
-    request_id: &str,
-    request: &ApprovalRequest,
-    deadline: Duration,
-) -> pb::ApprovalRequest {
-    pb::ApprovalRequest {
-        request_id: request_id.to_owned(),
-        context_identity: request.context_identity.clone(),
-        interception_point: pb::InterceptionPoint::from(request.interception_point) as i32,
-        verdict: Some(pb::Verdict::from(&request.verdict)),
-        context: Some(pb::JsonValue {
-            json: json::encode(&request.context.to_json()),
-        }),
-        deadline_ms: u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX),
+impl From<&StreamRequest> for pb::ApprovalRequest {
+    fn from(r: &StreamRequest) -> Self {
+        let request = &r.request;
+        Self {
+            request_id: r.request_id.clone(),
+            context_identity: request.context_identity.clone(),
+            interception_point: pb::InterceptionPoint::from(request.interception_point) as i32,
+            verdict: Some(pb::Verdict::from(&request.verdict)),
+            context: Some(pb::JsonValue {
+                json: json::encode(&request.context.to_json()),
+            }),
+            deadline_ms: u64::try_from(r.deadline.as_millis()).unwrap_or(u64::MAX),
+        }
     }
 }
 
 /// Decodes a request: see the module docs for what is checked.
-pub fn request_from_pb(m: pb::ApprovalRequest) -> Result<StreamRequest, InvalidApprovalRequest> {
+impl TryFrom<pb::ApprovalRequest> for StreamRequest {
+    type Error = InvalidApprovalRequest;
+    fn try_from(m: pb::ApprovalRequest) -> Result<Self, Self::Error> {
+        request_from_pb(m)
+    }
+}
+
+fn request_from_pb(m: pb::ApprovalRequest) -> Result<StreamRequest, InvalidApprovalRequest> {
     if m.request_id.is_empty() {
         return Err(InvalidApprovalRequest::EmptyRequestId);
     }
@@ -143,32 +129,32 @@ pub fn request_from_pb(m: pb::ApprovalRequest) -> Result<StreamRequest, InvalidA
 
 /// Encodes a resolution exactly as given: no outcome is
 /// `APPROVAL_OUTCOME_UNSPECIFIED`, no identity is an absent field.
-pub fn resolution_to_pb(
-    request_id: &str,
-    resolution: &ApprovalResolution,
-    approver: &str,
-) -> pb::ApprovalResolution {
-    pb::ApprovalResolution {
-        request_id: request_id.to_owned(),
-        outcome: outcome_to_pb(resolution.outcome) as i32,
-        context_identity: resolution.context_identity.clone(),
-        verdict: resolution.verdict.as_ref().map(pb::Verdict::from),
-        approver: approver.to_owned(),
+impl From<&StreamResolution> for pb::ApprovalResolution {
+    fn from(r: &StreamResolution) -> Self {
+        Self {
+            request_id: r.request_id.clone(),
+            outcome: pb::ApprovalOutcome::from(r.resolution.outcome) as i32,
+            context_identity: r.resolution.context_identity.clone(),
+            verdict: r.resolution.verdict.as_ref().map(pb::Verdict::from),
+            approver: r.approver.clone(),
+        }
     }
 }
 
 /// Decodes a resolution without refusing anything (see the module docs).
-pub fn resolution_from_pb(m: pb::ApprovalResolution) -> StreamResolution {
-    StreamResolution {
-        request_id: m.request_id,
-        approver: m.approver,
-        resolution: ApprovalResolution {
-            outcome: outcome_from_pb(m.outcome),
-            context_identity: m.context_identity,
-            verdict: m.verdict.map(|v| {
-                verdict_from_pb_unchecked(v).unwrap_or_else(|_| unrepresentable_verdict())
-            }),
-        },
+impl From<pb::ApprovalResolution> for StreamResolution {
+    fn from(m: pb::ApprovalResolution) -> Self {
+        Self {
+            request_id: m.request_id,
+            approver: m.approver,
+            resolution: ApprovalResolution {
+                outcome: outcome_from_pb(m.outcome),
+                context_identity: m.context_identity,
+                verdict: m.verdict.map(|v| {
+                    verdict_from_pb_unchecked(v).unwrap_or_else(|_| unrepresentable_verdict())
+                }),
+            },
+        }
     }
 }
 
@@ -176,29 +162,41 @@ pub fn resolution_from_pb(m: pb::ApprovalResolution) -> StreamResolution {
 /// represent: a deny whose reason, `host_error:verdict_invalid`, is
 /// reserved, so §5 validation refuses it and the host reports exactly
 /// that reason at §9 step 3.
-pub fn unrepresentable_verdict() -> Verdict {
+fn unrepresentable_verdict() -> Verdict {
     Verdict::host_error(HostError::VerdictInvalid)
 }
 
-/// The wire outcome of an optional domain outcome.
-pub fn outcome_to_pb(outcome: Option<ApprovalOutcome>) -> pb::ApprovalOutcome {
-    match outcome {
-        None => pb::ApprovalOutcome::Unspecified,
-        Some(ApprovalOutcome::Approve) => pb::ApprovalOutcome::Approve,
-        Some(ApprovalOutcome::Reject) => pb::ApprovalOutcome::Reject,
-        Some(ApprovalOutcome::Unresolved) => pb::ApprovalOutcome::Unresolved,
+/// The wire outcome of an optional domain outcome: no outcome is
+/// `APPROVAL_OUTCOME_UNSPECIFIED`.
+impl From<Option<ApprovalOutcome>> for pb::ApprovalOutcome {
+    fn from(outcome: Option<ApprovalOutcome>) -> Self {
+        match outcome {
+            None => Self::Unspecified,
+            Some(ApprovalOutcome::Approve) => Self::Approve,
+            Some(ApprovalOutcome::Reject) => Self::Reject,
+            Some(ApprovalOutcome::Unresolved) => Self::Unresolved,
+        }
     }
 }
 
-/// The domain outcome of a wire outcome: `None` for `UNSPECIFIED` and for
-/// values this version does not know.
-pub fn outcome_from_pb(outcome: i32) -> Option<ApprovalOutcome> {
-    match pb::ApprovalOutcome::try_from(outcome) {
-        Ok(pb::ApprovalOutcome::Approve) => Some(ApprovalOutcome::Approve),
-        Ok(pb::ApprovalOutcome::Reject) => Some(ApprovalOutcome::Reject),
-        Ok(pb::ApprovalOutcome::Unresolved) => Some(ApprovalOutcome::Unresolved),
-        Ok(pb::ApprovalOutcome::Unspecified) | Err(_) => None,
+/// The domain outcome of a wire outcome: `None` for `UNSPECIFIED`.
+impl From<pb::ApprovalOutcome> for Option<ApprovalOutcome> {
+    fn from(outcome: pb::ApprovalOutcome) -> Self {
+        match outcome {
+            pb::ApprovalOutcome::Approve => Some(ApprovalOutcome::Approve),
+            pb::ApprovalOutcome::Reject => Some(ApprovalOutcome::Reject),
+            pb::ApprovalOutcome::Unresolved => Some(ApprovalOutcome::Unresolved),
+            pb::ApprovalOutcome::Unspecified => None,
+        }
     }
+}
+
+/// The domain outcome of a raw wire outcome: `None` also for values this
+/// version does not know.
+fn outcome_from_pb(outcome: i32) -> Option<ApprovalOutcome> {
+    pb::ApprovalOutcome::try_from(outcome)
+        .ok()
+        .and_then(Option::from)
 }
 
 #[cfg(test)]
@@ -208,6 +206,30 @@ mod tests {
     use super::*;
     use crate::approval::{Resolved, validate_resolution};
     use crate::verdict::Decision;
+
+    fn encode_request(
+        id: &str,
+        request: &ApprovalRequest,
+        deadline: Duration,
+    ) -> pb::ApprovalRequest {
+        pb::ApprovalRequest::from(&StreamRequest {
+            request_id: id.into(),
+            request: request.clone(),
+            deadline,
+        })
+    }
+
+    fn encode_resolution(
+        id: &str,
+        r: &ApprovalResolution,
+        approver: &str,
+    ) -> pb::ApprovalResolution {
+        pb::ApprovalResolution::from(&StreamResolution {
+            request_id: id.into(),
+            approver: approver.into(),
+            resolution: r.clone(),
+        })
+    }
 
     fn context() -> AgentContext {
         AgentContext::from_json(json!({
@@ -239,9 +261,9 @@ mod tests {
                 identity,
                 Verdict::escalate("needs_review").with_message("big"),
             );
-            let m = request_to_pb("req-1", &r, Duration::from_millis(1500));
+            let m = encode_request("req-1", &r, Duration::from_millis(1500));
             assert_eq!(m.deadline_ms, 1500);
-            let back = request_from_pb(m).unwrap();
+            let back = StreamRequest::try_from(m).unwrap();
             assert_eq!(back.request_id, "req-1");
             assert_eq!(back.request, r);
             assert_eq!(back.deadline, Duration::from_millis(1500));
@@ -253,17 +275,17 @@ mod tests {
         let synthesized =
             Verdict::host_error(HostError::CompositionDisagreement).with_approval(Map::new());
         let r = request(None, synthesized);
-        let back = request_from_pb(request_to_pb("x", &r, Duration::ZERO)).unwrap();
+        let back = StreamRequest::try_from(encode_request("x", &r, Duration::ZERO)).unwrap();
         assert_eq!(back.request.verdict, r.verdict);
     }
 
     #[test]
     fn malformed_requests_are_refused() {
-        let good = request_to_pb("x", &request(None, Verdict::escalate("r")), Duration::ZERO);
+        let good = encode_request("x", &request(None, Verdict::escalate("r")), Duration::ZERO);
         let with = |f: &dyn Fn(&mut pb::ApprovalRequest)| {
             let mut m = good.clone();
             f(&mut m);
-            request_from_pb(m).err()
+            StreamRequest::try_from(m).err()
         };
         assert_eq!(
             with(&|m| m.request_id.clear()),
@@ -336,12 +358,12 @@ mod tests {
             },
         ];
         for r in cases {
-            let back = resolution_from_pb(resolution_to_pb("q-1", &r, "ann"));
+            let back = StreamResolution::from(encode_resolution("q-1", &r, "ann"));
             assert_eq!(back.request_id, "q-1");
             assert_eq!(back.approver, "ann");
             assert_eq!(back.resolution, r);
         }
-        let mut m = resolution_to_pb(
+        let mut m = encode_resolution(
             "q",
             &ApprovalResolution {
                 outcome: Some(ApprovalOutcome::Approve),
@@ -351,13 +373,13 @@ mod tests {
             "",
         );
         m.outcome = 42;
-        assert_eq!(resolution_from_pb(m).resolution.outcome, None);
+        assert_eq!(StreamResolution::from(m).resolution.outcome, None);
     }
 
     #[test]
     fn unrepresentable_verdicts_fail_at_step_three() {
         let id = Some("sha256:x");
-        let mut m = resolution_to_pb(
+        let mut m = encode_resolution(
             "q",
             &ApprovalResolution {
                 outcome: Some(ApprovalOutcome::Approve),
@@ -367,7 +389,7 @@ mod tests {
             "",
         );
         m.verdict.as_mut().unwrap().decision = pb::Decision::Unspecified as i32;
-        let r = resolution_from_pb(m.clone()).resolution;
+        let r = StreamResolution::from(m.clone()).resolution;
         assert_eq!(r.verdict, Some(unrepresentable_verdict()));
         let reason = |r: Resolved| match r {
             Resolved::Lifted(v) | Resolved::Stands(v) => v.reason,
@@ -383,7 +405,7 @@ mod tests {
         );
         // So does the presence check.
         m.outcome = pb::ApprovalOutcome::Unresolved as i32;
-        let r = resolution_from_pb(m).resolution;
+        let r = StreamResolution::from(m).resolution;
         assert_eq!(
             reason(validate_resolution(id, &r)).as_deref(),
             Some("host_error:approval_resolver_failed")

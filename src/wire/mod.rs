@@ -1,29 +1,40 @@
 //! Conversions between the domain types and the generated wire messages:
-//! the only place where `pb` and the domain meet.
+//! the only place where `pb` and the domain meet. Everything here is a
+//! `From` / `TryFrom` impl between a domain type and its `pb` message (or,
+//! for contexts, a pair of functions over [`PointRequest`]), with a small
+//! `Invalid…` error for what the wire can carry and the domain refuses.
 //!
-//! - [`json`]: JSON text for `JsonValue` fields, parsed exactly (integers
-//!   beyond the 64-bit range are refused, never rounded).
-//! - [`context`]: [`AgentContext`] ⇄ the eight per-point request messages.
-//! - [`verdict`]: [`Verdict`] / [`InterceptorResponse`] ⇄ `pb::Verdict` /
-//!   `pb::InterceptorResponse`, and the manifest.
-//! - [`approval`]: the §9 approval request and resolution ⇄ the messages of
-//!   the approval service's streams.
+//! - `context`: [`AgentContext`] ⇄ the eight per-point request messages
+//!   ([`context_to_request`], [`context_from_request`]).
+//! - `verdict`: [`Verdict`] ⇄ `pb::Verdict`.
+//! - `response`: [`InterceptorResponse`] ⇄ `pb::InterceptorResponse`
+//!   and [`Manifest`] ⇄ `pb::Manifest`.
+//! - `point`: [`InterceptionPoint`] ⇄ `pb::InterceptionPoint`.
+//! - `approval`: the §9 approval request and resolution on a stream
+//!   ([`StreamRequest`], [`StreamResolution`]) ⇄ the messages of the
+//!   approval service.
 //!
+//! JSON text inside messages goes through [`crate::json`], exactly.
 //! Direction matters for failure: a context that cannot be encoded or
-//! decoded is `host_error:context_invalid`; a verdict that cannot be
-//! decoded is `host_error:verdict_invalid`.
+//! decoded is `host_error:context_invalid`; a response that cannot be
+//! decoded, or decodes to one that fails
+//! [`InterceptorResponse::validate`], is `host_error:verdict_invalid`.
+//!
+//! Domain modules never import this one: dependencies point from the wire
+//! to the domain.
 
-pub mod approval;
-pub mod context;
-pub mod json;
-pub mod verdict;
+mod approval;
+mod context;
+mod point;
+mod response;
+mod verdict;
 
-pub use approval::{InvalidApprovalRequest, StreamRequest, StreamResolution};
+pub use approval::InvalidApprovalRequest;
 pub use context::{PointRequest, context_from_request, context_to_request};
-pub use json::InvalidJson;
-pub use verdict::{
-    InterceptorResponse, InvalidManifest, Manifest, RESPONSE_EXTENSIONS_MAX_BYTES, UnspecifiedPoint,
-};
+pub use point::UnspecifiedPoint;
+pub use response::InvalidManifest;
 
 #[cfg(doc)]
-use crate::{AgentContext, Verdict};
+use crate::approval::{StreamRequest, StreamResolution};
+#[cfg(doc)]
+use crate::{AgentContext, InterceptionPoint, InterceptorResponse, Manifest, Verdict};

@@ -1,101 +1,17 @@
-//! [`Verdict`] and the interceptor response envelope (§5.5) ⇄ the wire, plus
-//! the service manifest and [`InterceptionPoint`] ⇄ `pb::InterceptionPoint`.
+//! [`Verdict`] ⇄ `pb::Verdict`.
 //!
 //! Encoding maps every field 1:1 and never validates: an interceptor may
 //! return an invalid verdict (a transform without a body, a reserved
 //! reason, ...) and the host must receive it as such to deny it with
 //! `host_error:verdict_invalid`. Decoding parses every JSON text exactly and
-//! then applies §5 validation ([`Verdict::validate`]) and the §5.5 extension
-//! rules, so whatever it returns is a verdict the host may enforce.
-
-use std::collections::HashMap;
+//! then applies §5 validation ([`Verdict::validate`]), so whatever it
+//! returns is a verdict the host may enforce.
 
 use serde_json::{Map, Value};
 
-use crate::canonical::{Canonicalizer, View};
-use crate::context::is_namespace;
+use crate::json;
 use crate::pb;
-use crate::point::InterceptionPoint;
 use crate::verdict::{Decision, InvalidVerdict, Transform, Verdict, Warning};
-use crate::wire::json;
-
-/// Largest canonical size of a response's `extensions`, in bytes (§5.5).
-pub const RESPONSE_EXTENSIONS_MAX_BYTES: usize = 65_536;
-
-/// What an interceptor returns (§5.5): a verdict plus opaque namespaced
-/// transport metadata that never changes enforcement.
-#[derive(Debug, Clone, PartialEq)]
-pub struct InterceptorResponse {
-    /// The verdict.
-    pub verdict: Verdict,
-    /// `<namespace>` -> JSON, e.g. receipts.
-    pub extensions: Map<String, Value>,
-}
-
-impl From<Verdict> for InterceptorResponse {
-    fn from(verdict: Verdict) -> Self {
-        Self {
-            verdict,
-            extensions: Map::new(),
-        }
-    }
-}
-
-impl From<&InterceptorResponse> for pb::InterceptorResponse {
-    fn from(r: &InterceptorResponse) -> Self {
-        Self {
-            verdict: Some(pb::Verdict::from(&r.verdict)),
-            extensions: r
-                .extensions
-                .iter()
-                .map(|(k, v)| (k.clone(), json_value(v)))
-                .collect(),
-        }
-    }
-}
-
-impl TryFrom<pb::InterceptorResponse> for InterceptorResponse {
-    type Error = InvalidVerdict;
-    /// Decodes and applies §5 validation plus the §5.5 extension rules.
-    fn try_from(r: pb::InterceptorResponse) -> Result<Self, Self::Error> {
-        let verdict = Verdict::try_from(r.verdict.ok_or(InvalidVerdict::Missing)?)?;
-        let extensions = decode_extensions(r.extensions)?;
-        Ok(Self {
-            verdict,
-            extensions,
-        })
-    }
-}
-
-/// Decodes response extensions: namespaced keys, exact JSON, and at most
-/// [`RESPONSE_EXTENSIONS_MAX_BYTES`] canonical bytes.
-fn decode_extensions(
-    wire: HashMap<String, pb::JsonValue>,
-) -> Result<Map<String, Value>, InvalidVerdict> {
-    let mut extensions = Map::new();
-    if wire.is_empty() {
-        return Ok(extensions);
-    }
-    if !wire.keys().all(|k| is_namespace(k)) {
-        return Err(InvalidVerdict::ExtensionNamespace);
-    }
-    for (namespace, text) in wire {
-        let value = decode_json("extensions", &text)?;
-        extensions.insert(namespace, value);
-    }
-    let entries: Vec<(&str, View<'_>)> = extensions
-        .iter()
-        .map(|(k, v)| (k.as_str(), View::Whole(v)))
-        .collect();
-    let mut canonical = String::new();
-    Canonicalizer::default()
-        .write(View::Object(&entries), &mut canonical)
-        .map_err(|e| InvalidVerdict::Domain(e.to_string()))?;
-    if canonical.len() > RESPONSE_EXTENSIONS_MAX_BYTES {
-        return Err(InvalidVerdict::ExtensionsTooLarge);
-    }
-    Ok(extensions)
-}
 
 impl From<&Verdict> for pb::Verdict {
     /// Maps every field 1:1, without validation (see the module docs).
@@ -139,9 +55,10 @@ impl TryFrom<pb::Verdict> for Verdict {
 ///
 /// For carriers that must pass a verdict on unchanged for someone else to
 /// validate: an approval service forwarding a host-synthesized liftable
-/// deny (whose reason is a reserved `host_error:*`), or a host receiving
-/// an approval resolution that §9 validates in its normative order.
-pub fn verdict_from_pb_unchecked(v: pb::Verdict) -> Result<Verdict, InvalidVerdict> {
+/// deny (whose reason is a reserved `host_error:*`), a host receiving an
+/// approval resolution that §9 validates in its normative order, or a
+/// response validated as a whole ([`crate::InterceptorResponse::validate`]).
+pub(super) fn verdict_from_pb_unchecked(v: pb::Verdict) -> Result<Verdict, InvalidVerdict> {
     let decision = match pb::Decision::try_from(v.decision) {
         Ok(pb::Decision::Allow) => Decision::Allow,
         Ok(pb::Decision::Deny) => Decision::Deny,
@@ -198,7 +115,7 @@ impl From<Decision> for pb::Decision {
     }
 }
 
-fn json_value(v: &Value) -> pb::JsonValue {
+pub(super) fn json_value(v: &Value) -> pb::JsonValue {
     pb::JsonValue {
         json: json::encode(v),
     }
@@ -210,7 +127,10 @@ fn json_object(m: &Map<String, Value>) -> pb::JsonValue {
     }
 }
 
-fn decode_json(member: &'static str, j: &pb::JsonValue) -> Result<Value, InvalidVerdict> {
+pub(super) fn decode_json(
+    member: &'static str,
+    j: &pb::JsonValue,
+) -> Result<Value, InvalidVerdict> {
     json::decode(&j.json).map_err(|error| InvalidVerdict::Json { member, error })
 }
 
@@ -225,107 +145,11 @@ fn decode_object(
     }
 }
 
-/// A service's self-description, answered by `Describe`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Manifest {
-    /// Service name.
-    pub name: String,
-    /// Service version.
-    pub version: String,
-    /// Contract version, `agent-hooks/0.1`.
-    pub spec: String,
-    /// Points the service wants; empty means all eight.
-    pub points: Vec<InterceptionPoint>,
-    /// One line for operators.
-    pub description: String,
-}
-
-impl From<&Manifest> for pb::Manifest {
-    fn from(m: &Manifest) -> Self {
-        Self {
-            name: m.name.clone(),
-            version: m.version.clone(),
-            spec: m.spec.clone(),
-            points: m
-                .points
-                .iter()
-                .map(|&p| pb::InterceptionPoint::from(p) as i32)
-                .collect(),
-            description: m.description.clone(),
-        }
-    }
-}
-
-/// A manifest naming an unspecified or unknown point.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("manifest names an unknown interception point ({0})")]
-pub struct InvalidManifest(pub i32);
-
-impl TryFrom<pb::Manifest> for Manifest {
-    type Error = InvalidManifest;
-    fn try_from(m: pb::Manifest) -> Result<Self, Self::Error> {
-        let points = m
-            .points
-            .iter()
-            .map(|&raw| {
-                pb::InterceptionPoint::try_from(raw)
-                    .ok()
-                    .and_then(|p| InterceptionPoint::try_from(p).ok())
-                    .ok_or(InvalidManifest(raw))
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(Self {
-            name: m.name,
-            version: m.version,
-            spec: m.spec,
-            points,
-            description: m.description,
-        })
-    }
-}
-
-impl From<InterceptionPoint> for pb::InterceptionPoint {
-    fn from(p: InterceptionPoint) -> Self {
-        match p {
-            InterceptionPoint::AgentStartup => Self::AgentStartup,
-            InterceptionPoint::Input => Self::Input,
-            InterceptionPoint::PreModelCall => Self::PreModelCall,
-            InterceptionPoint::PostModelCall => Self::PostModelCall,
-            InterceptionPoint::PreToolCall => Self::PreToolCall,
-            InterceptionPoint::PostToolCall => Self::PostToolCall,
-            InterceptionPoint::Output => Self::Output,
-            InterceptionPoint::AgentShutdown => Self::AgentShutdown,
-        }
-    }
-}
-
-/// `INTERCEPTION_POINT_UNSPECIFIED`, which names none of the eight points.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("interception point is unspecified: expected one of the eight points (§3)")]
-pub struct UnspecifiedPoint;
-
-impl TryFrom<pb::InterceptionPoint> for InterceptionPoint {
-    type Error = UnspecifiedPoint;
-    fn try_from(p: pb::InterceptionPoint) -> Result<Self, Self::Error> {
-        Ok(match p {
-            pb::InterceptionPoint::Unspecified => return Err(UnspecifiedPoint),
-            pb::InterceptionPoint::AgentStartup => Self::AgentStartup,
-            pb::InterceptionPoint::Input => Self::Input,
-            pb::InterceptionPoint::PreModelCall => Self::PreModelCall,
-            pb::InterceptionPoint::PostModelCall => Self::PostModelCall,
-            pb::InterceptionPoint::PreToolCall => Self::PreToolCall,
-            pb::InterceptionPoint::PostToolCall => Self::PostToolCall,
-            pb::InterceptionPoint::Output => Self::Output,
-            pb::InterceptionPoint::AgentShutdown => Self::AgentShutdown,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::InvalidJson;
     use crate::verdict::EVIDENCE_MAX_BYTES;
-    use crate::wire::json::InvalidJson;
     use serde_json::json;
 
     fn obj(v: Value) -> Map<String, Value> {
@@ -447,82 +271,5 @@ mod tests {
                 ..
             })
         ));
-    }
-
-    #[test]
-    fn responses_check_extensions() {
-        let mut resp = InterceptorResponse::from(Verdict::allow());
-        resp.extensions
-            .insert("acme".into(), json!({"receipt": {"id": "r-1", "n": 1.0}}));
-        let wire = pb::InterceptorResponse::from(&resp);
-        assert_eq!(InterceptorResponse::try_from(wire.clone()).unwrap(), resp);
-
-        let mut missing = wire.clone();
-        missing.verdict = None;
-        assert_eq!(
-            InterceptorResponse::try_from(missing),
-            Err(InvalidVerdict::Missing)
-        );
-
-        for bad in ["Acme", "", "1acme", "ac-me", "acme.receipt"] {
-            let mut w = wire.clone();
-            w.extensions.insert(bad.into(), jv("1"));
-            assert_eq!(
-                InterceptorResponse::try_from(w),
-                Err(InvalidVerdict::ExtensionNamespace),
-                "{bad:?}"
-            );
-        }
-
-        // {"a":"…"} is 8 bytes plus the string.
-        let at_cap = "x".repeat(RESPONSE_EXTENSIONS_MAX_BYTES - 8);
-        let mut w = wire.clone();
-        w.extensions.clear();
-        w.extensions.insert("a".into(), json_value(&json!(at_cap)));
-        InterceptorResponse::try_from(w.clone()).unwrap();
-        w.extensions
-            .insert("a".into(), json_value(&json!(at_cap + "x")));
-        assert_eq!(
-            InterceptorResponse::try_from(w),
-            Err(InvalidVerdict::ExtensionsTooLarge)
-        );
-
-        let mut w = wire;
-        w.extensions.insert("bad_json".into(), jv("{\"a\":}"));
-        assert!(matches!(
-            InterceptorResponse::try_from(w),
-            Err(InvalidVerdict::Json {
-                member: "extensions",
-                ..
-            })
-        ));
-    }
-
-    #[test]
-    fn points_and_manifest() {
-        for p in InterceptionPoint::ALL {
-            let wire = pb::InterceptionPoint::from(p);
-            assert_eq!(wire.as_str_name(), p.as_str().to_ascii_uppercase());
-            assert_eq!(InterceptionPoint::try_from(wire), Ok(p));
-        }
-        assert_eq!(
-            InterceptionPoint::try_from(pb::InterceptionPoint::Unspecified),
-            Err(UnspecifiedPoint)
-        );
-        let m = Manifest {
-            name: "acme-egress-filter".into(),
-            version: "1.2.0".into(),
-            spec: "agent-hooks/0.1".into(),
-            points: vec![InterceptionPoint::PreToolCall, InterceptionPoint::Output],
-            description: "Blocks egress to unknown hosts.".into(),
-        };
-        let wire = pb::Manifest::from(&m);
-        assert_eq!(wire.points, [5, 7]);
-        assert_eq!(Manifest::try_from(wire.clone()), Ok(m));
-        for raw in [0, 9, -1] {
-            let mut w = wire.clone();
-            w.points.push(raw);
-            assert_eq!(Manifest::try_from(w), Err(InvalidManifest(raw)));
-        }
     }
 }

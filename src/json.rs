@@ -1,5 +1,7 @@
-//! JSON text for `JsonValue` fields: encoding, and exact decoding that
-//! refuses what `serde_json::Value` cannot hold without rounding.
+//! JSON text, exactly: encoding, and decoding that refuses what
+//! `serde_json::Value` cannot hold without rounding. The wire carries every
+//! `JsonValue` field through here, and [`InvalidJson`] is how a verdict or
+//! context names a text it could not take.
 //!
 //! Decoding is one strict parse plus, only when the parse produced a
 //! floating-point number, one linear lexical scan of the text:
@@ -25,6 +27,7 @@ use serde_json::{Map, Number, Value};
 
 /// Why a JSON text was refused. Messages never quote the value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InvalidJson {
     /// Not a single well-formed JSON value (RFC 8259), or a lone surrogate.
     #[error("not well-formed JSON: {0}")]
