@@ -1,6 +1,11 @@
 //! Interceptor bindings: a named interceptor (in-process or remote), its
 //! timeout, and the points it is bound at; plus the dispatch of one context
 //! to one binding with every failure mapped to its §6.3 slot deny.
+//!
+//! An in-process interceptor and a remote service answer through the same
+//! funnel: a response that arrived (decoded and validated by the wire, or
+//! validated here with the same [`InterceptorResponse::validate`]) or a
+//! [`CallFailure`], which becomes the reserved deny of the binding's slot.
 
 use std::collections::BTreeSet;
 use std::panic::AssertUnwindSafe;
@@ -8,23 +13,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use hookwire::canonical::canonical_len;
-use hookwire::context::is_namespace;
-use hookwire::wire::{InterceptorResponse, PointRequest, RESPONSE_EXTENSIONS_MAX_BYTES};
-use hookwire::{AgentContext, HostError, InterceptionPoint, InvalidVerdict, Verdict};
+use hookwire::wire::PointRequest;
+use hookwire::{
+    AgentContext, DynInterceptor, HostError, InterceptionPoint, Interceptor, InterceptorResponse,
+    Verdict,
+};
 use serde_json::{Map, Value};
 
-use crate::interceptor::Interceptor;
-use crate::remote::{CallFailure, RemoteInterceptor};
+use crate::remote::{CallFailure, RemoteInterceptor, TlsConfig};
 
-/// The §7 recommended default interceptor timeout.
+/// The §7 recommended default interceptor timeout, for bindings that set
+/// none; a declaration's default `timeouts.interceptor_ms` is the same
+/// value.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(5000);
 
 /// How to register one interceptor with a host: what it is, what it is
 /// called, how long it may take, and where it is bound.
 pub struct InterceptorBinding {
     pub(crate) name: String,
-    pub(crate) kind: BindingKind,
+    pub(crate) location: Location,
     pub(crate) timeout: TimeoutSetting,
     pub(crate) points: Option<BTreeSet<InterceptionPoint>>,
     /// Static gRPC metadata for every call (remote bindings only).
@@ -33,22 +40,11 @@ pub struct InterceptorBinding {
     pub(crate) tls: Option<TlsConfig>,
 }
 
-/// How a host verifies an interceptor service reached over `https://`.
-/// Without one, an `https://` endpoint is verified against the public Web
-/// PKI roots.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TlsConfig {
-    /// PEM certificate(s) of the authority that signs the service's
-    /// certificate; replaces the public roots when set.
-    pub ca_pem: Option<Vec<u8>>,
-    /// The name the service's certificate must carry, when it differs from
-    /// the endpoint's host (e.g. an IP endpoint with a named certificate).
-    pub domain_name: Option<String>,
-}
-
-pub(crate) enum BindingKind {
-    Local(Arc<dyn Interceptor>),
-    Remote(String),
+/// Where a registered interceptor runs: in the host's process, or as a
+/// service at an endpoint URL (connected when the host is built).
+pub(crate) enum Location {
+    InProcess(Arc<dyn DynInterceptor>),
+    Service(String),
 }
 
 /// A binding's bound: the host default, an explicit one, or none.
@@ -60,16 +56,13 @@ pub(crate) enum TimeoutSetting {
 }
 
 impl InterceptorBinding {
-    /// An in-process interceptor.
+    /// An in-process interceptor: any policy, the same type a server
+    /// serves over gRPC. To keep a handle on it, pass an `Arc` of it (an
+    /// `Arc` of an interceptor is an interceptor).
     pub fn local(name: impl Into<String>, interceptor: impl Interceptor) -> Self {
-        Self::local_shared(name, Arc::new(interceptor))
-    }
-
-    /// An in-process interceptor shared with other owners.
-    pub fn local_shared(name: impl Into<String>, interceptor: Arc<dyn Interceptor>) -> Self {
         Self {
             name: name.into(),
-            kind: BindingKind::Local(interceptor),
+            location: Location::InProcess(Arc::new(interceptor)),
             timeout: TimeoutSetting::Default,
             points: None,
             metadata: Vec::new(),
@@ -81,7 +74,7 @@ impl InterceptorBinding {
     pub fn remote(name: impl Into<String>, endpoint: impl Into<String>) -> Self {
         Self {
             name: name.into(),
-            kind: BindingKind::Remote(endpoint.into()),
+            location: Location::Service(endpoint.into()),
             timeout: TimeoutSetting::Default,
             points: None,
             metadata: Vec::new(),
@@ -132,15 +125,17 @@ impl InterceptorBinding {
 /// A built binding, shared by every emission.
 pub(crate) struct Binding {
     pub(crate) name: String,
-    pub(crate) target: Target,
+    pub(crate) callee: Callee,
     /// `None`: unbounded.
     pub(crate) timeout: Option<Duration>,
     pub(crate) points: Option<BTreeSet<InterceptionPoint>>,
 }
 
-pub(crate) enum Target {
-    Local(Arc<dyn Interceptor>),
-    Remote(RemoteInterceptor),
+/// What a built binding calls: the interceptor itself, or the client of
+/// its service.
+pub(crate) enum Callee {
+    InProcess(Arc<dyn DynInterceptor>),
+    Service(RemoteInterceptor),
 }
 
 /// One binding's answer: a verdict that passed validation, or the reserved
@@ -156,25 +151,25 @@ impl Binding {
     }
 
     pub(crate) fn is_remote(&self) -> bool {
-        matches!(self.target, Target::Remote(_))
+        matches!(self.callee, Callee::Service(_))
     }
 
-    /// Sends `ctx` (pre-encoded as `request` for a remote) and validates the
-    /// answer. Never fails: failures become slot denies (§6.3).
+    /// Sends `ctx` (pre-encoded as `request` for a remote) and returns the
+    /// validated answer. Never fails: failures become slot denies (§6.3).
     pub(crate) async fn dispatch(
         &self,
         ctx: &AgentContext,
         request: Option<Result<PointRequest, HostError>>,
     ) -> Dispatched {
-        let outcome = match &self.target {
-            Target::Local(interceptor) => self.call_local(interceptor.as_ref(), ctx).await,
-            Target::Remote(remote) => match request {
+        let outcome = match &self.callee {
+            Callee::InProcess(interceptor) => self.call_local(interceptor.as_ref(), ctx).await,
+            Callee::Service(remote) => match request {
                 Some(Ok(req)) => remote.call(req, self.timeout).await,
                 Some(Err(e)) => return self.failed(e, "the context could not be encoded"),
                 None => return self.failed(HostError::InterceptorFailed, "no request"),
             },
         };
-        match outcome.and_then(|r| check_response(r).map_err(CallFailure::Invalid)) {
+        match outcome {
             Ok(response) => Dispatched {
                 verdict: response.verdict,
                 extensions: response.extensions,
@@ -193,12 +188,15 @@ impl Binding {
         }
     }
 
+    /// Calls an in-process interceptor under the binding's timeout, with
+    /// panics caught, and validates its response the way the wire
+    /// validates a remote one.
     async fn call_local(
         &self,
-        interceptor: &dyn Interceptor,
+        interceptor: &dyn DynInterceptor,
         ctx: &AgentContext,
     ) -> Result<InterceptorResponse, CallFailure> {
-        let guarded = AssertUnwindSafe(interceptor.intercept(ctx)).catch_unwind();
+        let guarded = AssertUnwindSafe(interceptor.decide(ctx)).catch_unwind();
         let outcome = match self.timeout {
             Some(t) => match tokio::time::timeout(t, guarded).await {
                 Err(_) => return Err(CallFailure::TimedOut),
@@ -208,8 +206,16 @@ impl Binding {
         };
         match outcome {
             Err(_panic) => Err(CallFailure::Failed("panic".into())),
-            Ok(Err(_error)) => Err(CallFailure::Failed("error".into())),
-            Ok(Ok(response)) => Ok(response),
+            Ok(Err(error)) => {
+                // The record says only `call failed (error)`; what the error
+                // says is for the operator's log.
+                tracing::debug!(interceptor = %self.name, %error, "in-process interceptor failed");
+                Err(CallFailure::Failed("error".into()))
+            }
+            Ok(Ok(response)) => match response.validate() {
+                Ok(()) => Ok(response),
+                Err(invalid) => Err(CallFailure::Invalid(invalid)),
+            },
         }
     }
 
@@ -222,24 +228,4 @@ impl Binding {
             extensions: Map::new(),
         }
     }
-}
-
-/// §5 validation of the verdict and the §5.5 rules on response extensions.
-fn check_response(r: InterceptorResponse) -> Result<InterceptorResponse, InvalidVerdict> {
-    r.verdict.validate()?;
-    if !r.extensions.is_empty() {
-        if !r.extensions.keys().all(|k| is_namespace(k)) {
-            return Err(InvalidVerdict::Domain(
-                "response extension namespace does not match ^[a-z][a-z0-9_]*$".into(),
-            ));
-        }
-        let size = canonical_len(&Value::Object(r.extensions.clone()))
-            .map_err(|e| InvalidVerdict::Domain(e.to_string()))?;
-        if size > RESPONSE_EXTENSIONS_MAX_BYTES {
-            return Err(InvalidVerdict::Domain(format!(
-                "response extensions exceed {RESPONSE_EXTENSIONS_MAX_BYTES} canonical bytes"
-            )));
-        }
-    }
-    Ok(r)
 }

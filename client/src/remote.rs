@@ -6,23 +6,42 @@
 //! the binding's timeout both as a local deadline (the call future is
 //! dropped, which cancels the HTTP/2 stream) and as the `grpc-timeout`
 //! header, so a well-behaved service stops working on it too.
+//!
+//! A response is decoded and validated once, by the wire conversion
+//! (`InterceptorResponse::try_from`, which applies
+//! [`InterceptorResponse::validate`]); [`TlsConfig`] says how an
+//! `https://` endpoint is verified.
 
 use std::time::{Duration, Instant};
 
 use hookwire::pb;
 use hookwire::pb::interceptor_client::InterceptorClient;
-use hookwire::wire::{InterceptorResponse, Manifest, PointRequest};
-use hookwire::{HostError, InvalidVerdict};
+use hookwire::wire::PointRequest;
+use hookwire::{HostError, InterceptorResponse, InvalidVerdict, Manifest};
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
-use crate::binding::TlsConfig;
 use crate::error::Error;
 
-/// How a remote call failed; each maps to one reserved reason (§6.3).
+/// How a host verifies an interceptor service reached over `https://`.
+/// Without one, an `https://` endpoint is verified against the public Web
+/// PKI roots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsConfig {
+    /// PEM certificate(s) of the authority that signs the service's
+    /// certificate; replaces the public roots when set.
+    pub ca_pem: Option<Vec<u8>>,
+    /// The name the service's certificate must carry, when it differs from
+    /// the endpoint's host (e.g. an IP endpoint with a named certificate).
+    pub domain_name: Option<String>,
+}
+
+/// How a call to an interceptor failed, remote or in-process; each maps to
+/// one reserved reason (§6.3).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum CallFailure {
-    /// Transport error or error status.
+    /// Transport error or error status; or an in-process interceptor that
+    /// panicked or returned an error.
     Failed(String),
     /// The deadline passed.
     TimedOut,

@@ -1,10 +1,13 @@
-//! The gRPC edge: any [`InterceptorService`] as the generated
+//! The gRPC edge: any [`Interceptor`] as the generated
 //! `hookwire.v1.Interceptor` service.
 //!
 //! Each RPC decodes its request into a validated [`AgentContext`]
-//! (failure: `INVALID_ARGUMENT`), routes it to the hook for its point,
-//! and encodes the response. The whole call runs under `catch_unwind`, so a
-//! panicking hook costs one `INTERNAL` status, never the server.
+//! (failure: `INVALID_ARGUMENT`), routes it to the hook for its point
+//! ([`DynInterceptor::decide`], the routing hosts use in-process too), and
+//! encodes the response. A hook that returns an error costs one `INTERNAL`
+//! status whose message does not carry the error. The whole call runs
+//! under `catch_unwind`, so a panicking hook costs one `INTERNAL` status,
+//! never the server.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -12,45 +15,41 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use hookwire::pb;
-use hookwire::pb::interceptor_server::{Interceptor, InterceptorServer};
+use hookwire::pb::interceptor_server::{self, InterceptorServer};
 use hookwire::wire::{PointRequest, context_from_request};
-use hookwire::{AgentContext, Decision};
+use hookwire::{AgentContext, Decision, DynInterceptor, Interceptor, InterceptorResponse};
 use tonic::{Request, Response, Status};
 
 use crate::error::Error;
-use crate::service::{InterceptorService, dispatch};
 
 /// Largest request the server decodes by default, in bytes: the default
 /// §12.3 context bound (5 MiB) with room for framing. tonic's own default
 /// (4 MiB) would refuse contexts a host considers valid.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 
-/// Serves an [`InterceptorService`] as the generated gRPC service. Use it
+/// Serves an [`Interceptor`] as the generated gRPC service. Use it
 /// directly to mount an interceptor on a tonic router of your own;
 /// [`crate::Server`] does this for you.
-#[derive(Debug)]
-pub struct GrpcAdapter<S: ?Sized> {
-    service: Arc<S>,
+#[derive(Clone)]
+pub struct GrpcAdapter {
+    service: Arc<dyn DynInterceptor>,
 }
 
-impl<S: ?Sized> Clone for GrpcAdapter<S> {
-    fn clone(&self) -> Self {
-        Self {
-            service: Arc::clone(&self.service),
-        }
+impl std::fmt::Debug for GrpcAdapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrpcAdapter").finish_non_exhaustive()
     }
 }
 
-impl<S: InterceptorService> GrpcAdapter<S> {
-    /// Wraps a service.
-    pub fn new(service: S) -> Self {
-        Self::from_arc(Arc::new(service))
+impl GrpcAdapter {
+    /// Wraps a policy. To share it with other code, pass an `Arc` of it
+    /// (an `Arc` of an interceptor is an interceptor).
+    pub fn new(service: impl Interceptor) -> Self {
+        Self::from_dyn(Arc::new(service))
     }
-}
 
-impl<S: InterceptorService + ?Sized> GrpcAdapter<S> {
-    /// Wraps a service that is shared with other code.
-    pub fn from_arc(service: Arc<S>) -> Self {
+    /// Wraps a policy already held as its object-safe form.
+    pub fn from_dyn(service: Arc<dyn DynInterceptor>) -> Self {
         Self { service }
     }
 
@@ -67,8 +66,11 @@ impl<S: InterceptorService + ?Sized> GrpcAdapter<S> {
             let ctx = context_from_request(request).inspect_err(|e| {
                 tracing::debug!(%point, error = %e, "refused an invalid context");
             })?;
-            let response = dispatch(&*self.service, &ctx).await;
-            warn_if_invalid(&ctx, &response.verdict);
+            let response = self.service.decide(&ctx).await.map_err(|e| {
+                tracing::error!(%point, error = %e, "hook failed; answering INTERNAL");
+                Error::HookFailed
+            })?;
+            warn_if_invalid(&ctx, &response);
             Ok(pb::InterceptorResponse::from(&response))
         })
         .await
@@ -89,11 +91,11 @@ async fn unwind_guard<T>(fut: impl Future<Output = Result<T, Error>>) -> Result<
 /// The host is the judge of verdicts (it turns an invalid one into
 /// `host_error:verdict_invalid`); the server still sends it unchanged, but
 /// tells the author early.
-fn warn_if_invalid(ctx: &AgentContext, verdict: &hookwire::Verdict) {
+fn warn_if_invalid(ctx: &AgentContext, response: &InterceptorResponse) {
     let point = ctx.point();
-    if let Err(e) = verdict.validate() {
+    if let Err(e) = response.validate() {
         tracing::warn!(%point, error = %e, "hook returned an invalid verdict");
-    } else if verdict.decision == Decision::Transform && !point.permits_transform() {
+    } else if response.verdict.decision == Decision::Transform && !point.permits_transform() {
         tracing::warn!(%point, "hook returned a transform where transform is forbidden");
     }
 }
@@ -104,7 +106,7 @@ fn warn_if_invalid(ctx: &AgentContext, verdict: &hookwire::Verdict) {
 macro_rules! impl_interceptor {
     ($($method:ident($req:ident) => $variant:ident;)*) => {
         #[tonic::async_trait]
-        impl<S: InterceptorService + ?Sized> Interceptor for GrpcAdapter<S> {
+        impl interceptor_server::Interceptor for GrpcAdapter {
             $(
                 async fn $method(
                     &self,
@@ -121,7 +123,7 @@ macro_rules! impl_interceptor {
                 &self,
                 _request: Request<pb::DescribeRequest>,
             ) -> Result<Response<pb::Manifest>, Status> {
-                unwind_guard(async { Ok(pb::Manifest::from(&self.service.manifest())) })
+                unwind_guard(async { Ok(pb::Manifest::from(&self.service.describe())) })
                     .await
                     .map(Response::new)
                     .map_err(Status::from)

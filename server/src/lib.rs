@@ -1,19 +1,20 @@
-//! hookwire-server: write AGENT-HOOKS-0.1 interceptors in Rust and serve
-//! them over gRPC.
+//! hookwire-server: serve AGENT-HOOKS-0.1 interceptors over gRPC.
 //!
 //! An interceptor (policy engine, PII redactor, egress filter, ...)
-//! implements [`InterceptorService`]: one typed async hook per interception
-//! point, each defaulting to `allow`. [`Server`] puts it on the wire as the
+//! implements [`hookwire::Interceptor`], re-exported here as
+//! [`Interceptor`]: one typed async hook per interception point, each
+//! defaulting to `allow`. The same type binds in-process in a
+//! `hookwire-client` host. [`Server`] puts it on the wire as the
 //! `hookwire.v1.Interceptor` gRPC service, next to `grpc.health.v1`, with
 //! graceful shutdown and optional tower layers.
 //!
-//! - [`service`]: the trait, [`dispatch`] and the [`manifest`] helper.
-//! - [`adapter`]: the gRPC edge ([`GrpcAdapter`]): decoding, panic
-//!   isolation, encoding.
-//! - [`server`]: [`Server`] (settings and layers) and [`Router`] (serving).
-//! - [`running`]: [`spawn_local`] and [`RunningServer`] for tests and
-//!   examples.
-//! - [`error`]: the crate's [`Error`] and its mapping to gRPC statuses.
+//! - `adapter`: the gRPC edge ([`GrpcAdapter`]): decoding, routing through
+//!   the policy's object-safe form, panic isolation, encoding.
+//! - `server`: [`Server`] (settings and layers), [`Router`] (serving)
+//!   and [`spawn_local`].
+//! - `running`: [`RunningServer`], the handle of a server spawned in the
+//!   background for tests and examples.
+//! - `error`: the crate's [`Error`] and its mapping to gRPC statuses.
 //! - [`approval`]: approval services (§9): the queue of pending approvals,
 //!   the `hookwire.v1.ApprovalService` streams, and the approval web page.
 //!
@@ -23,7 +24,7 @@
 //! struct AllowAll;
 //!
 //! #[async_trait]
-//! impl InterceptorService for AllowAll {
+//! impl Interceptor for AllowAll {
 //!     type Response = Verdict;
 //!     fn manifest(&self) -> Manifest {
 //!         manifest("allow-all", env!("CARGO_PKG_VERSION"))
@@ -37,31 +38,27 @@
 //! # }
 //! ```
 
-pub mod adapter;
+mod adapter;
 pub mod approval;
-pub mod error;
+mod error;
 mod health;
-pub mod running;
-pub mod server;
-pub mod service;
+mod running;
+mod server;
 
 pub use adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
 pub use error::Error;
-pub use running::{RunningServer, spawn_local};
-pub use server::{Router, Server};
-pub use service::{InterceptorService, dispatch, manifest};
+pub use running::RunningServer;
+pub use server::{Router, Server, spawn_local};
 
-/// The `#[async_trait]` attribute implementations of
-/// [`InterceptorService`] need, re-exported so authors need no extra
-/// dependency.
-pub use async_trait::async_trait;
+/// The policy trait and what writing one takes, from the root crate, so
+/// that an interceptor author needs only this dependency.
+pub use hookwire::{BoxError, HookResponse, Interceptor, async_trait, manifest};
 
 /// What an interceptor author needs in scope: the trait, the attribute,
 /// the domain types hooks take and return, and the serving entry points.
 pub mod prelude {
-    pub use crate::{
-        InterceptorService, RunningServer, Server, async_trait, manifest, spawn_local,
+    pub use crate::{Interceptor, RunningServer, Server, async_trait, manifest, spawn_local};
+    pub use hookwire::{
+        AgentContext, BoxError, InterceptionPoint, InterceptorResponse, Manifest, Verdict,
     };
-    pub use hookwire::wire::{InterceptorResponse, Manifest};
-    pub use hookwire::{AgentContext, InterceptionPoint, Verdict};
 }

@@ -32,7 +32,7 @@ struct Gate {
 }
 
 #[async_trait]
-impl InterceptorService for Gate {
+impl Interceptor for Gate {
     type Response = Verdict;
     fn manifest(&self) -> Manifest {
         manifest("gate", "0.1.0")

@@ -5,7 +5,6 @@ mod common;
 
 use common::{call, connect, decision, reason, request};
 use hookwire::pb;
-use hookwire::wire::{InterceptorResponse, Manifest};
 use hookwire::{AgentContext, InterceptionPoint, Verdict, Warning};
 use hookwire_server::prelude::*;
 use serde_json::{Map, json};
@@ -19,7 +18,7 @@ fn named(hook: &str, ctx: &AgentContext) -> Verdict {
 }
 
 #[async_trait]
-impl InterceptorService for Named {
+impl Interceptor for Named {
     type Response = Verdict;
 
     fn manifest(&self) -> Manifest {
@@ -71,7 +70,7 @@ async fn every_point_reaches_its_own_hook() {
 struct Silent;
 
 #[async_trait]
-impl InterceptorService for Silent {
+impl Interceptor for Silent {
     type Response = Verdict;
     fn manifest(&self) -> Manifest {
         manifest("silent", "0.0.1")
@@ -98,7 +97,7 @@ async fn unimplemented_hooks_allow() {
 struct Fallback;
 
 #[async_trait]
-impl InterceptorService for Fallback {
+impl Interceptor for Fallback {
     type Response = Verdict;
     fn manifest(&self) -> Manifest {
         manifest("fallback", "0.0.1")
@@ -153,7 +152,7 @@ fn redaction() -> InterceptorResponse {
 }
 
 #[async_trait]
-impl InterceptorService for Redactor {
+impl Interceptor for Redactor {
     type Response = InterceptorResponse;
     fn manifest(&self) -> Manifest {
         manifest("redactor", "2.0.0")
@@ -186,7 +185,7 @@ async fn a_transform_with_extensions_arrives_intact() {
 struct Declared;
 
 #[async_trait]
-impl InterceptorService for Declared {
+impl Interceptor for Declared {
     type Response = Verdict;
     fn manifest(&self) -> Manifest {
         Manifest {
@@ -226,7 +225,7 @@ async fn dispatch_routes_in_process() {
     for point in InterceptionPoint::ALL {
         let pb_request = request(point);
         let ctx = hookwire::wire::context_from_request(pb_request).unwrap();
-        let response = hookwire_server::dispatch(&Named, &ctx).await;
+        let response = hookwire::dispatch(&Named, &ctx).await.unwrap();
         let expected = format!("{point}@{point}");
         assert_eq!(response.verdict.reason.as_deref(), Some(expected.as_str()));
     }
