@@ -32,6 +32,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hookwire::Verdict;
+use hookwire::approval::{ApprovalOutcome, ApprovalResolution, StreamRequest, StreamResolution};
 use hookwire::pb;
 use hookwire::pb::approval_service_client::ApprovalServiceClient;
 use serde_json::Value;
@@ -47,7 +48,7 @@ pub type Output = Arc<Mutex<dyn Write + Send>>;
 #[derive(Debug, Clone)]
 struct Pending {
     seq: u64,
-    request: pb::ApprovalRequest,
+    request: StreamRequest,
     context: Value,
     host: String,
     seen_by: Vec<String>,
@@ -55,15 +56,13 @@ struct Pending {
 }
 
 impl Pending {
+    /// A pending request from the wire; one that does not decode (the
+    /// service checked it on the way in) is not shown.
     fn from_pb(seq: u64, p: pb::PendingApproval) -> Option<(String, Self)> {
-        let request = p.request?;
-        let context = request
-            .context
-            .as_ref()
-            .and_then(|c| serde_json::from_str(&c.json).ok())
-            .unwrap_or(Value::Null);
+        let request = StreamRequest::try_from(p.request?).ok()?;
+        let context = request.request.context.to_json();
         // Whatever the wire says, a day is more than any approver needs.
-        let left = Duration::from_millis(request.deadline_ms).min(Duration::from_secs(86_400));
+        let left = request.deadline.min(Duration::from_secs(86_400));
         let deadline = Instant::now() + left;
         Some((
             request.request_id.clone(),
@@ -97,9 +96,9 @@ impl Pending {
     }
 
     fn reason(&self) -> String {
-        let v = self.request.verdict.as_ref();
-        let reason = v.and_then(|v| v.reason.clone()).unwrap_or_default();
-        match v.and_then(|v| v.message.clone()) {
+        let v = &self.request.request.verdict;
+        let reason = v.reason.clone().unwrap_or_default();
+        match v.message.clone() {
             Some(m) if !reason.is_empty() => format!("{reason}: {m}"),
             Some(m) => m,
             None => reason,
@@ -178,11 +177,12 @@ fn say(out: &Output, line: impl AsRef<str>) {
 }
 
 fn outcome_name(o: i32) -> &'static str {
-    match pb::ApprovalOutcome::try_from(o) {
-        Ok(pb::ApprovalOutcome::Approve) => "approved",
-        Ok(pb::ApprovalOutcome::Reject) => "rejected",
-        Ok(pb::ApprovalOutcome::Unresolved) => "left unresolved",
-        _ => "answered without an outcome",
+    let outcome = pb::ApprovalOutcome::try_from(o).ok().and_then(Option::from);
+    match outcome {
+        Some(ApprovalOutcome::Approve) => "approved",
+        Some(ApprovalOutcome::Reject) => "rejected",
+        Some(ApprovalOutcome::Unresolved) => "left unresolved",
+        None => "answered without an outcome",
     }
 }
 
@@ -358,7 +358,11 @@ pub async fn run(
                         &out,
                         format!(
                             "identity {}",
-                            p.request.context_identity.as_deref().unwrap_or("null")
+                            p.request
+                                .request
+                                .context_identity
+                                .as_deref()
+                                .unwrap_or("null")
                         ),
                     );
                     say(
@@ -378,11 +382,11 @@ pub async fn run(
                     "approve" => {
                         let mut v = Verdict::allow();
                         v.message = (!arg.is_empty()).then(|| arg.to_owned());
-                        (pb::ApprovalOutcome::Approve, v)
+                        (ApprovalOutcome::Approve, v)
                     }
                     "edit" => match serde_json::from_str::<Value>(arg) {
                         Ok(args) => (
-                            pb::ApprovalOutcome::Approve,
+                            ApprovalOutcome::Approve,
                             Verdict::transform("$target", args),
                         ),
                         Err(e) => {
@@ -397,18 +401,20 @@ pub async fn run(
                             arg
                         };
                         (
-                            pb::ApprovalOutcome::Reject,
+                            ApprovalOutcome::Reject,
                             Verdict::deny(reason).with_message(format!("rejected by {name}")),
                         )
                     }
                 };
-                let decision = pb::ApprovalResolution {
+                let decision = pb::ApprovalResolution::from(&StreamResolution {
                     request_id: id.clone(),
-                    outcome: outcome as i32,
-                    context_identity: p.request.context_identity.clone(),
-                    verdict: Some(pb::Verdict::from(&verdict)),
                     approver: String::new(),
-                };
+                    resolution: ApprovalResolution {
+                        outcome: Some(outcome),
+                        context_identity: p.request.request.context_identity.clone(),
+                        verdict: Some(verdict),
+                    },
+                });
                 up.send(send(pb::approver_message::Kind::Decide(decision)))
                     .await?;
                 match tokio::time::timeout(Duration::from_secs(10), acks.recv()).await {

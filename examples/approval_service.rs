@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 struct TransferPolicy;
 
 #[async_trait]
-impl InterceptorService for TransferPolicy {
+impl Interceptor for TransferPolicy {
     type Response = Verdict;
 
     fn manifest(&self) -> Manifest {

@@ -44,10 +44,9 @@ use agent_hooks::ctk::{
 use agent_hooks::{EnforcementMode, IdentityProvider as CtkIdentityProvider};
 use futures::FutureExt;
 use hookwire::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution};
-use hookwire::wire::Manifest;
 use hookwire::{
-    AgentContext, Composition, Decision, Mode, OnApproval, Profile, Synthesis, Transform, Verdict,
-    Warning,
+    AgentContext, Composition, Decision, Manifest, Mode, OnApproval, Profile, Synthesis, Transform,
+    Verdict, Warning,
 };
 use hookwire_client::declaration::{Declaration, HostSurface, KnobSupport, Posture, Registry};
 use hookwire_client::{
@@ -56,7 +55,7 @@ use hookwire_client::{
     Toolbox,
 };
 use hookwire_server::approval::{ApprovalServer, QueueEvent};
-use hookwire_server::{InterceptorService, Server, async_trait, manifest};
+use hookwire_server::{Interceptor, Server, async_trait, manifest};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
@@ -423,7 +422,7 @@ struct ScriptedService {
 }
 
 #[async_trait]
-impl InterceptorService for ScriptedService {
+impl Interceptor for ScriptedService {
     type Response = Verdict;
 
     fn manifest(&self) -> Manifest {

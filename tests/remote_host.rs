@@ -604,9 +604,9 @@ async fn describe_binds_a_service_at_its_declared_points_only() {
     struct ToolsOnly(Arc<std::sync::Mutex<Vec<InterceptionPoint>>>);
 
     #[hookwire_server::async_trait]
-    impl hookwire_server::InterceptorService for ToolsOnly {
+    impl hookwire_server::Interceptor for ToolsOnly {
         type Response = Verdict;
-        fn manifest(&self) -> hookwire::wire::Manifest {
+        fn manifest(&self) -> hookwire::Manifest {
             let mut m = hookwire_server::manifest("tools-only", "1.0.0");
             m.points = vec![InterceptionPoint::PreToolCall];
             m
@@ -686,9 +686,9 @@ async fn a_timed_out_call_is_cancelled_on_the_service() {
     }
 
     #[hookwire_server::async_trait]
-    impl hookwire_server::InterceptorService for Stuck {
+    impl hookwire_server::Interceptor for Stuck {
         type Response = Verdict;
-        fn manifest(&self) -> hookwire::wire::Manifest {
+        fn manifest(&self) -> hookwire::Manifest {
             hookwire_server::manifest("stuck", "1.0.0")
         }
         async fn intercept(&self, _: &hookwire::AgentContext) -> Verdict {

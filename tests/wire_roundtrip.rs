@@ -3,14 +3,12 @@
 //! unchanged, JSON text decodes exactly, and malformed input is refused
 //! without panicking.
 
+use hookwire::json::{self, InvalidJson};
 use hookwire::pb;
-use hookwire::wire::json::{self, InvalidJson};
-use hookwire::wire::{
-    InterceptorResponse, PointRequest, RESPONSE_EXTENSIONS_MAX_BYTES, context_from_request,
-    context_to_request,
-};
+use hookwire::wire::{PointRequest, context_from_request, context_to_request};
 use hookwire::{
-    AgentContext, Decision, InterceptionPoint, InvalidVerdict, Transform, Verdict, Warning,
+    AgentContext, Decision, InterceptionPoint, InterceptorResponse, InvalidVerdict,
+    RESPONSE_EXTENSIONS_MAX_BYTES, Transform, Verdict, Warning,
 };
 use proptest::prelude::*;
 use prost::Message;
