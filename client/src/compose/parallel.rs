@@ -7,7 +7,7 @@
 use hookwire::approval::Resolved;
 use hookwire::{AgentContext, Decision, HostError, Profile, Synthesis, Verdict};
 
-use super::{Action, Common, Plan, apply_transform};
+use super::state::{Action, Common, Plan, apply_transform};
 
 /// State of one parallel emission between dispatch and resolution.
 #[derive(Debug, Default)]

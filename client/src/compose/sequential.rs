@@ -7,7 +7,7 @@
 use hookwire::approval::Resolved;
 use hookwire::{AgentContext, Decision, OnApproval, Profile, Verdict};
 
-use super::{Action, Common, Plan, apply_transform};
+use super::state::{Action, Common, Plan, apply_transform};
 
 /// Fold state of one sequential emission.
 #[derive(Debug)]
