@@ -9,7 +9,7 @@ use hookwire::InterceptionPoint;
 use hookwire_client::Host;
 use hookwire_client::declaration::{Declaration, DeclaredHostBuilder};
 
-use crate::RegistryArgs;
+use crate::args::RegistryArgs;
 use crate::error::CliError;
 
 /// Runs the check; `Ok` only when the document loads and every endpoint

@@ -12,8 +12,8 @@ use hookwire_server::{Interceptor, Server, spawn_local};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+use crate::args::{DEMO_POLICY_ADDR, DEMO_REDACTOR_ADDR, RegistryArgs};
 use crate::error::CliError;
-use crate::{DEMO_POLICY_ADDR, DEMO_REDACTOR_ADDR, RegistryArgs};
 
 /// Runs the demo session and prints its records.
 pub(crate) async fn run(

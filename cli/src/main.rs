@@ -12,6 +12,7 @@
 //! - `hookwire serve-demo` serves the demo's two interceptor services on
 //!   fixed loopback ports, for `check` and `demo --declaration` to talk to.
 
+mod args;
 mod check;
 mod demo;
 mod error;
@@ -22,12 +23,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::args::{DEMO_POLICY_ADDR, DEMO_REDACTOR_ADDR, RegistryArgs};
 use crate::error::CliError;
-
-/// Where `serve-demo` and `demo --serve` put the demo's policy service.
-pub(crate) const DEMO_POLICY_ADDR: &str = "127.0.0.1:50151";
-/// Where `serve-demo` and `demo --serve` put the demo's redactor service.
-pub(crate) const DEMO_REDACTOR_ADDR: &str = "127.0.0.1:50152";
 
 /// Agent hooks over gRPC: check host declarations, run the demo.
 #[derive(Debug, Parser)]
@@ -35,16 +32,6 @@ pub(crate) const DEMO_REDACTOR_ADDR: &str = "127.0.0.1:50152";
 struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-/// Options that build the registry a declaration is resolved against.
-#[derive(Debug, clap::Args)]
-pub(crate) struct RegistryArgs {
-    /// Registers the approval service at this URL as the approval resolver
-    /// named `approval-stream` (documents select it with
-    /// `"approval": {"resolver": "approval-stream"}`).
-    #[arg(long, value_name = "URL")]
-    approval_endpoint: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -82,17 +69,6 @@ enum Command {
         #[arg(long, default_value = DEMO_REDACTOR_ADDR)]
         redactor: SocketAddr,
     },
-}
-
-impl RegistryArgs {
-    /// hookwire's standard kinds, plus what the options register.
-    pub(crate) fn registry(&self) -> Result<hookwire_client::declaration::Registry, CliError> {
-        let mut registry = hookwire_client::declaration::Registry::standard();
-        if let Some(url) = &self.approval_endpoint {
-            registry = registry.approval_stream("approval-stream", url)?;
-        }
-        Ok(registry)
-    }
 }
 
 fn main() -> ExitCode {
