@@ -20,6 +20,7 @@ use hookwire::{
 };
 use serde_json::{Map, Value};
 
+use crate::metrics::BindingInstruments;
 use crate::remote::{CallFailure, RemoteInterceptor, TlsConfig};
 
 /// The §7 recommended default interceptor timeout, for bindings that set
@@ -129,6 +130,8 @@ pub(crate) struct Binding {
     /// `None`: unbounded.
     pub(crate) timeout: Option<Duration>,
     pub(crate) points: Option<BTreeSet<InterceptionPoint>>,
+    /// Call counters and latency, when the host has metrics.
+    pub(crate) metrics: Option<BindingInstruments>,
 }
 
 /// What a built binding calls: the interceptor itself, or the client of
@@ -161,6 +164,7 @@ impl Binding {
         ctx: &AgentContext,
         request: Option<Result<PointRequest, HostError>>,
     ) -> Dispatched {
+        let started = self.metrics.as_ref().map(|_| std::time::Instant::now());
         let outcome = match &self.callee {
             Callee::InProcess(interceptor) => self.call_local(interceptor.as_ref(), ctx).await,
             Callee::Service(remote) => match request {
@@ -169,6 +173,9 @@ impl Binding {
                 None => return self.failed(HostError::InterceptorFailed, "no request"),
             },
         };
+        if let (Some(m), Some(t)) = (&self.metrics, started) {
+            m.called(&outcome, t.elapsed());
+        }
         match outcome {
             Ok(response) => Dispatched {
                 verdict: response.verdict,

@@ -21,6 +21,7 @@ use crate::host::Host;
 use crate::host_state::{HostParts, HostState};
 use crate::identity::IdentityProvider;
 use crate::interceptor::Interceptor;
+use crate::metrics::HostMetrics;
 use crate::remote::RemoteInterceptor;
 use crate::sink::{RecordLog, RecordSink};
 
@@ -44,6 +45,7 @@ impl Host {
             record_buffer: None,
             sinks: Vec::new(),
             bindings: Vec::new(),
+            metrics: None,
         }
     }
 }
@@ -66,6 +68,7 @@ pub struct HostBuilder {
     bindings: Vec<InterceptorBinding>,
     declaration: Option<String>,
     record_buffer: Option<RecordLog>,
+    metrics: Option<HostMetrics>,
 }
 
 impl HostBuilder {
@@ -165,6 +168,13 @@ impl HostBuilder {
         self
     }
 
+    /// Counts this host's emissions, calls, approvals and sink deliveries
+    /// in `metrics` (see [`HostMetrics::register`]).
+    pub fn metrics(mut self, metrics: HostMetrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
     /// Appends an interceptor binding to the chain.
     pub fn bind(mut self, binding: InterceptorBinding) -> Self {
         self.bindings.push(binding);
@@ -227,6 +237,7 @@ impl HostBuilder {
                 self.framework
             )));
         }
+        let instruments = self.metrics.as_ref().map(HostMetrics::instruments);
         let mut seen = HashSet::new();
         let mut bindings = Vec::with_capacity(self.bindings.len());
         for b in self.bindings {
@@ -268,6 +279,7 @@ impl HostBuilder {
                 )?),
             };
             bindings.push(Arc::new(Binding {
+                metrics: instruments.as_ref().map(|m| m.binding(&b.name)),
                 name: b.name,
                 callee,
                 timeout,
@@ -293,6 +305,7 @@ impl HostBuilder {
             bindings,
             declaration: self.declaration,
             record_buffer: self.record_buffer,
+            metrics: instruments,
         }))
     }
 }

@@ -53,6 +53,7 @@
 //! | `agent` | [`Agent`]: the reference loop around a model and tools |
 //! | [`declaration`] | hosts configured from a declaration document (§7.7) |
 //! | `identity`, `payload`, `sink`, `error` | identity providers, point payloads, record sinks, errors |
+//! | `metrics` | [`HostMetrics`]: the host's Prometheus series, in a registry of the caller's |
 //!
 //! Every public item is reachable by one path: the crate root, or
 //! [`declaration`] for the declaration loader.
@@ -70,6 +71,7 @@ mod host_builder;
 mod host_state;
 mod identity;
 mod interceptor;
+mod metrics;
 mod payload;
 mod pipeline;
 mod remote;
@@ -91,7 +93,12 @@ pub use identity::{IdentityFn, IdentityProvider, JCS_SHA256};
 pub use interceptor::{
     BoxError, BoxFuture, HookResponse, Interceptor, InterceptorFn, async_trait, interceptor_fn,
 };
+pub use metrics::{HostMetrics, POLICY_REASON_LABEL};
 pub use payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
 pub use remote::TlsConfig;
 pub use session::Session;
 pub use sink::{RecordLog, RecordSink};
+
+/// The Prometheus client [`HostMetrics`] registers in, re-exported so that
+/// callers build their registry with the same version.
+pub use prometheus_client;

@@ -28,7 +28,18 @@ use crate::host_state::HostState;
 
 /// Runs one emission to completion. Never fails and never panics: every
 /// failure is a `host_error:*` deny.
-pub(crate) async fn run(host: &HostState, mut ctx: AgentContext) -> Emission {
+pub(crate) async fn run(host: &HostState, ctx: AgentContext) -> Emission {
+    let Some(metrics) = &host.metrics else {
+        return emit(host, ctx).await;
+    };
+    let flight = metrics.emission_started();
+    let emission = emit(host, ctx).await;
+    flight.finished(emission.record.interception_point, &emission.verdict);
+    emission
+}
+
+/// [`run`] without the metrics.
+async fn emit(host: &HostState, mut ctx: AgentContext) -> Emission {
     let point = ctx.point();
     let chain = host.chain(point);
     if let Err(e) = ctx.validate().and_then(|()| ctx.check_limits(&host.limits)) {
@@ -90,8 +101,14 @@ pub(crate) async fn run(host: &HostState, mut ctx: AgentContext) -> Emission {
             Step::Consult { verdict, .. } => {
                 let resolved = match &host.approval {
                     Some(seam) => {
-                        seam.consult(&host.identity, &host.limits, point, verdict, &ctx)
-                            .await
+                        let asked = std::time::Instant::now();
+                        let resolved = seam
+                            .consult(&host.identity, &host.limits, point, verdict, &ctx)
+                            .await;
+                        if let Some(m) = &host.metrics {
+                            m.approval_resolved(&resolved, asked.elapsed());
+                        }
+                        resolved
                     }
                     None => hookwire::approval::Resolved::Stands(verdict),
                 };
@@ -224,7 +241,10 @@ fn finish(
 fn deliver(host: &HostState, record: &InterceptionRecord) {
     for sink in &host.sinks {
         // A faulty sink must not take the agent down with it.
-        let _ = std::panic::catch_unwind(AssertUnwindSafe(|| sink.record(record)));
+        let delivered = std::panic::catch_unwind(AssertUnwindSafe(|| sink.record(record))).is_ok();
+        if let Some(m) = &host.metrics {
+            m.sink_called(delivered);
+        }
     }
 }
 

@@ -39,6 +39,8 @@ pub struct Session {
     members: Map<String, Value>,
     next_sequence: AtomicU64,
     lifecycle: RwLock<Lifecycle>,
+    /// Keeps the host's open-sessions gauge up while the session lives.
+    _open: Option<crate::metrics::OpenSession>,
 }
 
 impl Session {
@@ -49,6 +51,7 @@ impl Session {
         };
         session.insert("id".into(), Value::String(id.clone()));
         Self {
+            _open: host.metrics.as_ref().map(|m| m.session_opened()),
             host,
             id,
             session: Value::Object(session),

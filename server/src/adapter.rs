@@ -21,6 +21,7 @@ use hookwire::{AgentContext, Decision, DynInterceptor, Interceptor, InterceptorR
 use tonic::{Request, Response, Status};
 
 use crate::error::Error;
+use crate::metrics::{ServerMetrics, ServiceInstruments};
 
 /// Largest request the server decodes by default, in bytes: the default
 /// §12.3 context bound (5 MiB) with room for framing. tonic's own default
@@ -33,6 +34,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 #[derive(Clone)]
 pub struct GrpcAdapter {
     service: Arc<dyn DynInterceptor>,
+    metrics: Option<Arc<ServiceInstruments>>,
 }
 
 impl std::fmt::Debug for GrpcAdapter {
@@ -50,7 +52,22 @@ impl GrpcAdapter {
 
     /// Wraps a policy already held as its object-safe form.
     pub fn from_dyn(service: Arc<dyn DynInterceptor>) -> Self {
-        Self { service }
+        Self {
+            service,
+            metrics: None,
+        }
+    }
+
+    /// Counts every request in `metrics` (`None`: no metrics), under the
+    /// `service` label of the policy's manifest name.
+    #[must_use]
+    pub fn with_metrics(self, metrics: Option<&ServerMetrics>) -> Self {
+        let metrics = metrics.map(|m| {
+            let described =
+                std::panic::catch_unwind(AssertUnwindSafe(|| self.service.describe().name));
+            Arc::new(m.service(described.as_deref().unwrap_or("unknown")))
+        });
+        Self { metrics, ..self }
     }
 
     /// The tonic service to add to a router, accepting requests up to
@@ -62,7 +79,8 @@ impl GrpcAdapter {
     /// Answers one interception request: decode, route, encode.
     async fn handle(&self, request: PointRequest) -> Result<pb::InterceptorResponse, Error> {
         let point = request.point();
-        unwind_guard(async {
+        let answering = self.metrics.as_ref().map(|m| m.started(point));
+        let answered = unwind_guard(async {
             let ctx = context_from_request(request).inspect_err(|e| {
                 tracing::debug!(%point, error = %e, "refused an invalid context");
             })?;
@@ -71,9 +89,16 @@ impl GrpcAdapter {
                 Error::HookFailed
             })?;
             warn_if_invalid(&ctx, &response);
-            Ok(pb::InterceptorResponse::from(&response))
+            Ok((
+                pb::InterceptorResponse::from(&response),
+                response.verdict.decision,
+            ))
         })
-        .await
+        .await;
+        if let Some(a) = answering {
+            a.finished(answered.as_ref().map(|(_, d)| *d));
+        }
+        answered.map(|(r, _)| r)
     }
 }
 

@@ -65,6 +65,9 @@ pub enum Error {
     /// The approval web page could not be served.
     #[error("approval web server failed: {0}")]
     Web(#[source] io::Error),
+    /// The `/metrics` endpoint could not be served.
+    #[error("metrics endpoint failed: {0}")]
+    Metrics(#[source] io::Error),
 }
 
 impl Error {
@@ -84,7 +87,8 @@ impl Error {
             | Self::LocalAddr(_)
             | Self::Transport(_)
             | Self::Task(_)
-            | Self::Web(_) => Status::internal("interceptor server error"),
+            | Self::Web(_)
+            | Self::Metrics(_) => Status::internal("interceptor server error"),
         }
     }
 }

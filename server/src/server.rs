@@ -25,6 +25,7 @@ use tower::layer::util::{Identity, Stack};
 use crate::adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
 use crate::error::Error;
 use crate::health::ServerHealth;
+use crate::metrics::ServerMetrics;
 use crate::running::RunningServer;
 
 /// Transport settings and tower layers for an interceptor server; the
@@ -37,6 +38,7 @@ pub struct Server<L = Identity> {
     inner: tonic::transport::Server<L>,
     max_message_bytes: usize,
     tls: bool,
+    metrics: Option<ServerMetrics>,
 }
 
 impl Server<Identity> {
@@ -47,6 +49,7 @@ impl Server<Identity> {
             inner: tonic::transport::Server::builder(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             tls: false,
+            metrics: None,
         }
     }
 }
@@ -92,6 +95,19 @@ impl<L> Server<L> {
         }
     }
 
+    /// Counts requests, failures, latency and requests in flight in
+    /// `metrics` (the `hookwire_interceptor_*` families of
+    /// docs/operating.md, registered with [`ServerMetrics::register`]);
+    /// serve the registry with
+    /// [`serve_metrics`](crate::metrics::serve_metrics) or your own endpoint.
+    #[must_use]
+    pub fn metrics(self, metrics: ServerMetrics) -> Self {
+        Self {
+            metrics: Some(metrics),
+            ..self
+        }
+    }
+
     /// Serves over TLS with this PEM certificate chain and private key, so
     /// hosts reach the service at `https://` (see the host's `TlsConfig`).
     pub fn tls(self, cert_pem: impl AsRef<[u8]>, key_pem: impl AsRef<[u8]>) -> Result<Self, Error> {
@@ -112,6 +128,7 @@ impl<L> Server<L> {
         Server {
             inner: self.inner.layer(layer),
             max_message_bytes: self.max_message_bytes,
+            metrics: self.metrics,
             tls: self.tls,
         }
     }
@@ -124,6 +141,7 @@ impl<L> Server<L> {
     {
         let (health, health_service) = ServerHealth::new();
         let interceptor: InterceptorServer<GrpcAdapter> = GrpcAdapter::new(service)
+            .with_metrics(self.metrics.as_ref())
             .into_server()
             .max_decoding_message_size(self.max_message_bytes);
         let mut inner = self.inner;
