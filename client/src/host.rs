@@ -136,7 +136,10 @@ impl Host {
 
     /// Asks every remote interceptor service's `grpc.health.v1` service for
     /// the status of `hookwire.v1.Interceptor`, in registration order, with
-    /// each binding's metadata: `Ok("SERVING")` when all is well.
+    /// each binding's metadata: `Ok("SERVING")` when all is well, and
+    /// `Ok(`[`HEALTH_UNIMPLEMENTED`](crate::HEALTH_UNIMPLEMENTED)`)` for a
+    /// reachable service that does not serve health (it answered
+    /// `UNIMPLEMENTED`).
     pub async fn health_remotes(&self, timeout: Duration) -> Vec<(String, Result<String, Error>)> {
         let calls = self.state.bindings.iter().filter_map(|b| match &b.callee {
             Callee::Service(r) => Some(async move {

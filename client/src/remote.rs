@@ -36,6 +36,11 @@ pub struct TlsConfig {
     pub domain_name: Option<String>,
 }
 
+/// What [`Host::health_remotes`](crate::Host::health_remotes) reports for
+/// a reachable service that does not serve `grpc.health.v1` (it answered
+/// `UNIMPLEMENTED`): health is recommended, `Describe` is the contract.
+pub const HEALTH_UNIMPLEMENTED: &str = "UNIMPLEMENTED";
+
 /// How a call to an interceptor failed, remote or in-process; each maps to
 /// one reserved reason (§6.3).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,12 +196,17 @@ impl RemoteInterceptor {
             },
             Some(timeout),
         );
-        let status = tokio::time::timeout(timeout, client.check(req))
+        let answer = tokio::time::timeout(timeout, client.check(req))
             .await
-            .map_err(|_| "timed out".to_owned())?
-            .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
-            .into_inner()
-            .status;
+            .map_err(|_| "timed out".to_owned())?;
+        let status = match answer {
+            Ok(response) => response.into_inner().status,
+            // Reachable, but without grpc.health.v1: not a failure.
+            Err(s) if s.code() == tonic::Code::Unimplemented => {
+                return Ok(HEALTH_UNIMPLEMENTED.to_owned());
+            }
+            Err(s) => return Err(format!("{:?}: {}", s.code(), s.message())),
+        };
         Ok(ServingStatus::try_from(status)
             .map_or("UNKNOWN", |s| s.as_str_name())
             .to_owned())
