@@ -10,7 +10,8 @@
 //!   session (the library's [`hookwire_cli::demo_agent`]), governed by the
 //!   declared chain when a declaration is given.
 //! - `hookwire serve-demo` serves the demo's two interceptor services on
-//!   fixed loopback ports, for `check` and `demo --declaration` to talk to.
+//!   fixed loopback ports, for `check` and `demo --declaration` to talk to;
+//!   with `--metrics-addr ADDR`, their Prometheus metrics at `/metrics`.
 
 mod args;
 mod check;
@@ -68,6 +69,10 @@ enum Command {
         /// The redactor service's address.
         #[arg(long, default_value = DEMO_REDACTOR_ADDR)]
         redactor: SocketAddr,
+        /// Serve both services' Prometheus metrics at `GET /metrics` on
+        /// this address (port 0: any free port, printed at startup).
+        #[arg(long, value_name = "ADDR")]
+        metrics_addr: Option<SocketAddr>,
     },
 }
 
@@ -95,7 +100,11 @@ fn main() -> ExitCode {
                 serve,
                 registry,
             } => demo::run(declaration.as_deref(), serve, &registry).await,
-            Command::ServeDemo { policy, redactor } => demo::serve(policy, redactor).await,
+            Command::ServeDemo {
+                policy,
+                redactor,
+                metrics_addr,
+            } => demo::serve(policy, redactor, metrics_addr).await,
         }
     });
     match outcome {
