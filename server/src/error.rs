@@ -62,6 +62,10 @@ pub enum Error {
     /// A host sent an approval request that does not decode.
     #[error(transparent)]
     InvalidApprovalRequest(#[from] InvalidApprovalRequest),
+    /// [`Server::client_ca`](crate::Server::client_ca) was called before
+    /// [`Server::tls`](crate::Server::tls): client certificates need TLS.
+    #[error("client certificates need TLS: call tls(cert, key) before client_ca(ca)")]
+    ClientCaWithoutTls,
     /// The approval web page could not be served.
     #[error("approval web server failed: {0}")]
     Web(#[source] io::Error),
@@ -87,6 +91,7 @@ impl Error {
             | Self::LocalAddr(_)
             | Self::Transport(_)
             | Self::Task(_)
+            | Self::ClientCaWithoutTls
             | Self::Web(_)
             | Self::Metrics(_) => Status::internal("interceptor server error"),
         }

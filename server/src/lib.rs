@@ -12,6 +12,8 @@
 //!   the policy's object-safe form, panic isolation, encoding.
 //! - `server`: [`Server`] (settings and layers), [`Router`] (serving)
 //!   and [`spawn_local`].
+//! - `peer`: [`Peer`], the verified client certificate of a mutual-TLS
+//!   caller, which a hook reads with [`Peer::current`].
 //! - `running`: [`RunningServer`], the handle of a server spawned in the
 //!   background for tests and examples.
 //! - `error`: the crate's [`Error`] and its mapping to gRPC statuses.
@@ -45,12 +47,14 @@ pub mod approval;
 mod error;
 mod health;
 pub mod metrics;
+mod peer;
 mod running;
 mod server;
 
 pub use adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
 pub use error::Error;
 pub use metrics::ServerMetrics;
+pub use peer::Peer;
 
 /// The Prometheus client the metrics register in, re-exported so that
 /// callers build their registry with the same version.
