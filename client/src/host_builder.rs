@@ -7,14 +7,14 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire::{AgentContext, Composition, ContextLimits, Mode};
+use hookwire::{AgentContext, Composition, ContextLimits, Mode, is_namespace};
 use serde_json::{Map, Value};
 
 use crate::approval::{
     ApprovalRedactor, ApprovalResolver, ApprovalSeam, DEFAULT_APPROVAL_DEADLINE,
 };
 use crate::binding::{
-    Binding, Callee, DEFAULT_TIMEOUT, InterceptorBinding, Location, TimeoutSetting,
+    Binding, Callee, DEFAULT_TIMEOUT, InterceptorBinding, Location, MutationGrant, TimeoutSetting,
 };
 use crate::error::Error;
 use crate::host::Host;
@@ -278,12 +278,30 @@ impl HostBuilder {
                     b.tls.as_ref(),
                 )?),
             };
+            if let Some(bad) = b.visibility.iter().flatten().position(|m| !is_namespace(m)) {
+                return Err(Error::InvalidGrant {
+                    name: b.name,
+                    reason: format!(
+                        "visible member #{bad} is not a top-level member name (^[a-z][a-z0-9_]*$)"
+                    ),
+                });
+            }
+            let mutation = b
+                .mutation
+                .map(MutationGrant::new)
+                .transpose()
+                .map_err(|reason| Error::InvalidGrant {
+                    name: b.name.clone(),
+                    reason,
+                })?;
             bindings.push(Arc::new(Binding {
                 metrics: instruments.as_ref().map(|m| m.binding(&b.name)),
                 name: b.name,
                 callee,
                 timeout,
                 points: b.points,
+                visibility: b.visibility,
+                mutation,
             }));
         }
         let mut agent = self.agent_extra;
