@@ -229,6 +229,7 @@ impl Report {
             "parallel4_vs_single",
             "throughput_vs_tonic",
             "spawn_vs_remote",
+            "metrics_overhead",
         ];
         let mut line = String::from("ratios:");
         for k in keys {
