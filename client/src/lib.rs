@@ -43,7 +43,8 @@
 //! | --- | --- |
 //! | `host_builder` | [`Host::builder`] and [`HostBuilder`]: configuration checked, state built |
 //! | `host` | [`Host`]: opens sessions, reports the configuration and the remotes |
-//! | `session` | [`Session`]: the lifecycle and the sequence of one run |
+//! | `session` | [`Session`]: the lifecycle, the §3.1 order, the gated `output` and the sequence of one run; [`SessionBuilder`] for per-session mode and composition |
+//! | `streaming` | streamed model output: buffered [`assemble`], or incremental mediation ([`IncrementalOutput`], §12.1) |
 //! | `pipeline` | one emission: bounds, identities, composition, approval, record |
 //! | `emission` | [`Emission`]: what one emission decided |
 //! | `host_state` | the configuration and chains every session shares |
@@ -77,10 +78,11 @@ mod pipeline;
 mod remote;
 mod session;
 mod sink;
+mod streaming;
 
 pub use agent::{
-    Agent, DEFAULT_MAX_MODEL_CALLS, Model, ModelFn, Tool, ToolCallOutcome, ToolError, ToolFn,
-    Toolbox, Tools, Turn, TurnError, TurnOutcome, model_fn, tool_fn,
+    Agent, DEFAULT_MAX_MODEL_CALLS, Model, ModelFn, ResultLabels, Tool, ToolCallOutcome, ToolError,
+    ToolFn, Toolbox, Tools, Turn, TurnError, TurnOutcome, model_fn, tool_fn,
 };
 pub use approval::{ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 pub use approval_stream::{SeenEvent, StreamResolver, StreamResolverBuilder};
@@ -95,9 +97,13 @@ pub use interceptor::{
 };
 pub use metrics::{HostMetrics, POLICY_REASON_LABEL};
 pub use payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
-pub use remote::{ClientIdentity, HEALTH_UNIMPLEMENTED, TlsConfig};
-pub use session::Session;
+pub use remote::{HEALTH_UNIMPLEMENTED, TlsConfig};
+pub use session::{OutputDecision, Session, SessionBuilder, Withheld};
 pub use sink::{RecordLog, RecordSink};
+pub use streaming::{
+    Assembly, ChunkStream, INCREMENTAL, IncrementalOutput, Released, STREAM_INCOMPLETE, StreamEnd,
+    StreamEvent, assemble,
+};
 
 /// The Prometheus client [`HostMetrics`] registers in, re-exported so that
 /// callers build their registry with the same version.
