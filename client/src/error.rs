@@ -99,6 +99,16 @@ pub enum Error {
         /// Why it was refused.
         reason: String,
     },
+    /// A binding's visibility or mutation grant was refused (a member
+    /// name that is not `^[a-z][a-z0-9_]*$`, a path outside the §5.2
+    /// grammar). The reason names the rule and the entry's position.
+    #[error("interceptor {name:?}: {reason}")]
+    InvalidGrant {
+        /// The interceptor's name.
+        name: String,
+        /// Why it was refused.
+        reason: String,
+    },
     /// A host declaration was refused (§7.7.6): its class and findings.
     #[error("{0}")]
     Declaration(Box<Refusal>),

@@ -97,7 +97,7 @@ pub use interceptor::{
 };
 pub use metrics::{HostMetrics, POLICY_REASON_LABEL};
 pub use payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
-pub use remote::{HEALTH_UNIMPLEMENTED, TlsConfig};
+pub use remote::{ClientIdentity, HEALTH_UNIMPLEMENTED, TlsConfig};
 pub use session::{OutputDecision, Session, SessionBuilder, Withheld};
 pub use sink::{RecordLog, RecordSink};
 pub use streaming::{

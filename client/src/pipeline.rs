@@ -22,6 +22,7 @@ use hookwire::{
 };
 use serde_json::{Map, Value};
 
+use crate::binding::{Binding, Dispatched};
 use crate::compose::{Combined, Composer, Plan, Step};
 use crate::emission::Emission;
 use crate::host_state::HostState;
@@ -53,9 +54,12 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
     if let Err(e) = ctx.validate().and_then(|()| ctx.check_limits(&host.limits)) {
         return reject(host, settings, ctx, chain.len(), &e);
     }
-    // The last remote binding takes the encoded request instead of a copy.
-    let last_remote = chain.iter().rposition(|b| b.is_remote());
-    let needs_wire = last_remote.is_some();
+    // The last remote binding that sees the whole context takes the
+    // encoded request instead of a copy; a restricted one encodes its own.
+    let last_remote = chain
+        .iter()
+        .rposition(|b| b.is_remote() && b.sees_everything());
+    let needs_wire = chain.iter().any(|b| b.is_remote());
     let mut wire = WireCache::default();
     if needs_wire && let Err(e) = wire.encode(0, &ctx) {
         return reject(host, settings, ctx, chain.len(), &e);
@@ -74,16 +78,19 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
     };
     let mut composer = Composer::new(plan);
     let mut extensions = Vec::new();
+    let mut trust = TrustFacts::default();
     let mut step = composer.start();
     let combined = loop {
         step = match step {
             Step::Dispatch(i) => {
                 let binding = &chain[i];
                 let last = last_remote == Some(i);
-                let request = binding
-                    .is_remote()
-                    .then(|| wire.request(composer.context_generation(), &ctx, last));
-                let d = binding.dispatch(&ctx, request).await;
+                let generation = composer.context_generation();
+                let (view, request) = prepare(binding, &ctx, &mut wire, generation, last);
+                trust.sent(binding, view.as_ref());
+                let seen = view.as_ref().map_or(&ctx, |(v, _)| v);
+                let d = binding.dispatch(seen, request).await;
+                trust.answered(binding, &d);
                 if !d.extensions.is_empty() {
                     extensions.push((binding.name.clone(), d.extensions));
                 }
@@ -91,14 +98,29 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
             }
             Step::DispatchAll => {
                 let generation = composer.context_generation();
-                let calls = chain.iter().enumerate().map(|(i, b)| {
-                    let last = last_remote == Some(i);
-                    let request = b.is_remote().then(|| wire.request(generation, &ctx, last));
-                    b.dispatch(&ctx, request)
-                });
+                let (views, requests): (Vec<_>, Vec<_>) = chain
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| {
+                        let last = last_remote == Some(i);
+                        prepare(b, &ctx, &mut wire, generation, last)
+                    })
+                    .unzip();
+                for (b, view) in chain.iter().zip(&views) {
+                    trust.sent(b, view.as_ref());
+                }
+                let calls = chain
+                    .iter()
+                    .zip(&views)
+                    .zip(requests)
+                    .map(|((b, view), r)| {
+                        let seen = view.as_ref().map_or(&ctx, |(v, _)| v);
+                        b.dispatch(seen, r)
+                    });
                 let results = join_all(calls).await;
                 let mut verdicts = Vec::with_capacity(results.len());
                 for (b, d) in chain.iter().zip(results) {
+                    trust.answered(b, &d);
                     if !d.extensions.is_empty() {
                         extensions.push((b.name.clone(), d.extensions));
                     }
@@ -174,8 +196,87 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
         identities,
         attribution,
         chain.len(),
-        extensions,
+        (extensions, trust.into_record_extensions()),
     )
+}
+
+/// A restricted binding's copy of the context and the members withheld
+/// from it.
+type View = (AgentContext, Vec<String>);
+
+/// Namespaced response metadata (§5.5) by interceptor name.
+type ResponseExtensions = Vec<(String, Map<String, Value>)>;
+
+/// What one binding is sent: its restricted view of the context with the
+/// members withheld from it (`None`: the whole context), and for a remote
+/// binding the encoded request (shared through the cache only when it
+/// sees the whole context).
+fn prepare(
+    binding: &Binding,
+    ctx: &AgentContext,
+    wire: &mut WireCache,
+    generation: u64,
+    last: bool,
+) -> (Option<View>, Option<Result<PointRequest, HostError>>) {
+    match binding.view(ctx) {
+        Some(view) => {
+            let request = binding
+                .is_remote()
+                .then(|| context_to_request(&view.0).map_err(|_| HostError::ContextInvalid));
+            (Some(view), request)
+        }
+        None => {
+            let request = binding
+                .is_remote()
+                .then(|| wire.request(generation, ctx, last));
+            (None, request)
+        }
+    }
+}
+
+/// The trust boundaries' facts for the record, payload-free: which
+/// members each restricted binding was not shown, and which bindings
+/// answered with a transform outside their mutation grant. They go under
+/// the record's `extensions.hookwire` as `visibility` (`{binding:
+/// [member, ...]}`) and `mutation_refused` (`[binding, ...]`), each only
+/// when not empty.
+#[derive(Default)]
+struct TrustFacts {
+    withheld: Map<String, Value>,
+    outside_grant: Vec<Value>,
+}
+
+impl TrustFacts {
+    fn sent(&mut self, binding: &Binding, view: Option<&View>) {
+        if let Some((_, withheld)) = view
+            && !withheld.is_empty()
+        {
+            let names = withheld.iter().map(|m| Value::from(m.as_str())).collect();
+            self.withheld
+                .insert(binding.name.clone(), Value::Array(names));
+        }
+    }
+
+    fn answered(&mut self, binding: &Binding, d: &Dispatched) {
+        if d.outside_grant {
+            self.outside_grant.push(binding.name.as_str().into());
+        }
+    }
+
+    fn into_record_extensions(self) -> Map<String, Value> {
+        let mut hookwire = Map::new();
+        if !self.withheld.is_empty() {
+            hookwire.insert("visibility".into(), Value::Object(self.withheld));
+        }
+        if !self.outside_grant.is_empty() {
+            hookwire.insert("mutation_refused".into(), Value::Array(self.outside_grant));
+        }
+        let mut extensions = Map::new();
+        if !hookwire.is_empty() {
+            extensions.insert("hookwire".into(), Value::Object(hookwire));
+        }
+        extensions
+    }
 }
 
 /// The §6.3 / §10.2 rejection before dispatch: deny `context_invalid`,
@@ -197,7 +298,7 @@ fn reject(
         (None, None),
         attribution,
         registered,
-        Vec::new(),
+        (Vec::new(), Map::new()),
     )
 }
 
@@ -223,7 +324,7 @@ fn finish(
     (input_identity, enforced_identity): (Option<String>, Option<String>),
     attribution: Attribution,
     registered: usize,
-    extensions: Vec<(String, Map<String, Value>)>,
+    (extensions, record_extensions): (ResponseExtensions, Map<String, Value>),
 ) -> Emission {
     let record = InterceptionRecord {
         interception_point: ctx.point(),
@@ -243,6 +344,7 @@ fn finish(
         resolved_by: attribution.resolved_by,
         interceptors_registered: registered,
         declaration: host.declaration.clone(),
+        extensions: record_extensions,
     };
     deliver(host, &record);
     Emission {
@@ -292,7 +394,7 @@ pub(crate) fn self_deny(
         (identity.clone(), identity),
         Attribution::default(),
         registered,
-        Vec::new(),
+        (Vec::new(), Map::new()),
     )
 }
 
