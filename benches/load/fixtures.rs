@@ -2,6 +2,7 @@
 //! at a given size, the interceptors (one implementation per SDK, doing the
 //! same thing), and the hosts and emitters built from them.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use agent_hooks::{AgentContextBuilder, EnforcementMode, InterceptionEmitter};
@@ -73,6 +74,35 @@ pub fn request_len(args: &Value) -> usize {
 
 pub fn tool_call(args: &Value) -> ToolCall {
     ToolCall::new(CALL_ID, TOOL, args.clone())
+}
+
+/// Distinct call ids handed out so far, across every session of the run.
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// Digits of a renumbered call id after its leading `c`: five base-36
+/// digits keep the id as long as [`CALL_ID`], so the context (and every
+/// size and byte count the report gives) is unchanged.
+const ID_DIGITS: u32 = 5;
+
+/// Gives `call` the next distinct id, in place (its buffer is reused: no
+/// allocation on the measured path). A session refuses a second
+/// `pre_tool_call` for an id whose `post_tool_call` has not come
+/// (§3.1 rule 5), and the load measures `pre_tool_call` alone, so every
+/// emission needs an id of its own. Ids repeat only after 36^5 (about
+/// 60 million) emissions in one run.
+pub fn renumber(call: &mut ToolCall) {
+    const BASE: u64 = 36;
+    let mut n = CALLS.fetch_add(1, Ordering::Relaxed) % BASE.pow(ID_DIGITS);
+    let mut digits = [b'0'; ID_DIGITS as usize];
+    for d in digits.iter_mut().rev() {
+        *d = b"0123456789abcdefghijklmnopqrstuvwxyz"[(n % BASE) as usize];
+        n /= BASE;
+    }
+    call.id.clear();
+    call.id.push('c');
+    call.id
+        .push_str(std::str::from_utf8(&digits).expect("ascii digits"));
+    debug_assert_eq!(call.id.len(), CALL_ID.len());
 }
 
 // ---------------------------------------------------------------------------

@@ -166,10 +166,11 @@ pub async fn sessions_load(
     let handles: Vec<_> = open
         .iter()
         .map(|s| {
-            let (s, call, gate) = (s.clone(), call.clone(), gate.clone());
+            let (s, mut call, gate) = (s.clone(), call.clone(), gate.clone());
             tokio::spawn(async move {
                 gate.wait().await;
                 for _ in 0..per_session {
+                    fixtures::renumber(&mut call);
                     let e = s.pre_tool_call(&call).await.expect("emits");
                     assert!(e.proceeds());
                 }

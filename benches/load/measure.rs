@@ -101,7 +101,8 @@ pub fn live_bytes(region: &Region<'_, std::alloc::System>) -> f64 {
 // ---------------------------------------------------------------------------
 
 /// One `pre_tool_call` emission through a hookwire session (in-process or
-/// remote chain: whatever the session's host has).
+/// remote chain: whatever the session's host has), each with a call id of
+/// its own ([`crate::fixtures::renumber`]).
 pub struct Emit {
     pub session: Arc<Session>,
     pub call: ToolCall,
@@ -109,6 +110,7 @@ pub struct Emit {
 
 impl Op for Emit {
     async fn once(&mut self) {
+        crate::fixtures::renumber(&mut self.call);
         let e = self.session.pre_tool_call(&self.call).await.expect("emits");
         assert!(e.proceeds(), "unexpected verdict {:?}", e.verdict());
     }

@@ -62,7 +62,8 @@ pub async fn profile(what: &str, n: usize, ep: &Endpoints) {
             let mut handles = Vec::new();
             for i in 0..64 {
                 let session = started(&host, &format!("s-{i}")).await;
-                let (call, mut client, request) = (call.clone(), client.clone(), request.clone());
+                let (mut call, mut client, request) =
+                    (call.clone(), client.clone(), request.clone());
                 let floor = what == "concurrent-floor";
                 handles.push(tokio::spawn(async move {
                     for _ in 0..n / 64 {
@@ -72,6 +73,7 @@ pub async fn profile(what: &str, n: usize, ep: &Endpoints) {
                                 .await
                                 .expect("floor answers");
                         } else {
+                            fixtures::renumber(&mut call);
                             session.pre_tool_call(&call).await.expect("emits");
                         }
                     }

@@ -9,7 +9,7 @@ use hookwire_client::Host;
 use crate::child::{SERVER_PID, cpu_us};
 use crate::measure::Samples;
 use crate::report::Headline;
-use crate::{Plan, started};
+use crate::{Plan, fixtures, started};
 
 /// Emissions per second from `concurrency` sessions against one remote
 /// interceptor service, and bare tonic calls per second from as many tasks
@@ -60,12 +60,13 @@ pub async fn throughput(
         let tasks: Vec<_> = sessions
             .iter()
             .map(|s| {
-                let (s, call) = (s.clone(), call.clone());
+                let (s, mut call) = (s.clone(), call.clone());
                 async move {
                     let mut lat = Vec::new();
                     let deadline = Instant::now() + window;
                     while Instant::now() < deadline {
                         let t = Instant::now();
+                        fixtures::renumber(&mut call);
                         let e = s.pre_tool_call(&call).await.expect("emits");
                         assert!(e.proceeds(), "unexpected verdict {:?}", e.verdict());
                         lat.push(t.elapsed().as_secs_f64() * 1e6);
