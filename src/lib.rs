@@ -70,4 +70,10 @@ mod generated {
 /// writing a transport of your own.
 pub mod pb {
     pub use crate::generated::*;
+
+    /// The encoded `FileDescriptorSet` of `proto/hookwire/v1` (both
+    /// services and every message), for gRPC server reflection: with it a
+    /// server answers `grpcurl list` and `grpcurl describe`.
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        include_bytes!(concat!(env!("OUT_DIR"), "/hookwire_descriptor.bin"));
 }

@@ -20,9 +20,11 @@ use hookwire::{
     Verdict,
 };
 use serde_json::{Map, Value};
+use tracing::Instrument;
 
 use crate::metrics::BindingInstruments;
 use crate::remote::{CallFailure, RemoteInterceptor, TlsConfig};
+use crate::trace;
 
 /// The §7 recommended default interceptor timeout, for bindings that set
 /// none; a declaration's default `timeouts.interceptor_ms` is the same
@@ -256,8 +258,25 @@ impl Binding {
     }
 
     /// Sends `ctx` (pre-encoded as `request` for a remote) and returns the
-    /// validated answer. Never fails: failures become slot denies (§6.3).
+    /// validated answer, inside a `hookwire.dispatch` span that records
+    /// the outcome. Never fails: failures become slot denies (§6.3).
     pub(crate) async fn dispatch(
+        &self,
+        ctx: &AgentContext,
+        request: Option<Result<PointRequest, HostError>>,
+    ) -> Dispatched {
+        let endpoint = match &self.callee {
+            Callee::Service(remote) => Some(remote.endpoint()),
+            Callee::InProcess(_) => None,
+        };
+        let span = trace::dispatch_span(&self.name, endpoint);
+        let d = self.call(ctx, request).instrument(span.clone()).await;
+        trace::record_dispatch(&span, &d.verdict);
+        d
+    }
+
+    /// [`Binding::dispatch`] without its span.
+    async fn call(
         &self,
         ctx: &AgentContext,
         request: Option<Result<PointRequest, HostError>>,

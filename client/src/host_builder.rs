@@ -46,6 +46,7 @@ impl Host {
             sinks: Vec::new(),
             bindings: Vec::new(),
             metrics: None,
+            trace_payloads: false,
         }
     }
 }
@@ -69,6 +70,7 @@ pub struct HostBuilder {
     declaration: Option<String>,
     record_buffer: Option<RecordLog>,
     metrics: Option<HostMetrics>,
+    trace_payloads: bool,
 }
 
 impl HostBuilder {
@@ -172,6 +174,15 @@ impl HostBuilder {
     /// in `metrics` (see [`HostMetrics::register`]).
     pub fn metrics(mut self, metrics: HostMetrics) -> Self {
         self.metrics = Some(metrics);
+        self
+    }
+
+    /// Lets each `hookwire.emission` span carry the whole context as its
+    /// `hookwire.context` attribute (tool arguments, messages, ...).
+    /// Default off: spans carry no payload, since they leave the process
+    /// for a trace backend the agent's data may not be meant for.
+    pub fn trace_payloads(mut self, enabled: bool) -> Self {
+        self.trace_payloads = enabled;
         self
     }
 
@@ -324,6 +335,7 @@ impl HostBuilder {
             declaration: self.declaration,
             record_buffer: self.record_buffer,
             metrics: instruments,
+            trace_payloads: self.trace_payloads,
         }))
     }
 }

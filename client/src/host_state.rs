@@ -41,6 +41,8 @@ pub(crate) struct HostState {
     pub(crate) record_buffer: Option<RecordLog>,
     /// The host's metric handles, when metrics were registered.
     pub(crate) metrics: Option<HostInstruments>,
+    /// Whether emission spans carry the context (default off).
+    pub(crate) trace_payloads: bool,
 }
 
 /// Everything [`HostState::new`] needs; the chains are derived.
@@ -56,6 +58,7 @@ pub(crate) struct HostParts {
     pub(crate) declaration: Option<String>,
     pub(crate) record_buffer: Option<RecordLog>,
     pub(crate) metrics: Option<HostInstruments>,
+    pub(crate) trace_payloads: bool,
 }
 
 /// A remote binding whose `Describe` call failed while narrowing.
@@ -86,6 +89,7 @@ impl HostState {
             declaration: parts.declaration,
             record_buffer: parts.record_buffer,
             metrics: parts.metrics,
+            trace_payloads: parts.trace_payloads,
         }
     }
 

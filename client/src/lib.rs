@@ -57,6 +57,7 @@
 //! | `agent` | [`Agent`]: the reference loop around a model and tools |
 //! | [`declaration`] | hosts configured from a declaration document (§7.7) |
 //! | `identity`, `payload`, `sink`, `error` | identity providers, point payloads, record sinks, errors |
+//! | `trace` | the emission and dispatch spans, W3C trace context sent and continued |
 //! | `metrics` | [`HostMetrics`]: the host's Prometheus series, in a registry of the caller's |
 //!
 //! Every public item is reachable by one path: the crate root, or
@@ -82,6 +83,7 @@ mod remote;
 mod session;
 mod sink;
 mod streaming;
+mod trace;
 
 pub use agent::{
     Agent, DEFAULT_MAX_MODEL_CALLS, Model, ModelFn, ResultLabels, Tool, ToolCallOutcome, ToolError,

@@ -21,11 +21,13 @@ use hookwire::{
     Verdict, VerdictSummary, payload_free,
 };
 use serde_json::{Map, Value};
+use tracing::Instrument;
 
 use crate::binding::{Binding, Dispatched};
 use crate::compose::{Combined, Composer, Plan, Step};
 use crate::emission::Emission;
 use crate::host_state::HostState;
+use crate::trace;
 
 /// The mode and composition one emission runs under: the host's, or a
 /// session's or point's override (§7.2 and §8 let both vary).
@@ -35,9 +37,18 @@ pub(crate) struct Settings {
     pub(crate) composition: Composition,
 }
 
-/// Runs one emission to completion. Never fails and never panics: every
-/// failure is a `host_error:*` deny.
+/// Runs one emission to completion inside its `hookwire.emission` span,
+/// which closes once the record is delivered. Never fails and never
+/// panics: every failure is a `host_error:*` deny.
 pub(crate) async fn run(host: &HostState, settings: Settings, ctx: AgentContext) -> Emission {
+    let span = trace::emission_span(&ctx, host.trace_payloads);
+    let emission = counted(host, settings, ctx).instrument(span.clone()).await;
+    trace::record_emission(&span, &emission.verdict);
+    emission
+}
+
+/// [`run`] with the metrics, without the span.
+async fn counted(host: &HostState, settings: Settings, ctx: AgentContext) -> Emission {
     let Some(metrics) = &host.metrics else {
         return emit(host, settings, ctx).await;
     };

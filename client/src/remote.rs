@@ -169,8 +169,8 @@ impl RemoteInterceptor {
         })
     }
 
-    /// A request carrying the static metadata and, when bounded, the
-    /// `grpc-timeout` header.
+    /// A request carrying the static metadata, when bounded the
+    /// `grpc-timeout` header, and the current span's W3C trace context.
     fn request<T>(&self, message: T, timeout: Option<Duration>) -> tonic::Request<T> {
         let mut req = tonic::Request::new(message);
         for entry in self.metadata.iter() {
@@ -181,6 +181,7 @@ impl RemoteInterceptor {
         if let Some(t) = timeout {
             req.set_timeout(t);
         }
+        crate::trace::inject_metadata(&tracing::Span::current(), req.metadata_mut());
         req
     }
 

@@ -21,6 +21,7 @@ use hookwire::pb::interceptor_server::{self, InterceptorServer};
 use hookwire::wire::{PointRequest, context_from_request};
 use hookwire::{AgentContext, Decision, DynInterceptor, Interceptor, InterceptorResponse};
 use tonic::{Request, Response, Status};
+use tracing::Instrument;
 
 use crate::error::Error;
 use crate::metrics::{ServerMetrics, ServiceInstruments};
@@ -154,10 +155,12 @@ macro_rules! impl_interceptor {
                     request: Request<pb::$req>,
                 ) -> Result<Response<pb::InterceptorResponse>, Status> {
                     let peer = peer_of(&request);
-                    self.handle(peer, PointRequest::$variant(request.into_inner()))
-                        .await
-                        .map(Response::new)
-                        .map_err(Status::from)
+                    let span = crate::trace::handler_span(request.metadata(), stringify!($method));
+                    let request = PointRequest::$variant(request.into_inner());
+                    span.record("hookwire.point", request.point().as_str());
+                    let answered = self.handle(peer, request).instrument(span.clone()).await;
+                    crate::trace::record_handled(&span, answered.is_ok());
+                    answered.map(Response::new).map_err(Status::from)
                 }
             )*
 

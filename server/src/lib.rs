@@ -17,6 +17,9 @@
 //! - `running`: [`RunningServer`], the handle of a server spawned in the
 //!   background for tests and examples.
 //! - `error`: the crate's [`Error`] and its mapping to gRPC statuses.
+//! - `trace`: the `hookwire.handle` and `hookwire.approval.request` spans,
+//!   parented on the W3C trace context the host sends; `reflection`: the
+//!   gRPC reflection services mounted next to every service.
 //! - [`metrics`]: [`ServerMetrics`], the approval service's series and the
 //!   `/metrics` endpoint over a registry of the caller's.
 //! - [`approval`]: approval services (§9): the queue of pending approvals,
@@ -48,8 +51,10 @@ mod error;
 mod health;
 pub mod metrics;
 mod peer;
+mod reflection;
 mod running;
 mod server;
+mod trace;
 
 pub use adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
 pub use error::Error;

@@ -184,8 +184,8 @@ impl<L> Server<L> {
         }
     }
 
-    /// Mounts `service` (and the health service) and returns the router
-    /// that serves them.
+    /// Mounts `service` (and the health and gRPC reflection services) and
+    /// returns the router that serves them.
     pub fn service<S: Interceptor>(self, service: S) -> Router<L>
     where
         L: Clone,
@@ -196,7 +196,11 @@ impl<L> Server<L> {
             .into_server()
             .max_decoding_message_size(self.max_message_bytes);
         let mut inner = self.inner;
-        let router = inner.add_service(health_service).add_service(interceptor);
+        let router = inner
+            .add_service(health_service)
+            .add_service(interceptor)
+            .add_optional_service(crate::reflection::v1())
+            .add_optional_service(crate::reflection::v1alpha());
         Router {
             inner: router,
             health,

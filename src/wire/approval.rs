@@ -78,6 +78,8 @@ impl From<&StreamRequest> for pb::ApprovalRequest {
                 json: json::encode(&request.context.to_json()),
             }),
             deadline_ms: u64::try_from(r.deadline.as_millis()).unwrap_or(u64::MAX),
+            // Set by the host's stream client, not part of the §9 request.
+            trace_context: Default::default(),
         }
     }
 }

@@ -251,8 +251,12 @@ impl StreamResolver {
                 request: request.clone(),
                 deadline: remaining,
             };
+            let mut wire = pb::ApprovalRequest::from(&outgoing);
+            // The stream is shared: the emission's trace context travels
+            // in the request itself.
+            wire.trace_context = crate::trace::context_map(&tracing::Span::current());
             let message = pb::HostMessage {
-                kind: Some(pb::host_message::Kind::Request((&outgoing).into())),
+                kind: Some(pb::host_message::Kind::Request(wire)),
             };
             if outbound.send(message).is_err() {
                 return Err(StreamFailure::Lost);

@@ -235,11 +235,14 @@ impl ApprovalService for ApprovalGrpc {
                             Some(Kind::Hello(h)) => link.set_name(h.name),
                             Some(Kind::Request(r)) => {
                                 let request_id = r.request_id.clone();
-                                let submitted = StreamRequest::try_from(r)
-                                    .map_err(Error::from)
-                                    .and_then(|r| link.submit(r.request_id, r.request, r.deadline));
+                                let span = crate::trace::approval_span(&r.trace_context, &request_id, &peer);
+                                let submitted = span.in_scope(|| {
+                                    StreamRequest::try_from(r)
+                                        .map_err(Error::from)
+                                        .and_then(|r| link.submit(r.request_id, r.request, r.deadline))
+                                        .inspect_err(|e| tracing::info!(%peer, error = %e, "refused an approval request"))
+                                });
                                 if let Err(e) = submitted {
-                                    tracing::info!(%peer, error = %e, "refused an approval request");
                                     let failed = pb::RequestFailed { request_id, reason: e.to_string() };
                                     let _ = tx.send(Ok(down(pb::service_message::Kind::Failed(failed)))).await;
                                 }

@@ -143,6 +143,8 @@ impl ApprovalServer {
                 .http2_keepalive_interval(Some(keepalive))
                 .http2_keepalive_timeout(Some(keepalive.saturating_mul(3)))
                 .add_service(service)
+                .add_optional_service(crate::reflection::v1())
+                .add_optional_service(crate::reflection::v1alpha())
                 .serve_with_incoming_shutdown(
                     TcpIncoming::from(grpc).with_nodelay(Some(true)),
                     async move {
