@@ -9,6 +9,17 @@ pub(crate) const DEMO_POLICY_ADDR: &str = "127.0.0.1:50151";
 /// Where `serve-demo` and `demo --serve` put the demo's redactor service.
 pub(crate) const DEMO_REDACTOR_ADDR: &str = "127.0.0.1:50152";
 
+/// Where traces and records go, for the commands that run hosts or
+/// services.
+#[derive(Debug, clap::Args)]
+pub(crate) struct TelemetryArgs {
+    /// Export spans (and the demo host's interception records, as logs)
+    /// over OTLP/gRPC to the collector at this URL, e.g.
+    /// `http://127.0.0.1:4317`. Nothing is exported without it.
+    #[arg(long, value_name = "URL")]
+    pub(crate) otlp_endpoint: Option<String>,
+}
+
 /// Options that build the registry a declaration is resolved against.
 #[derive(Debug, clap::Args)]
 pub(crate) struct RegistryArgs {

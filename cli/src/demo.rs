@@ -8,22 +8,45 @@ use std::sync::{Arc, PoisonError};
 
 use hookwire_cli::demo_agent::{Policy, Redactor, run_and_report};
 use hookwire_client::declaration::Declaration;
-use hookwire_client::{Host, InterceptorBinding, RecordLog};
+use hookwire_client::{Host, InterceptorBinding, RecordLog, RecordSink};
 use hookwire_server::metrics::{SharedRegistry, serve_metrics};
 use hookwire_server::{Interceptor, Server, ServerMetrics, spawn_local};
+use hookwire_telemetry::OtlpRecordSink;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use crate::args::{DEMO_POLICY_ADDR, DEMO_REDACTOR_ADDR, RegistryArgs};
 use crate::error::CliError;
 
+/// The demo host's records: kept for printing, and exported over OTLP when
+/// `--otlp-endpoint` is given.
+#[derive(Clone)]
+struct DemoRecords {
+    log: RecordLog,
+    otlp: Option<OtlpRecordSink>,
+}
+
+impl RecordSink for DemoRecords {
+    fn record(&self, record: &hookwire::InterceptionRecord) {
+        self.log.record(record);
+        if let Some(otlp) = &self.otlp {
+            otlp.record(record);
+        }
+    }
+}
+
 /// Runs the demo session and prints its records.
 pub(crate) async fn run(
     declaration: Option<&Path>,
     serve: bool,
     args: &RegistryArgs,
+    otlp: Option<OtlpRecordSink>,
 ) -> Result<(), CliError> {
     let records = RecordLog::new();
+    let sink = DemoRecords {
+        log: records.clone(),
+        otlp,
+    };
     let mut stops = Vec::new();
     let host = match declaration {
         None => {
@@ -35,7 +58,7 @@ pub(crate) async fn run(
                 .agent_name("hookwire demo", env!("CARGO_PKG_VERSION"))
                 .bind(InterceptorBinding::remote("policy", policy.endpoint()))
                 .bind(InterceptorBinding::remote("redactor", redactor.endpoint()))
-                .record_sink(records.clone())
+                .record_sink(sink.clone())
                 .build()?;
             stops.push(Running::Local(policy));
             stops.push(Running::Local(redactor));
@@ -54,7 +77,7 @@ pub(crate) async fn run(
             let declaration = Declaration::from_path(path)?;
             let host = Host::declared("demo-agent", "hookwire")
                 .agent_name("hookwire demo", env!("CARGO_PKG_VERSION"))
-                .record_sink(records.clone())
+                .record_sink(sink.clone())
                 .load(&declaration, &registry)?;
             println!(
                 "governed by {} ({})\n",

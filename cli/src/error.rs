@@ -10,6 +10,9 @@ pub enum CliError {
     /// An interceptor service could not be served.
     #[error(transparent)]
     Serve(#[from] hookwire_server::Error),
+    /// The OTLP export asked for with `--otlp-endpoint` could not be set up.
+    #[error(transparent)]
+    Telemetry(#[from] hookwire_telemetry::Error),
     /// `hookwire check` found endpoints that are down or answer wrongly.
     #[error("{0} of the declared endpoints failed their checks")]
     Unhealthy(usize),

@@ -12,6 +12,9 @@
 //! - `hookwire serve-demo` serves the demo's two interceptor services on
 //!   fixed loopback ports, for `check` and `demo --declaration` to talk to;
 //!   with `--metrics-addr ADDR`, their Prometheus metrics at `/metrics`.
+//!
+//! `demo` and `serve-demo` take `--otlp-endpoint URL`: spans (and the demo
+//! host's interception records, as logs) are exported over OTLP/gRPC.
 
 mod args;
 mod check;
@@ -24,7 +27,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::args::{DEMO_POLICY_ADDR, DEMO_REDACTOR_ADDR, RegistryArgs};
+use crate::args::{DEMO_POLICY_ADDR, DEMO_REDACTOR_ADDR, RegistryArgs, TelemetryArgs};
 use crate::error::CliError;
 
 /// Agent hooks over gRPC: check host declarations, run the demo.
@@ -60,6 +63,8 @@ enum Command {
         serve: bool,
         #[command(flatten)]
         registry: RegistryArgs,
+        #[command(flatten)]
+        telemetry: TelemetryArgs,
     },
     /// Serve the demo's policy and redactor services until interrupted.
     ServeDemo {
@@ -69,11 +74,26 @@ enum Command {
         /// The redactor service's address.
         #[arg(long, default_value = DEMO_REDACTOR_ADDR)]
         redactor: SocketAddr,
+        #[command(flatten)]
+        telemetry: TelemetryArgs,
         /// Serve both services' Prometheus metrics at `GET /metrics` on
         /// this address (port 0: any free port, printed at startup).
         #[arg(long, value_name = "ADDR")]
         metrics_addr: Option<SocketAddr>,
     },
+}
+
+impl Command {
+    /// The OTLP export the command asked for, if any.
+    fn otlp_export(&self) -> Option<hookwire_telemetry::OtlpExport> {
+        let (args, service) = match self {
+            Self::Demo { telemetry, .. } => (telemetry, "hookwire-demo"),
+            Self::ServeDemo { telemetry, .. } => (telemetry, "hookwire-serve-demo"),
+            Self::Check { .. } => return None,
+        };
+        let endpoint = args.otlp_endpoint.clone()?;
+        Some(hookwire_telemetry::OtlpExport::new(endpoint).service_name(service))
+    }
 }
 
 fn main() -> ExitCode {
@@ -89,7 +109,11 @@ fn main() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(async {
-        match cli.command {
+        let telemetry = match cli.command.otlp_export().map(|e| e.install()).transpose() {
+            Ok(t) => t,
+            Err(e) => return Err(CliError::from(e)),
+        };
+        let outcome = match cli.command {
             Command::Check {
                 declaration,
                 timeout_ms,
@@ -99,13 +123,24 @@ fn main() -> ExitCode {
                 declaration,
                 serve,
                 registry,
-            } => demo::run(declaration.as_deref(), serve, &registry).await,
+                ..
+            } => {
+                let sink = telemetry.as_ref().map(|t| t.record_sink());
+                demo::run(declaration.as_deref(), serve, &registry, sink).await
+            }
             Command::ServeDemo {
                 policy,
                 redactor,
                 metrics_addr,
+                ..
             } => demo::serve(policy, redactor, metrics_addr).await,
+        };
+        if let Some(t) = telemetry
+            && let Err(e) = t.shutdown()
+        {
+            eprintln!("hookwire: {e}");
         }
+        outcome
     });
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
