@@ -16,30 +16,43 @@
 //! The agent and both services are `hookwire_cli::demo_agent`, the same
 //! code the `hookwire demo` command runs.
 //!
-//! Run it with `cargo run --release --example demo`.
+//! Run it with `cargo run --release --example demo`. With `-- --stream`,
+//! the model streams its answer and the host mediates it segment by
+//! segment (§12.1's exception): each released segment is printed as it is
+//! released, and an extra in-process check bound at `post_model_call`
+//! denies the chunk that leaks an access key, withholding the rest.
 
 use std::error::Error;
 
-use hookwire_cli::demo_agent::{Policy, Redactor, run_and_report};
+use hookwire_cli::demo_agent::{
+    Policy, Redactor, run_and_report, run_stream_and_report, secret_guard,
+};
 use hookwire_client::{Host, InterceptorBinding, RecordLog};
 use hookwire_server::spawn_local;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
+    let stream = std::env::args().skip(1).any(|a| a == "--stream");
     let policy = spawn_local(Policy).await?;
     let redactor = spawn_local(Redactor).await?;
     println!("policy   serving on {}", policy.endpoint());
     println!("redactor serving on {}\n", redactor.endpoint());
 
     let records = RecordLog::new();
-    let host = Host::builder("demo-agent", "hookwire")
+    let mut builder = Host::builder("demo-agent", "hookwire")
         .agent_name("hookwire demo", env!("CARGO_PKG_VERSION"))
         .bind(InterceptorBinding::remote("policy", policy.endpoint()))
-        .bind(InterceptorBinding::remote("redactor", redactor.endpoint()))
-        .record_sink(records.clone())
-        .build()?;
+        .bind(InterceptorBinding::remote("redactor", redactor.endpoint()));
+    if stream {
+        builder = builder.bind(secret_guard());
+    }
+    let host = builder.record_sink(records.clone()).build()?;
 
-    let session = run_and_report(&host, &records).await;
+    let session = if stream {
+        run_stream_and_report(&host, &records).await
+    } else {
+        run_and_report(&host, &records).await.map(drop)
+    };
 
     policy.shutdown().await?;
     redactor.shutdown().await?;

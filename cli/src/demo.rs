@@ -6,7 +6,9 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, PoisonError};
 
-use hookwire_cli::demo_agent::{Policy, Redactor, run_and_report};
+use hookwire_cli::demo_agent::{
+    Policy, Redactor, run_and_report, run_stream_and_report, secret_guard,
+};
 use hookwire_client::declaration::Declaration;
 use hookwire_client::{Host, InterceptorBinding, RecordLog, RecordSink};
 use hookwire_server::metrics::{SharedRegistry, serve_metrics};
@@ -35,10 +37,12 @@ impl RecordSink for DemoRecords {
     }
 }
 
-/// Runs the demo session and prints its records.
+/// Runs the demo session and prints its records; with `stream`, the
+/// streaming variant, its released segments as they come.
 pub(crate) async fn run(
     declaration: Option<&Path>,
     serve: bool,
+    stream: bool,
     args: &RegistryArgs,
     otlp: Option<OtlpRecordSink>,
 ) -> Result<(), CliError> {
@@ -54,12 +58,14 @@ pub(crate) async fn run(
             let redactor = spawn_local(Redactor).await?;
             println!("policy   serving on {}", policy.endpoint());
             println!("redactor serving on {}\n", redactor.endpoint());
-            let host = Host::builder("demo-agent", "hookwire")
+            let mut builder = Host::builder("demo-agent", "hookwire")
                 .agent_name("hookwire demo", env!("CARGO_PKG_VERSION"))
                 .bind(InterceptorBinding::remote("policy", policy.endpoint()))
-                .bind(InterceptorBinding::remote("redactor", redactor.endpoint()))
-                .record_sink(sink.clone())
-                .build()?;
+                .bind(InterceptorBinding::remote("redactor", redactor.endpoint()));
+            if stream {
+                builder = builder.bind(secret_guard());
+            }
+            let host = builder.record_sink(sink.clone()).build()?;
             stops.push(Running::Local(policy));
             stops.push(Running::Local(redactor));
             host
@@ -90,7 +96,11 @@ pub(crate) async fn run(
 
     // The services stop whatever the session did; a failed session is
     // reported after they have.
-    let session = run_and_report(&host, &records).await;
+    let session = if stream {
+        run_stream_and_report(&host, &records).await
+    } else {
+        run_and_report(&host, &records).await.map(drop)
+    };
     for running in stops {
         running.stop().await?;
     }

@@ -8,7 +8,8 @@
 //!   endpoint fails.
 //! - `hookwire demo [--declaration <file>] [--serve]` runs the demo agent
 //!   session (the library's [`hookwire_cli::demo_agent`]), governed by the
-//!   declared chain when a declaration is given.
+//!   declared chain when a declaration is given; `hookwire demo --stream`
+//!   streams the model's answer, released segment by segment.
 //! - `hookwire serve-demo` serves the demo's two interceptor services on
 //!   fixed loopback ports, for `check` and `demo --declaration` to talk to;
 //!   with `--metrics-addr ADDR`, their Prometheus metrics at `/metrics`.
@@ -61,6 +62,11 @@ enum Command {
         /// `examples/declarations/demo.json` points at).
         #[arg(long)]
         serve: bool,
+        /// Stream the model's answer under incremental mediation, printing
+        /// each segment as its verdict releases it, with an extra
+        /// in-process check that denies an answer leaking an access key.
+        #[arg(long, conflicts_with = "declaration")]
+        stream: bool,
         #[command(flatten)]
         registry: RegistryArgs,
         #[command(flatten)]
@@ -122,11 +128,12 @@ fn main() -> ExitCode {
             Command::Demo {
                 declaration,
                 serve,
+                stream,
                 registry,
                 ..
             } => {
                 let sink = telemetry.as_ref().map(|t| t.record_sink());
-                demo::run(declaration.as_deref(), serve, &registry, sink).await
+                demo::run(declaration.as_deref(), serve, stream, &registry, sink).await
             }
             Command::ServeDemo {
                 policy,

@@ -1,6 +1,7 @@
 //! `hookwire demo`, spawned as an operator would run it: the built-in
-//! session, and a session whose `agent_startup` is denied, which must still
-//! end with `agent_shutdown` and print its records.
+//! session, its streaming variant (`--stream`), and a session whose
+//! `agent_startup` is denied, which must still end with `agent_shutdown`
+//! and print its records.
 
 use std::process::{Command, Output};
 
@@ -38,6 +39,59 @@ fn the_builtin_demo_session_runs_through_every_point() {
     }
     assert!(stdout.contains("policy:destructive_command"), "{stdout}");
     assert!(stdout.contains("answer to the caller:"), "{stdout}");
+}
+
+#[test]
+fn the_streaming_demo_releases_segments_and_withholds_the_leaked_key() {
+    let (out, stdout, stderr) = demo(&["--stream"]);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // The segments before the leak, each printed as it was released, in
+    // order and before the records table.
+    let released: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("released: "))
+        .collect();
+    assert_eq!(
+        released,
+        [
+            "\"The build directory /tmp/build uses 1.2G. \"",
+            "\"I was not allowed to delete it. \""
+        ],
+        "{stdout}"
+    );
+    let table = stdout.find("seq  point").expect("a records table");
+    assert!(stdout.find("released: ").unwrap() < table, "{stdout}");
+    // The key, and everything streamed with or after it, never printed.
+    for withheld in ["AKIA", "upload the report", "team bucket"] {
+        assert!(!stdout.contains(withheld), "{withheld} printed:\n{stdout}");
+        assert!(!stderr.contains(withheld), "{withheld} printed:\n{stderr}");
+    }
+    // The records: the in-process guard denied the third segment's
+    // post_model_call, no output was emitted, and the session shut down.
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("post_model_call"))
+        .collect();
+    let deny = rows.last().expect("post_model_call records");
+    assert!(deny.contains("deny"), "{deny}");
+    assert!(deny.contains("policy:secret_in_output"), "{deny}");
+    assert!(deny.trim_end().ends_with("secret-guard"), "{deny}");
+    assert!(
+        rows[..rows.len() - 1].iter().all(|r| r.contains("allow")),
+        "{stdout}"
+    );
+    assert!(
+        row(&stdout, InterceptionPoint::Output).is_none(),
+        "{stdout}"
+    );
+    assert!(
+        row(&stdout, InterceptionPoint::AgentShutdown).is_some(),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("blocked at post_model_call (policy:secret_in_output)"),
+        "{stdout}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
