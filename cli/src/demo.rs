@@ -20,8 +20,10 @@ pub(crate) async fn run(
     declaration: Option<&Path>,
     serve: bool,
     args: &RegistryArgs,
+    signed: &crate::audit::RecordsArgs,
 ) -> Result<(), CliError> {
     let records = RecordLog::new();
+    let signed = signed.open()?;
     let mut stops = Vec::new();
     let host = match declaration {
         None => {
@@ -34,6 +36,7 @@ pub(crate) async fn run(
                 .bind(InterceptorBinding::remote("policy", policy.endpoint()))
                 .bind(InterceptorBinding::remote("redactor", redactor.endpoint()))
                 .record_sink(records.clone())
+                .record_sink(signed.clone())
                 .build()?;
             stops.push(Running::Local(policy));
             stops.push(Running::Local(redactor));
@@ -53,6 +56,7 @@ pub(crate) async fn run(
             let host = Host::declared("demo-agent", "hookwire")
                 .agent_name("hookwire demo", env!("CARGO_PKG_VERSION"))
                 .record_sink(records.clone())
+                .record_sink(signed.clone())
                 .load(&declaration, &registry)?;
             println!(
                 "governed by {} ({})\n",
@@ -66,10 +70,12 @@ pub(crate) async fn run(
     // The services stop whatever the session did; a failed session is
     // reported after they have.
     let session = run_and_report(&host, &records).await;
+    let signed_finished = signed.finish();
     for running in stops {
         running.stop().await?;
     }
     session?;
+    signed_finished?;
     Ok(())
 }
 

@@ -13,4 +13,7 @@ pub enum CliError {
     /// `hookwire check` found endpoints that are down or answer wrongly.
     #[error("{0} of the declared endpoints failed their checks")]
     Unhealthy(usize),
+    /// A signing key, a signed record log or its checkpoint failed.
+    #[error(transparent)]
+    Audit(#[from] hookwire_audit::AuditError),
 }

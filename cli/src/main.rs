@@ -11,8 +11,10 @@
 //!   declared chain when a declaration is given.
 //! - `hookwire serve-demo` serves the demo's two interceptor services on
 //!   fixed loopback ports, for `check` and `demo --declaration` to talk to.
+//! - `hookwire audit keygen|verify`: signed, hash-chained record logs.
 
 mod args;
+mod audit;
 mod check;
 mod demo;
 mod error;
@@ -59,6 +61,8 @@ enum Command {
         serve: bool,
         #[command(flatten)]
         registry: RegistryArgs,
+        #[command(flatten)]
+        records: audit::RecordsArgs,
     },
     /// Serve the demo's policy and redactor services until interrupted.
     ServeDemo {
@@ -68,6 +72,11 @@ enum Command {
         /// The redactor service's address.
         #[arg(long, default_value = DEMO_REDACTOR_ADDR)]
         redactor: SocketAddr,
+    },
+    /// Signing keys and signed, hash-chained record logs.
+    Audit {
+        #[command(subcommand)]
+        command: audit::AuditCommand,
     },
 }
 
@@ -94,8 +103,10 @@ fn main() -> ExitCode {
                 declaration,
                 serve,
                 registry,
-            } => demo::run(declaration.as_deref(), serve, &registry).await,
+                records,
+            } => demo::run(declaration.as_deref(), serve, &registry, &records).await,
             Command::ServeDemo { policy, redactor } => demo::serve(policy, redactor).await,
+            Command::Audit { command } => audit::run(&command),
         }
     });
     match outcome {
