@@ -15,7 +15,9 @@
 //!   with the same concurrency;
 //! - how time and memory per emission grow with the context size, the
 //!   number of interceptors and the number of sessions;
-//! - a command hook spawned per decision against a remote emission.
+//! - a command hook spawned per decision against a remote emission;
+//! - a remote emission with signed, hash-chained records against one
+//!   without (`audit.rs`).
 //!
 //! It prints one report, writes it to `BENCHMARKS.md`, and ends with the
 //! `ratios:` line. The child process runs the same binary with `--serve`.
@@ -23,7 +25,7 @@
 //! Flags (after `--`): `--quick` (fewer rounds, a smoke run that leaves
 //! `BENCHMARKS.md` alone); `--no-write`
 //! (leave `BENCHMARKS.md` alone); `--only <section>` (one of `deadline`,
-//! `remote`, `local`, `fanout`, `throughput`, `spawn`, `growth`; implies
+//! `remote`, `local`, `fanout`, `throughput`, `spawn`, `growth`, `audit`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
 //! a profiler: `remote`, `floor`, `floor-deadline`, `local`, `canon`,
 //! `concurrent`, `concurrent-floor`, or `parts` for native timings of the
@@ -37,6 +39,7 @@
 //! `profile.rs` (`--profile`), and the shared `fixtures.rs`, `measure.rs`,
 //! `report.rs` and `serve.rs` (the services themselves).
 
+mod audit;
 mod child;
 mod fanout;
 mod fixtures;
@@ -223,6 +226,9 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Report {
     }
     if want("spawn") {
         spawn::versus_remote(plan, &args_1k, &mut remote.ours, &mut headline).await;
+    }
+    if want("audit") {
+        audit::section(plan, &ep.allow, &call_1k, &mut headline).await;
     }
     let growth = if want("growth") {
         eprintln!("growth ...");
