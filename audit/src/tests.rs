@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use hookwire::record::payload_free;
+use hookwire::payload_free;
 use hookwire::{Composition, InterceptionPoint, InterceptionRecord, Mode, Verdict};
 use hookwire_client::RecordSink;
 use serde_json::{Value, json};
