@@ -12,12 +12,14 @@
 //! - `hookwire serve-demo` serves the demo's two interceptor services on
 //!   fixed loopback ports, for `check` and `demo --declaration` to talk to.
 //! - `hookwire audit keygen|verify`: signed, hash-chained record logs.
+//! - `hookwire policy serve|test|eval`: OPA Rego policies as an interceptor.
 
 mod args;
 mod audit;
 mod check;
 mod demo;
 mod error;
+mod policy;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -64,6 +66,9 @@ enum Command {
         #[command(flatten)]
         records: audit::RecordsArgs,
     },
+    /// Serve, test or evaluate OPA Rego policies as an interceptor.
+    #[command(subcommand)]
+    Policy(policy::PolicyCommand),
     /// Serve the demo's policy and redactor services until interrupted.
     ServeDemo {
         /// The policy service's address.
@@ -107,6 +112,7 @@ fn main() -> ExitCode {
             } => demo::run(declaration.as_deref(), serve, &registry, &records).await,
             Command::ServeDemo { policy, redactor } => demo::serve(policy, redactor).await,
             Command::Audit { command } => audit::run(&command),
+            Command::Policy(command) => policy::run(command).await,
         }
     });
     match outcome {

@@ -21,16 +21,41 @@ use crate::reload::Policies;
 /// The name the service gives in `Describe`.
 pub const SERVICE_NAME: &str = "hookwire-policy";
 
+/// Called with every decision that failed (besides the `tracing` error),
+/// e.g. to print it: the host only sees an error status.
+pub type FailureReporter = Arc<dyn Fn(&AgentContext, &Error) + Send + Sync>;
+
 /// An interceptor service deciding with the Rego policies of a directory.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct PolicyService {
     policies: Arc<Policies>,
+    on_failure: Option<FailureReporter>,
+}
+
+impl std::fmt::Debug for PolicyService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyService")
+            .field("policies", &self.policies)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PolicyService {
     /// Serves `policies` (share the `Arc` with a watcher to hot-reload).
     pub fn new(policies: Arc<Policies>) -> Self {
-        Self { policies }
+        Self {
+            policies,
+            on_failure: None,
+        }
+    }
+
+    /// Also reports every failed decision to `report`.
+    pub fn on_failure(
+        mut self,
+        report: impl Fn(&AgentContext, &Error) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_failure = Some(Arc::new(report));
+        self
     }
 
     /// The policies served.
@@ -65,7 +90,12 @@ impl InterceptorService for PolicyService {
     async fn intercept(&self, ctx: &AgentContext) -> Verdict {
         match self.policies.decide(ctx) {
             Ok(verdict) => verdict,
-            Err(error) => fail_call(ctx, &error),
+            Err(error) => {
+                if let Some(report) = &self.on_failure {
+                    report(ctx, &error);
+                }
+                fail_call(ctx, &error)
+            }
         }
     }
 }
