@@ -151,9 +151,20 @@ impl Policies {
         on_event: impl Fn(&ReloadEvent) + Send + 'static,
     ) -> Result<Watcher, Error> {
         let (tx, rx) = mpsc::channel::<()>();
+        // Hidden files are not part of a set (see `load`): writing one (an
+        // editor's swap file, a temporary file renamed into place) is not a
+        // change.
+        let visible = |path: &Path| {
+            !path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        };
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                let relevant = event.is_ok_and(|e| !e.kind.is_access());
+                let relevant = event.is_ok_and(|e| {
+                    !e.kind.is_access()
+                        && (e.paths.is_empty() || e.paths.iter().any(|p| visible(p)))
+                });
                 if relevant {
                     let _ = tx.send(());
                 }
