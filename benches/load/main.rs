@@ -25,7 +25,7 @@
 //! Flags (after `--`): `--quick` (fewer rounds, a smoke run that leaves
 //! `BENCHMARKS.md` alone); `--no-write`
 //! (leave `BENCHMARKS.md` alone); `--only <section>` (one of `deadline`,
-//! `remote`, `local`, `fanout`, `throughput`, `spawn`, `growth`, `audit`; implies
+//! `remote`, `local`, `fanout`, `throughput`, `spawn`, `growth`, `audit`, `policy`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
 //! a profiler: `remote`, `floor`, `floor-deadline`, `local`, `canon`,
 //! `concurrent`, `concurrent-floor`, or `parts` for native timings of the
@@ -46,6 +46,7 @@ mod fixtures;
 mod growth;
 mod local;
 mod measure;
+mod policy;
 mod profile;
 mod remote;
 mod report;
@@ -131,6 +132,9 @@ fn main() {
     if args.iter().any(|a| a == "--serve") {
         serve::run();
     }
+    if args.iter().any(|a| a == policy::SERVE_FLAG) {
+        policy::serve();
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let plan = if quick { QUICK } else { FULL };
     let only = args
@@ -162,6 +166,10 @@ fn main() {
         }
         return;
     }
+    if only.as_deref() == Some(policy::SECTION) {
+        rt.block_on(policy::run(quick));
+        return;
+    }
     let (mut child, ep) = child::spawn_server();
     let _ = child::SERVER_PID.set(child.id());
     let started_at = Instant::now();
@@ -183,6 +191,9 @@ fn main() {
         eprintln!("wrote {path}");
     }
     println!("{}", report.ratios_line());
+    if only.is_none() {
+        rt.block_on(policy::run(quick));
+    }
 }
 
 /// Runs the sections `only` selects (all by default) and collects the
