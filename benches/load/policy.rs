@@ -226,6 +226,20 @@ pub async fn run(quick: bool) {
             .0
             .push(t.elapsed().as_secs_f64() * 1e6 / (n / 20) as f64);
     }
+    // The same, for a command the policy denies (the regex path).
+    let denied =
+        fixtures::context(&serde_json::json!({"cmd": "rm -rf /srv/app/build", "cwd": "/srv/app"}));
+    let mut deny_batches = Samples::default();
+    for _ in 0..20 {
+        let t = Instant::now();
+        for _ in 0..n / 20 {
+            let v = set.decide(&denied).expect("decides");
+            assert!(!v.is_permit());
+        }
+        deny_batches
+            .0
+            .push(t.elapsed().as_secs_f64() * 1e6 / (n / 20) as f64);
+    }
     let _ = std::fs::remove_dir_all(destructive_only());
 
     let latency_ratio = rego_lat / rust_lat;
@@ -246,6 +260,10 @@ pub async fn run(quick: bool) {
     println!(
         "| in-process evaluation per decision | {:.1} µs | — | — | — |",
         batches.median()
+    );
+    println!(
+        "| in-process evaluation, a denied `rm -rf` (regex path) | {:.1} µs | — | — | — |",
+        deny_batches.median()
     );
     println!(
         "\npolicy ratios: latency_vs_rust={latency_ratio:.2} throughput_vs_rust={throughput_ratio:.2}"

@@ -20,10 +20,22 @@ destructive_patterns := [
 
 command := lower(input.tool_call.args.cmd)
 
+# Words every destructive pattern needs: a cheap substring test first, so
+# that most commands never reach the regular expression.
+keywords := {"rm", "mkfs", "dd", "/dev/", ":("}
+
+mentions_keyword if {
+	some keyword in keywords
+	contains(command, keyword)
+}
+
+# One alternation, so that a decision runs at most one match.
+destructive_pattern := concat("|", destructive_patterns)
+
 destructive if {
 	input.tool_call.name in shell_tools
-	some pattern in destructive_patterns
-	regex.match(pattern, command)
+	mentions_keyword
+	regex.match(destructive_pattern, command)
 }
 
 deny contains {

@@ -265,8 +265,7 @@ impl PolicySet {
         let Some(names) = self.by_point.get(&point) else {
             return Ok(Vec::new());
         };
-        let input = RegoValue::deserialize(&ctx.to_json())
-            .map_err(|e| Error::Evaluation(format!("context does not convert to Rego: {e}")))?;
+        let input = rego_input(ctx)?;
         let result = self.evaluate(
             input,
             &format!("data.{INTERNAL_PACKAGE}.{}", rule_for(point)),
@@ -324,6 +323,35 @@ impl PolicySet {
             })
             .collect()
     }
+}
+
+/// The context as Rego `input`: its spec JSON with `target`. Each member
+/// is converted once; `target` shares the converted value of the member it
+/// designates (regorus values are reference-counted).
+fn rego_input(ctx: &AgentContext) -> Result<RegoValue, Error> {
+    let convert = |v: &Value| {
+        RegoValue::deserialize(v)
+            .map_err(|e| Error::Evaluation(format!("context does not convert to Rego: {e}")))
+    };
+    let mut input = RegoValue::new_object();
+    let map = input
+        .as_object_mut()
+        .map_err(|e| Error::Evaluation(format!("{e:#}")))?;
+    for (key, value) in ctx.members() {
+        map.insert(RegoValue::from(key.as_str()), convert(value)?);
+    }
+    let mut location = ctx.point().target_location().iter();
+    let target = location.next().and_then(|first| {
+        let start = map.get(&RegoValue::from(*first))?.clone();
+        location.try_fold(start, |v, key| {
+            let next = v.as_object().ok()?.get(&RegoValue::from(*key))?.clone();
+            Some(next)
+        })
+    });
+    if let Some(target) = target {
+        map.insert(RegoValue::from("target"), target);
+    }
+    Ok(input)
 }
 
 /// A Rego value as JSON; an undefined value is an error (the generated
