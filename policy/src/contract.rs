@@ -23,7 +23,7 @@
 
 use serde_json::{Map, Value};
 
-use hookwire::verdict::Transform;
+use hookwire::Transform;
 use hookwire::{InterceptionPoint, Verdict, Warning};
 
 use crate::error::Error;
@@ -253,7 +253,7 @@ fn checked_reason(package: &str, rule: &'static str, reason: &str) -> Result<Str
     if reason.is_empty() {
         return Err(ill(package, rule, "a reason must not be empty"));
     }
-    if reason.starts_with(hookwire::reason::HOST_ERROR_PREFIX) {
+    if reason.starts_with(hookwire::HOST_ERROR_PREFIX) {
         return Err(ill(
             package,
             rule,

@@ -1,19 +1,17 @@
-//! The policies as an interceptor service: the only file of this crate
-//! that knows the server SDK. It implements `manifest` (the points the
-//! loaded packages decide at) and `intercept` (every point routes to the
-//! serving set); everything else is the SDK's.
+//! The policies as an [`Interceptor`]: `manifest` (the points the loaded
+//! packages decide at) and `intercept` (every point routes to the serving
+//! set). Served with `hookwire-server`, or bound in-process with
+//! `hookwire-client`.
 //!
-//! A policy error must reach the host as an error status so that it fails
-//! closed (`host_error:interceptor_failed`), never as an allow. The SDK's
-//! hooks return a response, not a `Result`; the one way they fail the call
-//! is unwinding, which the SDK's adapter catches and answers `INTERNAL`
-//! (the status names no policy detail). So a failed decision is logged
-//! here and the hook unwinds with `resume_unwind`, which skips the panic
-//! hook: nothing is printed twice and the server keeps running.
+//! A policy error must reach the host as a failure so that it fails closed
+//! (`host_error:interceptor_failed`), never as an allow. The hooks return
+//! `Result<Verdict, Error>`: an `Err` is logged here (and given to the
+//! [`FailureReporter`]), and becomes an `INTERNAL` status over gRPC, whose
+//! message does not carry the error, or the same record in-process.
 
 use std::sync::Arc;
 
-use hookwire_server::prelude::*;
+use hookwire::{AgentContext, Interceptor, Manifest, Verdict, async_trait, manifest};
 
 use crate::error::Error;
 use crate::reload::Policies;
@@ -65,8 +63,8 @@ impl PolicyService {
 }
 
 #[async_trait]
-impl InterceptorService for PolicyService {
-    type Response = Verdict;
+impl Interceptor for PolicyService {
+    type Response = Result<Verdict, Error>;
 
     fn manifest(&self) -> Manifest {
         let set = self.policies.current();
@@ -87,22 +85,12 @@ impl InterceptorService for PolicyService {
         }
     }
 
-    async fn intercept(&self, ctx: &AgentContext) -> Verdict {
-        match self.policies.decide(ctx) {
-            Ok(verdict) => verdict,
-            Err(error) => {
-                if let Some(report) = &self.on_failure {
-                    report(ctx, &error);
-                }
-                fail_call(ctx, &error)
+    async fn intercept(&self, ctx: &AgentContext) -> Result<Verdict, Error> {
+        self.policies.decide(ctx).inspect_err(|error| {
+            tracing::error!(point = %ctx.point(), %error, "policy decision failed; the call fails closed");
+            if let Some(report) = &self.on_failure {
+                report(ctx, error);
             }
-        }
+        })
     }
-}
-
-/// Fails the call (an `INTERNAL` status at the gRPC edge); see the module
-/// documentation.
-fn fail_call(ctx: &AgentContext, error: &Error) -> ! {
-    tracing::error!(point = %ctx.point(), %error, "policy decision failed; answering an error status");
-    std::panic::resume_unwind(Box::new(error.to_string()))
 }

@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use hookwire::{Decision, HostError, InterceptionPoint};
+use hookwire::{Decision, HostError, InterceptionPoint, Interceptor};
 use hookwire_client::{Host, InterceptorBinding, RecordLog};
 use hookwire_policy::{Policies, PolicyOptions, PolicyService, ReloadEvent};
-use hookwire_server::{InterceptorService, spawn_local};
+use hookwire_server::spawn_local;
 use hookwire_testkit::bash;
 
 fn versioned(version: &str) -> String {
