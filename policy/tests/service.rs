@@ -290,3 +290,41 @@ async fn describe_lists_the_points_the_policies_decide_at() {
     );
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn bound_in_process_an_ill_formed_decision_fails_closed_and_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    replace(
+        dir.path(),
+        "ill.rego",
+        "package hookwire.ill\nimport rego.v1\npoints := {\"pre_tool_call\"}\ndeny contains 42\n",
+    );
+    let policies = Policies::load(dir.path(), PolicyOptions::default()).unwrap();
+    let reported = Arc::new(AtomicBool::new(false));
+    let seen = reported.clone();
+    let service = PolicyService::new(policies).on_failure(move |_, error| {
+        assert!(error.to_string().contains("ill-formed"), "{error}");
+        seen.store(true, Ordering::SeqCst);
+    });
+    let records = RecordLog::new();
+    let host = Host::builder("test-agent", "hookwire")
+        .bind(InterceptorBinding::local("policy", service))
+        .record_sink(records.clone())
+        .build()
+        .expect("host");
+    let session = host.session("one").unwrap();
+    session.start(["bash"]).await.unwrap();
+    let e = session.pre_tool_call(&bash("ls")).await.unwrap();
+    assert_eq!(e.verdict().decision, Decision::Deny);
+    assert_eq!(
+        e.verdict().host_error_reason(),
+        Some(HostError::InterceptorFailed)
+    );
+    assert!(reported.load(Ordering::SeqCst), "the failure was reported");
+    let record = records
+        .session("one")
+        .into_iter()
+        .find(|r| r.interception_point == InterceptionPoint::PreToolCall)
+        .expect("a record of the emission");
+    assert_eq!(record.verdict.decision, Decision::Deny);
+}
