@@ -17,7 +17,10 @@
 //!   number of interceptors and the number of sessions;
 //! - a command hook spawned per decision against a remote emission;
 //! - a remote emission with signed, hash-chained records against one
-//!   without (`audit.rs`).
+//!   without (`audit.rs`);
+//! - a remote Rego decision (`hookwire policy`) against the hand-written
+//!   Rust demo policy, latency and throughput, and one in-process Rego
+//!   decision (`policy.rs`).
 //!
 //! It prints one report, writes it to `BENCHMARKS.md`, and ends with the
 //! `ratios:` line. The child process runs the same binary with `--serve`.
@@ -28,14 +31,15 @@
 //! `remote`, `local`, `fanout`, `throughput`, `spawn`, `growth`, `audit`, `policy`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
 //! a profiler: `remote`, `floor`, `floor-deadline`, `local`, `canon`,
-//! `concurrent`, `concurrent-floor`, or `parts` for native timings of the
-//! engine's per-emission work). `HOOKWIRE_BENCH_PORTS="<allow> <delay>
+//! `concurrent`, `concurrent-floor`, `policy` (in-process Rego decisions), or
+//! `parts` for native timings of the engine's per-emission work). `HOOKWIRE_BENCH_PORTS="<allow> <delay>
 //! <floor>"` points `--profile` at a server started by hand (`--serve`),
 //! e.g. one running under `valgrind --tool=callgrind`.
 //!
 //! One file per part: `child.rs` (the services' process and CPU
 //! accounting), one per section (`remote.rs` for `remote` and `deadline`,
-//! `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `growth.rs`),
+//! `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `growth.rs`,
+//! `audit.rs`, `policy.rs` with its own services' process),
 //! `profile.rs` (`--profile`), and the shared `fixtures.rs`, `measure.rs`,
 //! `report.rs` and `serve.rs` (the services themselves).
 
@@ -166,10 +170,6 @@ fn main() {
         }
         return;
     }
-    if only.as_deref() == Some(policy::SECTION) {
-        rt.block_on(policy::run(quick));
-        return;
-    }
     let (mut child, ep) = child::spawn_server();
     let _ = child::SERVER_PID.set(child.id());
     let started_at = Instant::now();
@@ -191,9 +191,6 @@ fn main() {
         eprintln!("wrote {path}");
     }
     println!("{}", report.ratios_line());
-    if only.is_none() {
-        rt.block_on(policy::run(quick));
-    }
 }
 
 /// Runs the sections `only` selects (all by default) and collects the
@@ -240,6 +237,9 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Report {
     }
     if want("audit") {
         audit::section(plan, &ep.allow, &call_1k, &mut headline).await;
+    }
+    if want("policy") {
+        policy::section(plan, &mut headline).await;
     }
     let growth = if want("growth") {
         eprintln!("growth ...");
