@@ -82,6 +82,7 @@ impl Bounds {
     fn options(&self) -> PolicyOptions {
         PolicyOptions {
             eval_limit: Duration::from_millis(self.eval_timeout_ms.max(1)),
+            ..PolicyOptions::default()
         }
     }
 }

@@ -339,7 +339,14 @@ fn runaway_evaluation_is_cut_off() {
         ),
     )]);
     let limit = Duration::from_millis(50);
-    let set = PolicySet::load(dir.path(), PolicyOptions { eval_limit: limit }).unwrap();
+    let set = PolicySet::load(
+        dir.path(),
+        PolicyOptions {
+            eval_limit: limit,
+            ..PolicyOptions::default()
+        },
+    )
+    .unwrap();
     let started = std::time::Instant::now();
     let err = set.decide(&tool_call("x", json!({}))).unwrap_err();
     assert!(matches!(err, Error::Bounded { .. }), "{err}");

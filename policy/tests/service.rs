@@ -211,6 +211,7 @@ async fn a_runaway_policy_is_cut_off_and_the_host_denies() {
         runaway,
         PolicyOptions {
             eval_limit: Duration::from_millis(100),
+            ..PolicyOptions::default()
         },
     )
     .await;
