@@ -9,6 +9,8 @@
 //! contract (see `docs/policies.md`).
 //!
 //! - `load`: the directory layout (modules, data documents).
+//! - `input`: the context as Rego `input`, converted only as far as the
+//!   modules read it.
 //! - [`set`]: [`PolicySet`], a compiled set: decision packages, the points
 //!   they decide at, bounded evaluation, the Rego test runner.
 //! - [`contract`]: decision documents → [`hookwire::Verdict`].
@@ -24,6 +26,7 @@
 
 pub mod contract;
 pub mod error;
+mod input;
 mod load;
 pub mod reload;
 pub mod service;

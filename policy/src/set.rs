@@ -24,11 +24,11 @@ use regorus::rvm::program::Program;
 use regorus::rvm::vm::{RegoVM, VmError};
 use regorus::utils::limits::ExecutionTimerConfig;
 use regorus::{Engine, Value as RegoValue};
-use serde::Deserialize as _;
 use serde_json::Value;
 
 use crate::contract::{self, DECISION_RULES, POINTS_RULE};
 use crate::error::Error;
+use crate::input::InputPaths;
 use crate::load::{self, Sources};
 
 /// The package holding the generated per-point rules; policies may not use
@@ -142,6 +142,8 @@ pub struct PolicySet {
     programs: BTreeMap<InterceptionPoint, PointProgram>,
     /// The data documents, as the VM needs them.
     data: RegoValue,
+    /// How much of a context the modules read.
+    input: InputPaths,
     packages: Vec<DecisionPackage>,
     /// For each point, the names of the packages deciding there, in the
     /// order of the generated rule's documents.
@@ -265,6 +267,7 @@ impl PolicySet {
             pool: Mutex::new(Vec::new()),
             programs,
             data,
+            input: InputPaths::scan(sources.modules.iter().map(|m| m.text.as_str())),
             packages: packages.into_iter().map(|(_, p)| p).collect(),
             by_point,
             tests,
@@ -324,7 +327,7 @@ impl PolicySet {
         let Some(names) = self.by_point.get(&point) else {
             return Ok(Vec::new());
         };
-        let input = rego_input(ctx)?;
+        let input = self.input.convert(ctx)?;
         let result = match self.programs.get(&point) {
             Some(program) => self.execute(program, input)?,
             None => self.evaluate(
@@ -428,35 +431,6 @@ fn timer(options: PolicyOptions) -> ExecutionTimerConfig {
         limit: options.eval_limit,
         check_interval: NonZeroU32::new(32).unwrap_or(NonZeroU32::MIN),
     }
-}
-
-/// The context as Rego `input`: its spec JSON with `target`. Each member
-/// is converted once; `target` shares the converted value of the member it
-/// designates (regorus values are reference-counted).
-fn rego_input(ctx: &AgentContext) -> Result<RegoValue, Error> {
-    let convert = |v: &Value| {
-        RegoValue::deserialize(v)
-            .map_err(|e| Error::Evaluation(format!("context does not convert to Rego: {e}")))
-    };
-    let mut input = RegoValue::new_object();
-    let map = input
-        .as_object_mut()
-        .map_err(|e| Error::Evaluation(format!("{e:#}")))?;
-    for (key, value) in ctx.members() {
-        map.insert(RegoValue::from(key.as_str()), convert(value)?);
-    }
-    let mut location = ctx.point().target_location().iter();
-    let target = location.next().and_then(|first| {
-        let start = map.get(&RegoValue::from(*first))?.clone();
-        location.try_fold(start, |v, key| {
-            let next = v.as_object().ok()?.get(&RegoValue::from(*key))?.clone();
-            Some(next)
-        })
-    });
-    if let Some(target) = target {
-        map.insert(RegoValue::from("target"), target);
-    }
-    Ok(input)
 }
 
 /// A Rego value as JSON; an undefined value is an error (the generated
