@@ -5,9 +5,10 @@
 //! into regorus values, and dropping them after, costs more than a small
 //! policy's evaluation. At load, [`InputPaths::scan`] collects every
 //! `input.a.b.c` reference in the modules' text; a decision then converts
-//! only those paths (each path's value whole). Any other use of `input` —
-//! `input[x]`, `object.get(input, ...)`, `x := input` — makes the set
-//! convert everything, so a policy always sees what it asks for: a pruned
+//! only those paths (each path's value whole). `with input as ...` (as
+//! Rego tests write) replaces `input` and reads none of it. Any other use
+//! of `input` — `input[x]`, `object.get(input, ...)`, `x := input` — makes
+//! the set convert everything, so a policy always sees what it asks for: a pruned
 //! input differs from the full one only in members no module names.
 
 use std::collections::BTreeMap;
@@ -51,6 +52,15 @@ impl InputPaths {
                 }
                 if end < bytes.len() && ident(bytes[end]) {
                     continue; // `input_pii`
+                }
+                let before = text[..start].trim_end();
+                if before.ends_with("with")
+                    && !before[..before.len() - 4]
+                        .bytes()
+                        .next_back()
+                        .is_some_and(ident)
+                {
+                    continue; // `with input as {...}` replaces input, reads nothing
                 }
                 let mut path = Vec::new();
                 while end < bytes.len() && bytes[end] == b'.' {
@@ -235,6 +245,31 @@ y := `input`
 w := "a \"input\" b"
 z := input.a"#;
         assert_eq!(paths(text), ["input.a"]);
+    }
+
+    #[test]
+    fn with_input_as_reads_nothing_of_the_context() {
+        assert_eq!(
+            paths(
+                "test_a if {\n  d.deny with input as {\"x\": 1}\n}\ny := input.b with input.c as 2"
+            ),
+            ["input.b"]
+        );
+        assert_eq!(paths("x := notwith input"), ["*"]);
+    }
+
+    #[test]
+    fn the_example_library_with_its_tests_reads_paths_only() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/policies");
+        let texts: Vec<String> = std::fs::read_dir(dir)
+            .expect("the library")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rego"))
+            .map(|p| std::fs::read_to_string(p).expect("read"))
+            .collect();
+        assert!(texts.len() >= 12, "{} modules", texts.len());
+        let scanned = InputPaths::scan(texts.iter().map(String::as_str));
+        assert!(matches!(scanned, InputPaths::Paths(_)), "{scanned:?}");
     }
 
     #[test]
