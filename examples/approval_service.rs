@@ -13,14 +13,18 @@
 //! one request every few seconds, so there is always something to decide
 //! in the page (`http://127.0.0.1:8080/`) or in the console
 //! (`cargo run --example approval_console -- --endpoint http://127.0.0.1:50061`).
+//! With `--metrics-addr 127.0.0.1:9465` it serves the service's Prometheus
+//! metrics (`hookwire_approval_*`) at `http://127.0.0.1:9465/metrics`.
 //! Stop it with Ctrl-C.
 
 use std::error::Error;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use hookwire_client::{Host, StreamResolver, ToolCall};
 use hookwire_server::approval::ApprovalServer;
+use hookwire_server::metrics::{SharedRegistry, serve_metrics};
 use hookwire_server::prelude::*;
 use serde_json::{Value, json};
 
@@ -97,16 +101,38 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     let mut grpc: SocketAddr = "127.0.0.1:50061".parse()?;
     let mut web: SocketAddr = "127.0.0.1:8080".parse()?;
     let mut demo = false;
+    let mut metrics: Option<SocketAddr> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--grpc" => grpc = args.next().ok_or("--grpc needs an address")?.parse()?,
             "--web" => web = args.next().ok_or("--web needs an address")?.parse()?,
             "--demo" => demo = true,
+            "--metrics-addr" => {
+                metrics = Some(
+                    args.next()
+                        .ok_or("--metrics-addr needs an address")?
+                        .parse()?,
+                );
+            }
             other => return Err(format!("unknown argument {other:?}").into()),
         }
     }
-    let running = ApprovalServer::new().spawn(grpc, Some(web)).await?;
+    let registry: SharedRegistry = Arc::default();
+    let mut server = ApprovalServer::new();
+    if let Some(addr) = metrics {
+        server = {
+            let mut guard = registry.lock().map_err(|_| "registry poisoned")?;
+            server.metrics(&mut guard)
+        };
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        println!(
+            "metrics:          http://{}/metrics",
+            listener.local_addr()?
+        );
+        tokio::spawn(serve_metrics(listener, registry, std::future::pending()));
+    }
+    let running = server.spawn(grpc, Some(web)).await?;
     println!("approval service: {}", running.endpoint());
     println!(
         "approval page:    {}",

@@ -8,6 +8,8 @@
 # - the Node interceptor example: `npm ci` in examples/node (package-lock.json).
 # - the approval web test: Debian's chromium (installed when root) and
 #   `npm ci` of playwright-core in tests/web.
+# - the metrics tests: Debian's prometheus package for `promtool` (installed
+#   when root).
 # Each step is skipped when what it would produce is already in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +37,7 @@ if [ ! -x "${VENV}/bin/python" ]; then
 fi
 REQS_STAMP="${VENV}/.hookwire-requirements-sha256"
 if [ ! -f "${REQS_STAMP}" ] || [ "$(cat "${REQS_STAMP}")" != "$(sha_of "${REQS}")" ] ||
-  ! "${VENV}/bin/python" -c 'import grpc, grpc_tools' >/dev/null 2>&1; then
+  ! "${VENV}/bin/python" -c 'import grpc, grpc_tools, grpc_health' >/dev/null 2>&1; then
   "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check -r "${REQS}" ||
     die "pip install -r ${REQS} failed (is PyPI reachable?)"
   sha_of "${REQS}" >"${REQS_STAMP}"
@@ -82,4 +84,20 @@ if [ ! -f "${WEB_STAMP}" ] || [ "$(cat "${WEB_STAMP}")" != "${WEB_LOCK_SHA}" ]; 
   }
   echo "${WEB_LOCK_SHA}" >"${WEB_STAMP}"
   echo "setup: npm ci in ${WEB_DIR}"
+fi
+
+# --- Metrics tests: promtool -----------------------------------------------
+# tests/metrics.rs and cli/tests/metrics.rs check every /metrics exposition
+# and the shipped alert rules with promtool, from Debian's prometheus package.
+if [ -z "${PROMTOOL:-}" ] && ! command -v promtool >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null; } || {
+      echo "setup: apt-get install prometheus failed" >&2
+      exit 1
+    }
+    echo "setup: installed prometheus (promtool)"
+  else
+    echo "setup: warning: promtool is missing and apt-get cannot run here (not root?);" \
+      "the metrics tests will fail until it is installed (apt-get install prometheus)" >&2
+  fi
 fi

@@ -578,5 +578,7 @@ pub fn is_namespace(s: &str) -> bool {
         && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
+mod visibility;
+
 #[cfg(test)]
 mod tests;

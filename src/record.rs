@@ -87,6 +87,11 @@ pub struct InterceptionRecord {
     /// The declaration contract version, when the host was built from a
     /// declaration document (§7.7).
     pub declaration: Option<String>,
+    /// Host-owned, payload-free facts about the emission, by namespace
+    /// (`^[a-z][a-z0-9_]*$`, as context extensions, §4.6); written as
+    /// `extensions` when not empty. hookwire's own go under `hookwire`,
+    /// e.g. which members each restricted binding was not shown.
+    pub extensions: Map<String, Value>,
 }
 
 impl InterceptionRecord {
@@ -152,6 +157,9 @@ impl InterceptionRecord {
             "interceptors_registered".into(),
             self.interceptors_registered.into(),
         );
+        if !self.extensions.is_empty() {
+            m.insert("extensions".into(), Value::Object(self.extensions.clone()));
+        }
         Value::Object(m)
     }
 }
@@ -255,10 +263,19 @@ mod tests {
             resolved_by: None,
             interceptors_registered: 1,
             declaration: None,
+            extensions: Map::new(),
         };
         let json = record.to_json();
         assert_eq!(json["verdict"]["decision"], "transform");
         assert_eq!(json["verdict"]["transform"], json!({"path": "$target.url"}));
         assert!(!json.to_string().contains("https://safe"));
+        assert!(json.get("extensions").is_none(), "absent when empty");
+        let mut with = record.clone();
+        with.extensions
+            .insert("hookwire".into(), json!({"visibility": {"pii": ["actor"]}}));
+        assert_eq!(
+            with.to_json()["extensions"],
+            json!({"hookwire": {"visibility": {"pii": ["actor"]}}})
+        );
     }
 }

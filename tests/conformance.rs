@@ -11,6 +11,22 @@
 //! interceptors saw, what the tools received, the run outcome and every
 //! interception record.
 //!
+//! Streamed responses (`respond.stream`, the `streaming/incremental` part)
+//! go through the agent's incremental mediation (§12.1's exception): each
+//! chunk closes a segment evaluated by its own `post_model_call` over the
+//! assembled prefix, release is watermark-gated (exposure bound: none
+//! ahead of a covering verdict), a deny withholds the rest, and a truncated
+//! stream's residue is self-denied `host_error:streaming_unsupported`. The
+//! runner of this SDK version does not yet assert `released_output` and
+//! `persisted_must_not_contain`; this harness asserts both itself, on what
+//! the agent released and on its transcript (what the session persists).
+//!
+//! Model responses reach the host as the vector's own JSON text (the
+//! `respond` member, sliced from the file without parsing its numbers), so
+//! an integer literal beyond the 64-bit range (`bigint_json`, AH-CTK-091)
+//! meets hookwire's exact decoder instead of a value the runner already
+//! rounded when it parsed the vector.
+//!
 //! The vector's scripted approval resolver is not called in process: it
 //! sits behind a hookwire approval service, and the host reaches it with a
 //! `StreamResolver` over the service's `Resolve` stream, so every approval
@@ -27,10 +43,11 @@
 //! The vectors are downloaded at test time (`scripts/fetch-ctk-vectors.sh`,
 //! into `.cache/ctk/`), never committed. The run prints one line per
 //! vector, a per-part table and a final `conformance: N passed, M failed, K
-//! skipped` line, and exits non-zero when an applicable vector fails. With
-//! `HOOKWIRE_WRITE_CONFORMANCE=1` it also writes `CONFORMANCE.md`.
+//! skipped` line, and exits non-zero when an applicable vector fails. It
+//! also fails when the committed `CONFORMANCE.md` differs from the report
+//! this run would write; `HOOKWIRE_WRITE_CONFORMANCE=1` writes it instead.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -43,6 +60,7 @@ use agent_hooks::ctk::{
 };
 use agent_hooks::{EnforcementMode, IdentityProvider as CtkIdentityProvider};
 use futures::FutureExt;
+use futures::StreamExt;
 use hookwire::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution};
 use hookwire::{
     AgentContext, Composition, Decision, Manifest, Mode, OnApproval, Profile, Synthesis, Transform,
@@ -50,22 +68,29 @@ use hookwire::{
 };
 use hookwire_client::declaration::{Declaration, HostSurface, KnobSupport, Posture, Registry};
 use hookwire_client::{
-    Agent, ApprovalResolver, BoxError, BoxFuture, Host, IdentityProvider, InputRole,
-    InterceptorBinding, Model, ModelResponse, RecordLog, ShutdownReason, StreamResolver, ToolError,
-    Toolbox,
+    Agent, ApprovalResolver, BoxError, BoxFuture, ChunkStream, Host, IdentityProvider, InputRole,
+    InterceptorBinding, Model, ModelResponse, RecordLog, ShutdownReason, StreamEvent,
+    StreamResolver, ToolCall, ToolError, Toolbox,
 };
 use hookwire_server::approval::{ApprovalServer, QueueEvent};
 use hookwire_server::{Interceptor, Server, async_trait, manifest};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 /// The capabilities this host declares (§3.2, §13.1).
-const CAPABILITIES: [&str; 4] = [
+const CAPABILITIES: [&str; 6] = [
+    "bigint_json",
     "host_declaration",
+    "incremental_output",
     "int64_json",
     "model_calls",
     "tool_calls",
 ];
+/// The §12.1a exposure bound of the incremental mediation: what can reach
+/// the caller ahead of the verdict covering it.
+const EXPOSURE_BOUND: &str =
+    "none: release is watermark-gated, each segment egresses only on a verdict covering it";
 /// The §6.2 posture at the tool seam.
 const POSTURE: &str = "continue";
 /// The CTK runner crate the vectors are asserted with.
@@ -95,15 +120,31 @@ fn main() -> ExitCode {
 
     println!("hookwire conformance: AGENT-HOOKS-0.1 CTK through gRPC interceptor services");
     println!(
-        "surface: capabilities {CAPABILITIES:?}, tool_seam_host_error={POSTURE}, identity provider jcs-sha256, buffered output"
+        "surface: capabilities {CAPABILITIES:?}, tool_seam_host_error={POSTURE}, identity provider jcs-sha256, incremental output (exposure bound: none ahead of a covering verdict)"
     );
+    let texts = match vector_texts() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let mut results = Vec::with_capacity(vectors.len());
     for vector in &vectors {
+        let id = vector["id"].as_str().unwrap_or_default();
         let mut harness = HookwireHarness {
             vector: vector.clone(),
+            responses: texts.get(id).cloned().unwrap_or_default(),
             ..HookwireHarness::default()
         };
-        let result = runtime.block_on(agent_hooks::ctk::run_vector(&mut harness, vector));
+        let mut result = runtime.block_on(agent_hooks::ctk::run_vector(&mut harness, vector));
+        if result.status == "pass" {
+            let failures = harness.incremental_failures(vector);
+            if !failures.is_empty() {
+                result.status = "fail";
+                result.failures = failures;
+            }
+        }
         print_result(vector, &result);
         results.push((vector.clone(), result));
     }
@@ -111,16 +152,26 @@ fn main() -> ExitCode {
     let report = Report::new(&results);
     print!("{}", report.table());
     let summary = report.summary();
+    let path = hookwire_testkit::workspace_root().join("CONFORMANCE.md");
+    let markdown = report.markdown(&results);
+    let mut stale = false;
     if std::env::var_os("HOOKWIRE_WRITE_CONFORMANCE").is_some_and(|v| v == "1") {
-        let path = hookwire_testkit::workspace_root().join("CONFORMANCE.md");
-        if let Err(e) = std::fs::write(&path, report.markdown(&results)) {
+        if let Err(e) = std::fs::write(&path, &markdown) {
             eprintln!("conformance: cannot write {}: {e}", path.display());
             return ExitCode::FAILURE;
         }
         println!("wrote {}", path.display());
+    } else if std::fs::read_to_string(&path).ok().as_deref() != Some(markdown.as_str()) {
+        stale = true;
+        println!(
+            "conformance: {} differs from what this run reports; regenerate it with \
+             `HOOKWIRE_WRITE_CONFORMANCE=1 cargo test -p hookwire-tests --test conformance` \
+             and commit it",
+            path.display()
+        );
     }
     println!("{summary}");
-    if report.failed > 0 || report.passed == 0 {
+    if report.failed > 0 || report.passed == 0 || stale {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -142,6 +193,13 @@ struct HookwireHarness {
     records: RecordLog,
     tool_log: Arc<Mutex<Vec<Value>>>,
     servers: Vec<oneshot::Sender<()>>,
+    /// The JSON text of each `respond` of the model script, as written in
+    /// the vector's file.
+    responses: Vec<String>,
+    /// What the agent released to the caller, segment by segment.
+    released: Arc<Mutex<String>>,
+    /// Everything the run persisted (the agent's transcript), serialized.
+    persisted: String,
 }
 
 #[async_trait]
@@ -156,6 +214,16 @@ impl Harness for HookwireHarness {
 
     fn tool_seam_host_error(&self) -> &str {
         POSTURE
+    }
+
+    fn host_surface(&self) -> agent_hooks::ctk::HostSurface {
+        let mut surface = agent_hooks::ctk::HostSurface::from_capabilities(
+            self.capabilities(),
+            agent_hooks::ctk::ToolSeamPosture::Continue,
+        );
+        surface.streams_unbuffered = true;
+        surface.exposure_bound = Some(EXPOSURE_BOUND.to_owned());
+        surface
     }
 
     fn setup(&mut self, setup: VectorSetup) {
@@ -193,7 +261,7 @@ impl Harness for HookwireHarness {
     async fn run(&mut self) -> RunRecord {
         let host = self.host.as_ref().expect("setup ran");
         let session = host.session("ctk-session").expect("session id");
-        let model = ScenarioModel::new(&self.scenario);
+        let model = ScenarioModel::new(&self.scenario, &self.responses);
         let tools = ScenarioTools {
             specs: self.scenario["tools"]
                 .as_array()
@@ -201,7 +269,10 @@ impl Harness for HookwireHarness {
                 .unwrap_or_default(),
             log: Arc::clone(&self.tool_log),
         };
-        let mut agent = Agent::new(session, model, tools);
+        let released = Arc::clone(&self.released);
+        let mut agent = Agent::new(session, model, tools)
+            .incremental_output(true)
+            .on_release(move |text| released.lock().expect("released").push_str(text));
 
         let (outcome, final_output) = match agent.start().await {
             Err(e) => ("error", Value::String(e.to_string())),
@@ -232,6 +303,7 @@ impl Harness for HookwireHarness {
             ShutdownReason::Error
         };
         let shutdown = agent.shutdown(reason).await;
+        self.persisted = serde_json::to_string(agent.transcript()).unwrap_or_default();
 
         let records = self.records.session(agent.session().id());
         RunRecord {
@@ -317,6 +389,33 @@ impl Harness for HookwireHarness {
 }
 
 impl HookwireHarness {
+    /// The incremental-output expectations the runner of this SDK version
+    /// does not assert yet: `released_output` (compared exactly) and
+    /// `persisted_must_not_contain`.
+    fn incremental_failures(&self, vector: &Value) -> Vec<String> {
+        let expect = &vector["expect"];
+        let mut failures = Vec::new();
+        if let Some(want) = expect.get("released_output") {
+            let got = self.released.lock().expect("released").clone();
+            if want.as_str() != Some(got.as_str()) {
+                failures.push(format!(
+                    "released_output: expected {want}, released {got:?}"
+                ));
+            }
+        }
+        for needle in expect["persisted_must_not_contain"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if self.persisted.contains(needle) {
+                failures.push(format!("persisted contains {needle:?}"));
+            }
+        }
+        failures
+    }
+
     /// Puts `resolver` behind an approval service, so that the vector's
     /// approvals travel hookwire's approval wire: the host's
     /// `StreamResolver` sends each request on its `Resolve` stream, and an
@@ -758,22 +857,37 @@ fn refusal_of(e: hookwire_client::Error) -> DeclarationError {
 
 // ---- the scenario's mock model and tools ----------------------------------------
 
-/// Plays back `scenario.model_script`, one response per call.
+/// Plays back `scenario.model_script`, one response per call: a chunked
+/// stream when the step has `stream`, otherwise the step's JSON text as
+/// written in the vector (its numbers unparsed).
 struct ScenarioModel {
-    script: Mutex<VecDeque<Value>>,
+    script: Mutex<VecDeque<(Value, Option<String>)>>,
 }
 
 impl ScenarioModel {
-    fn new(scenario: &Value) -> Self {
+    fn new(scenario: &Value, texts: &[String]) -> Self {
         let script = scenario["model_script"]
             .as_array()
             .into_iter()
             .flatten()
-            .map(|step| step["respond"].clone())
+            .enumerate()
+            .map(|(i, step)| (step["respond"].clone(), texts.get(i).cloned()))
             .collect();
         Self {
             script: Mutex::new(script),
         }
+    }
+
+    fn next_step(&self) -> Option<(Value, Option<String>)> {
+        self.script.lock().expect("model script").pop_front()
+    }
+
+    fn peek_streams(&self) -> bool {
+        self.script
+            .lock()
+            .expect("model script")
+            .front()
+            .is_some_and(|(respond, _)| respond.get("stream").is_some())
     }
 }
 
@@ -783,12 +897,98 @@ impl Model for ScenarioModel {
     }
 
     fn respond<'a>(&'a self, _: &'a [Value]) -> BoxFuture<'a, Result<ModelResponse, BoxError>> {
-        let next = self.script.lock().expect("model script").pop_front();
+        let next = self.next_step();
         Box::pin(async move {
-            let respond = next.ok_or("the scenario's model script is exhausted")?;
+            let (respond, _) = next.ok_or("the scenario's model script is exhausted")?;
             Ok(serde_json::from_value(respond)?)
         })
     }
+
+    fn respond_json<'a>(
+        &'a self,
+        _: &'a [Value],
+    ) -> Option<BoxFuture<'a, Result<String, BoxError>>> {
+        if self.peek_streams() {
+            return None;
+        }
+        let next = self.next_step();
+        Some(Box::pin(async move {
+            match next {
+                Some((_, Some(text))) => Ok(text),
+                Some((respond, None)) => Ok(serde_json::to_string(&respond)?),
+                None => Err("the scenario's model script is exhausted".into()),
+            }
+        }))
+    }
+
+    fn respond_stream<'a>(&'a self, _: &'a [Value]) -> Option<ChunkStream<'a>> {
+        if !self.peek_streams() {
+            return None;
+        }
+        let (respond, _) = self.next_step()?;
+        let mut events: Vec<Result<StreamEvent, BoxError>> = respond["stream"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                Ok(StreamEvent::Chunk(
+                    c.as_str().unwrap_or_default().to_owned(),
+                ))
+            })
+            .collect();
+        if respond["stream_truncated"].as_bool() == Some(true) {
+            events.push(Err("the stream broke".into()));
+        } else {
+            let tool_calls: Vec<ToolCall> =
+                serde_json::from_value(respond["tool_calls"].clone()).unwrap_or_default();
+            events.push(Ok(StreamEvent::Finished {
+                finish_reason: respond["finish_reason"]
+                    .as_str()
+                    .unwrap_or("stop")
+                    .to_owned(),
+                tool_calls,
+            }));
+        }
+        Some(futures::stream::iter(events).boxed())
+    }
+}
+
+/// The text of each vector file's model-script responses, by vector id,
+/// sliced from the file without parsing their numbers.
+fn vector_texts() -> Result<HashMap<String, Vec<String>>, String> {
+    #[derive(serde::Deserialize)]
+    struct File<'a> {
+        id: String,
+        #[serde(borrow, default)]
+        scenario: Option<Scenario<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Scenario<'a> {
+        #[serde(borrow, default)]
+        model_script: Vec<Step<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Step<'a> {
+        #[serde(borrow)]
+        respond: &'a RawValue,
+    }
+    let dir = vectors_dir();
+    let mut texts = HashMap::new();
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("AH-CTK-") && name.ends_with(".json")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).map_err(|e| format!("{name}: {e}"))?;
+        let file: File<'_> = serde_json::from_str(&text).map_err(|e| format!("{name}: {e}"))?;
+        let steps = file.scenario.map(|s| s.model_script).unwrap_or_default();
+        texts.insert(
+            file.id,
+            steps.iter().map(|s| s.respond.get().to_owned()).collect(),
+        );
+    }
+    Ok(texts)
 }
 
 /// The scenario's tools: the first behavior whose `when_args` matches (or
@@ -874,10 +1074,7 @@ fn silence_expected_panics() {
 /// Loads the vectors, fetching them first when they are absent.
 fn load_vectors() -> Result<Vec<Value>, String> {
     let root = hookwire_testkit::workspace_root();
-    let dir: PathBuf = match std::env::var_os("HOOKWIRE_CTK_VECTORS") {
-        Some(d) => d.into(),
-        None => root.join(".cache/ctk/vectors"),
-    };
+    let dir = vectors_dir();
     let present = |d: &Path| {
         std::fs::read_dir(d).is_ok_and(|mut it| {
             it.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("AH-CTK-")))
@@ -905,6 +1102,14 @@ fn load_vectors() -> Result<Vec<Value>, String> {
         }
     }
     agent_hooks::ctk::load_vectors(&dir).map_err(|e| format!("loading {}: {e}", dir.display()))
+}
+
+/// Where the vectors are: `HOOKWIRE_CTK_VECTORS`, or `.cache/ctk/vectors`.
+fn vectors_dir() -> PathBuf {
+    match std::env::var_os("HOOKWIRE_CTK_VECTORS") {
+        Some(d) => d.into(),
+        None => hookwire_testkit::workspace_root().join(".cache/ctk/vectors"),
+    }
 }
 
 /// The part a vector reports under; the early vectors carry none.
@@ -992,7 +1197,10 @@ impl Report {
              hookwire's host runs the official AGENT-HOOKS-0.1 conformance vectors with every\n\
              scripted interceptor served as a gRPC interceptor service (hookwire-server on\n\
              127.0.0.1) and bound to the host as a remote interceptor; the scenario runs through\n\
-             the reference agent loop of hookwire-client. The approval resolver is in-process.\n\n\
+             the reference agent loop of hookwire-client. Each vector's scripted approval resolver\n\
+             sits behind a hookwire approval service: the host reaches it with a `StreamResolver`\n\
+             over the service's `Resolve` stream (request, context and echoed identity on the wire).\n\
+             Model responses enter the host as the vector's own JSON text, decoded exactly.\n\n\
              ## Claim\n\n\
              `(hookwire, 0.1.0, agent-hooks/0.1, [{plain_caps}], [sequential/first_deny, sequential/run_all, parallel/strictest, parallel/unanimous], jcs-sha256, rust@hookwire-client 0.1.0)`\n\n\
              | Declared | Value |\n| --- | --- |\n\
@@ -1001,9 +1209,10 @@ impl Report {
              | Identity provider (§10.1) | `jcs-sha256`, content-derived (§10.2); `null` and custom providers are supported and exercised by the vectors that select them |\n\
              | Profiles and knobs (§7.2) | `sequential/first_deny` (`on_approval`: `stop`, `resume`), `sequential/run_all`, `parallel/strictest` (`on_transform_conflict`: `deny`, `approval`), `parallel/unanimous` (`on_disagreement`: `deny`, `approval`) |\n\
              | Modes (§8) | `enforce`, `evaluate_only` |\n\
-             | Output (§12.1a) | buffered (`buffered_output: true`): nothing reaches the caller before the `output` verdict, and what is released is the verdicted content |\n\
+             | Output (§12.1, §12.1a) | `buffered_output: false` with incremental mediation of streamed model output; exposure bound: {EXPOSURE_BOUND}. A deny terminates the stream and withholds the unreleased rest; residue no emission evaluated is self-denied `host_error:streaming_unsupported`; nothing withheld is persisted. A deny at `output` cannot retract segments already released. Buffered answers (and `Session::output`) release nothing before the `output` verdict, and what is released is the verdicted content |\n\
+             | Exact JSON (§4.4) | `int64_json` and `bigint_json`: 64-bit integers are carried exactly; an integer literal beyond the 64-bit range in a model response's JSON text denies the emission `host_error:context_invalid` before dispatch, never rounded |\n\
              | Host declaration (§7.7) | declaration vectors build the host from the vector's document through hookwire's loader (`agent-hooks-declaration/1.0`) |\n\
-             | Not declared | `bigint_json`, `incremental_output` |\n\n\
+             | Harness-side assertions | the runner of this SDK version does not assert `released_output` and `persisted_must_not_contain`; the harness asserts them (released text, and the agent's transcript as what is persisted) |\n\n\
              Runner: {RUNNER}. Vectors: {VECTOR_SOURCE}.\n\n\
              **{summary}**",
             plain_caps = CAPABILITIES.join(", "),

@@ -899,7 +899,7 @@ async fn describe_binds_the_declared_points_only(lang: Lang) {
         .unwrap();
     assert_eq!(reason(&e), "host_error:no_interceptor");
     let e = session.output(json!("bye")).await.unwrap();
-    assert_eq!(reason(&e), "host_error:no_interceptor");
+    assert_eq!(e.reason(), Some("host_error:no_interceptor"));
     assert!(
         session
             .shutdown(ShutdownReason::Completed)

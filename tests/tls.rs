@@ -55,6 +55,7 @@ async fn a_verified_tls_service_governs_the_session() {
             InterceptorBinding::remote("tls-allow", server.endpoint()).tls(TlsConfig {
                 ca_pem: Some(pki.ca_pem.clone().into_bytes()),
                 domain_name: Some("localhost".into()),
+                ..TlsConfig::default()
             }),
         )
         .build()
@@ -81,11 +82,13 @@ async fn an_unverifiable_certificate_fails_closed() {
         Some(TlsConfig {
             ca_pem: Some(other.ca_pem.into_bytes()),
             domain_name: Some("localhost".into()),
+            ..TlsConfig::default()
         }),
         // The right authority, but the certificate names another host.
         Some(TlsConfig {
             ca_pem: Some(pki.ca_pem.clone().into_bytes()),
             domain_name: Some("policy.internal".into()),
+            ..TlsConfig::default()
         }),
     ];
     for tls in cases {

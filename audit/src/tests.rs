@@ -37,6 +37,7 @@ fn record(session: &str, sequence: i64) -> InterceptionRecord {
         resolved_by: None,
         interceptors_registered: 1,
         declaration: None,
+        extensions: Default::default(),
     }
 }
 

@@ -28,7 +28,7 @@
 //! Flags (after `--`): `--quick` (fewer rounds, a smoke run that leaves
 //! `BENCHMARKS.md` alone); `--no-write`
 //! (leave `BENCHMARKS.md` alone); `--only <section>` (one of `deadline`,
-//! `remote`, `local`, `fanout`, `throughput`, `spawn`, `growth`, `audit`, `policy`; implies
+//! `remote`, `metrics`, `local`, `fanout`, `throughput`, `spawn`, `growth`, `audit`, `policy`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
 //! a profiler: `remote`, `floor`, `floor-deadline`, `local`, `canon`,
 //! `concurrent`, `concurrent-floor`, `policy` (in-process Rego decisions), or
@@ -38,7 +38,7 @@
 //!
 //! One file per part: `child.rs` (the services' process and CPU
 //! accounting), one per section (`remote.rs` for `remote` and `deadline`,
-//! `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `growth.rs`,
+//! `metrics.rs`, `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `growth.rs`,
 //! `audit.rs`, `policy.rs` with its own services' process),
 //! `profile.rs` (`--profile`), and the shared `fixtures.rs`, `measure.rs`,
 //! `report.rs` and `serve.rs` (the services themselves).
@@ -50,6 +50,7 @@ mod fixtures;
 mod growth;
 mod local;
 mod measure;
+mod metrics;
 mod policy;
 mod profile;
 mod remote;
@@ -210,6 +211,9 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Report {
     let mut remote_1k = f64::NAN;
     if want("remote") {
         remote_1k = remote.versus_floor(plan, bytes_1k, &mut headline).await;
+    }
+    if want("metrics") {
+        metrics::overhead(plan, ep, &call_1k, &mut headline).await;
     }
     if want("local") {
         local::versus_canonical(plan, &call_1k, &args_1k, &mut headline).await;

@@ -247,6 +247,7 @@ impl Report {
             "parallel4_vs_single",
             "throughput_vs_tonic",
             "spawn_vs_remote",
+            "metrics_overhead",
             "policy_vs_rust",
             "policy_throughput_vs_rust",
         ];

@@ -13,7 +13,8 @@ use crate::args::RegistryArgs;
 use crate::error::CliError;
 
 /// Runs the check; `Ok` only when the document loads and every endpoint
-/// is serving and answers `Describe`.
+/// answers `Describe` and is serving (or serves no health at all, which is
+/// a note: `Describe` is the contract, health a recommendation).
 pub(crate) async fn run(path: &Path, timeout_ms: u64, args: &RegistryArgs) -> Result<(), CliError> {
     let registry = args.registry()?;
     let declaration = Declaration::from_path(path)?;
@@ -62,6 +63,9 @@ pub(crate) async fn run(path: &Path, timeout_ms: u64, args: &RegistryArgs) -> Re
         let mut ok = true;
         match healthy {
             Some(Ok(status)) if status == "SERVING" => println!("     {endpoint}: health SERVING"),
+            Some(Ok(status)) if status == hookwire_client::HEALTH_UNIMPLEMENTED => println!(
+                "     {endpoint}: note: no grpc.health.v1 service (UNIMPLEMENTED); health is recommended, Describe is the contract"
+            ),
             Some(Ok(status)) => {
                 ok = false;
                 println!("     {endpoint}: health {status}");

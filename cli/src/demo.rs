@@ -4,11 +4,13 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::{Arc, PoisonError};
 
 use hookwire_cli::demo_agent::{Policy, Redactor, run_and_report};
 use hookwire_client::declaration::Declaration;
 use hookwire_client::{Host, InterceptorBinding, RecordLog};
-use hookwire_server::{Interceptor, Server, spawn_local};
+use hookwire_server::metrics::{SharedRegistry, serve_metrics};
+use hookwire_server::{Interceptor, Server, ServerMetrics, spawn_local};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -46,8 +48,8 @@ pub(crate) async fn run(
             if serve {
                 let policy = parse(DEMO_POLICY_ADDR);
                 let redactor = parse(DEMO_REDACTOR_ADDR);
-                stops.push(serve_at(policy, Policy).await?);
-                stops.push(serve_at(redactor, Redactor).await?);
+                stops.push(serve_at(policy, Policy, None).await?.0);
+                stops.push(serve_at(redactor, Redactor, None).await?.0);
                 println!("policy   serving on http://{policy}");
                 println!("redactor serving on http://{redactor}");
             }
@@ -79,16 +81,48 @@ pub(crate) async fn run(
     Ok(())
 }
 
-/// Serves both demo services until Ctrl-C.
-pub(crate) async fn serve(policy: SocketAddr, redactor: SocketAddr) -> Result<(), CliError> {
-    let a = serve_at(policy, Policy).await?;
-    let b = serve_at(redactor, Redactor).await?;
+/// Serves both demo services until Ctrl-C, and their metrics at
+/// `metrics_addr` (`GET /metrics`) when given.
+pub(crate) async fn serve(
+    policy: SocketAddr,
+    redactor: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
+) -> Result<(), CliError> {
+    let registry: SharedRegistry = Arc::default();
+    let metrics = metrics_addr.map(|_| {
+        ServerMetrics::register(&mut registry.lock().unwrap_or_else(PoisonError::into_inner))
+    });
+    let (a, policy) = serve_at(policy, Policy, metrics.clone()).await?;
+    let (b, redactor) = serve_at(redactor, Redactor, metrics).await?;
     println!("policy   serving on http://{policy}");
     println!("redactor serving on http://{redactor}");
+    let (stop_metrics, metrics_stopped) = oneshot::channel::<()>();
+    let exporter = match metrics_addr {
+        Some(addr) => {
+            let listener = TcpListener::bind(addr)
+                .await
+                .map_err(|source| hookwire_server::Error::Bind { addr, source })?;
+            let bound = listener
+                .local_addr()
+                .map_err(hookwire_server::Error::LocalAddr)?;
+            println!("metrics  serving on http://{bound}/metrics");
+            Some(tokio::spawn(serve_metrics(listener, registry, async move {
+                let _ = metrics_stopped.await;
+            })))
+        }
+        None => None,
+    };
     println!("(Ctrl-C to stop)");
     let _ = tokio::signal::ctrl_c().await;
     a.stop().await?;
     b.stop().await?;
+    let _ = stop_metrics.send(());
+    if let Some(Ok(result)) = match exporter {
+        Some(task) => Some(task.await),
+        None => None,
+    } {
+        result?;
+    }
     Ok(())
 }
 
@@ -122,17 +156,29 @@ impl Running {
 }
 
 /// Binds `addr` now (so a busy port fails here) and serves `service` in
-/// the background.
-async fn serve_at<S: Interceptor>(addr: SocketAddr, service: S) -> Result<Running, CliError> {
+/// the background, counted in `metrics` when given; returns the bound
+/// address too (`addr` may ask for port 0).
+async fn serve_at<S: Interceptor>(
+    addr: SocketAddr,
+    service: S,
+    metrics: Option<ServerMetrics>,
+) -> Result<(Running, SocketAddr), CliError> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|source| hookwire_server::Error::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(hookwire_server::Error::LocalAddr)?;
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(Server::builder().service(service).serve_with_listener(
+    let mut server = Server::builder();
+    if let Some(m) = metrics {
+        server = server.metrics(m);
+    }
+    let task = tokio::spawn(server.service(service).serve_with_listener(
         listener,
         async move {
             let _ = stopped.await;
         },
     ));
-    Ok(Running::Fixed(stop, task))
+    Ok((Running::Fixed(stop, task), bound))
 }

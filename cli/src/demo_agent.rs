@@ -218,11 +218,19 @@ pub async fn run_agent(session: &Session) -> Result<Ending, Error> {
             return Ok(Ending::blocked(InterceptionPoint::PostModelCall, &post));
         };
         if response.tool_calls.is_empty() {
-            let output = session.output(response.content).await?;
-            if !output.proceeds() {
-                return Ok(Ending::blocked(InterceptionPoint::Output, &output));
-            }
-            return Ok(Ending::Answered(output.into_target().unwrap_or_default()));
+            // The answer is reachable only through a permitting verdict.
+            return Ok(match session.output(response.content).await?.release() {
+                Ok(answer) => Ending::Answered(answer),
+                Err(withheld) => Ending::Blocked {
+                    point: InterceptionPoint::Output,
+                    reason: withheld
+                        .verdict()
+                        .reason
+                        .as_deref()
+                        .unwrap_or("-")
+                        .to_owned(),
+                },
+            });
         }
         messages.push(json!({"role": "assistant", "content": response.content, "tool_calls": response.tool_calls}));
         for call in &response.tool_calls {

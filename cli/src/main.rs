@@ -10,7 +10,8 @@
 //!   session (the library's [`hookwire_cli::demo_agent`]), governed by the
 //!   declared chain when a declaration is given.
 //! - `hookwire serve-demo` serves the demo's two interceptor services on
-//!   fixed loopback ports, for `check` and `demo --declaration` to talk to.
+//!   fixed loopback ports, for `check` and `demo --declaration` to talk to;
+//!   with `--metrics-addr ADDR`, their Prometheus metrics at `/metrics`.
 //! - `hookwire audit keygen|verify`: signed, hash-chained record logs.
 //! - `hookwire policy serve|test|eval`: OPA Rego policies as an interceptor.
 
@@ -77,6 +78,10 @@ enum Command {
         /// The redactor service's address.
         #[arg(long, default_value = DEMO_REDACTOR_ADDR)]
         redactor: SocketAddr,
+        /// Serve both services' Prometheus metrics at `GET /metrics` on
+        /// this address (port 0: any free port, printed at startup).
+        #[arg(long, value_name = "ADDR")]
+        metrics_addr: Option<SocketAddr>,
     },
     /// Signing keys and signed, hash-chained record logs.
     Audit {
@@ -110,7 +115,11 @@ fn main() -> ExitCode {
                 registry,
                 records,
             } => demo::run(declaration.as_deref(), serve, &registry, &records).await,
-            Command::ServeDemo { policy, redactor } => demo::serve(policy, redactor).await,
+            Command::ServeDemo {
+                policy,
+                redactor,
+                metrics_addr,
+            } => demo::serve(policy, redactor, metrics_addr).await,
             Command::Audit { command } => audit::run(&command),
             Command::Policy(command) => policy::run(command).await,
         }

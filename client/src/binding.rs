@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
+use hookwire::path::PathSegment;
 use hookwire::wire::PointRequest;
 use hookwire::{
     AgentContext, DynInterceptor, HostError, InterceptionPoint, Interceptor, InterceptorResponse,
@@ -20,6 +21,7 @@ use hookwire::{
 };
 use serde_json::{Map, Value};
 
+use crate::metrics::BindingInstruments;
 use crate::remote::{CallFailure, RemoteInterceptor, TlsConfig};
 
 /// The §7 recommended default interceptor timeout, for bindings that set
@@ -38,6 +40,10 @@ pub struct InterceptorBinding {
     pub(crate) metadata: Vec<(String, String)>,
     /// TLS settings for an `https://` endpoint (remote bindings only).
     pub(crate) tls: Option<TlsConfig>,
+    /// The optional members it may see (`None`: the whole context).
+    pub(crate) visibility: Option<BTreeSet<String>>,
+    /// The target paths it may transform (`None`: any, as §5.2 allows).
+    pub(crate) mutation: Option<Vec<String>>,
 }
 
 /// Where a registered interceptor runs: in the host's process, or as a
@@ -67,6 +73,8 @@ impl InterceptorBinding {
             points: None,
             metadata: Vec::new(),
             tls: None,
+            visibility: None,
+            mutation: None,
         }
     }
 
@@ -79,6 +87,8 @@ impl InterceptorBinding {
             points: None,
             metadata: Vec::new(),
             tls: None,
+            visibility: None,
+            mutation: None,
         }
     }
 
@@ -120,6 +130,32 @@ impl InterceptorBinding {
         self.points = Some(points.into_iter().collect());
         self
     }
+
+    /// Shows the interceptor only these optional top-level members of each
+    /// context (e.g. `actor`, `tenant`, `messages`, `extensions`); the
+    /// others are withheld: absent from what it receives, in-process or
+    /// over gRPC, and named per binding under the record's
+    /// `extensions.hookwire.visibility`. The required core (§4.1) and the
+    /// point's conditional members (§4.2, the target's among them) are
+    /// always sent, so what it receives is a valid §4 context. Default:
+    /// the whole context. Names are checked when the host is built
+    /// (`^[a-z][a-z0-9_]*$`).
+    pub fn visible<S: Into<String>>(mut self, members: impl IntoIterator<Item = S>) -> Self {
+        self.visibility = Some(members.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Lets the interceptor transform only these target paths and what
+    /// lies below them (`$target.content` grants `$target.content` and
+    /// `$target.content.text`, not `$target.contents`); an empty grant
+    /// makes it read-only. A transform outside its grant takes its slot as
+    /// `host_error:verdict_invalid`, and the record lists the binding under
+    /// `extensions.hookwire.mutation_refused`. Default: any target path
+    /// (§5.2). Paths are checked when the host is built.
+    pub fn may_transform<S: Into<String>>(mut self, paths: impl IntoIterator<Item = S>) -> Self {
+        self.mutation = Some(paths.into_iter().map(Into::into).collect());
+        self
+    }
 }
 
 /// A built binding, shared by every emission.
@@ -129,6 +165,56 @@ pub(crate) struct Binding {
     /// `None`: unbounded.
     pub(crate) timeout: Option<Duration>,
     pub(crate) points: Option<BTreeSet<InterceptionPoint>>,
+    /// The optional members it may see (`None`: the whole context).
+    pub(crate) visibility: Option<BTreeSet<String>>,
+    /// The target paths it may transform (`None`: any).
+    pub(crate) mutation: Option<MutationGrant>,
+    /// Call counters and latency, when the host has metrics.
+    pub(crate) metrics: Option<BindingInstruments>,
+}
+
+/// The target paths a binding may transform, parsed once at build.
+pub(crate) struct MutationGrant {
+    /// The paths as configured, for findings.
+    written: Vec<String>,
+    /// Their segments; a transform path is granted when one is its prefix.
+    parsed: Vec<Vec<PathSegment>>,
+}
+
+impl MutationGrant {
+    /// Parses every path (rooted at `$target`, §5.2 grammar); the error
+    /// names the rule and the position, never the path.
+    pub(crate) fn new(paths: Vec<String>) -> Result<Self, String> {
+        let parsed = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                hookwire::path::parse(p).map_err(|e| format!("transform grant #{i}: {e}"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            written: paths,
+            parsed,
+        })
+    }
+
+    /// Whether a transform at `path` stays within the grant. A path that
+    /// does not parse is not judged here: composition refuses it with its
+    /// own §5.2 reason.
+    fn permits(&self, path: &str) -> bool {
+        match hookwire::path::parse(path) {
+            Ok(segments) => self.parsed.iter().any(|g| segments.starts_with(g)),
+            Err(_) => true,
+        }
+    }
+
+    fn describe(&self) -> String {
+        if self.written.is_empty() {
+            "none".to_owned()
+        } else {
+            self.written.join(", ")
+        }
+    }
 }
 
 /// What a built binding calls: the interceptor itself, or the client of
@@ -143,6 +229,8 @@ pub(crate) enum Callee {
 pub(crate) struct Dispatched {
     pub(crate) verdict: Verdict,
     pub(crate) extensions: Map<String, Value>,
+    /// The verdict was a transform outside the binding's mutation grant.
+    pub(crate) outside_grant: bool,
 }
 
 impl Binding {
@@ -154,6 +242,19 @@ impl Binding {
         matches!(self.callee, Callee::Service(_))
     }
 
+    /// Whether the binding sees the whole context, so a remote one can
+    /// share the emission's encoded request.
+    pub(crate) fn sees_everything(&self) -> bool {
+        self.visibility.is_none()
+    }
+
+    /// The copy of `ctx` this binding may see and the members withheld
+    /// from it; `None` when it sees the whole context.
+    pub(crate) fn view(&self, ctx: &AgentContext) -> Option<(AgentContext, Vec<String>)> {
+        let granted = self.visibility.as_ref()?;
+        Some(ctx.restricted(|member| granted.contains(member)))
+    }
+
     /// Sends `ctx` (pre-encoded as `request` for a remote) and returns the
     /// validated answer. Never fails: failures become slot denies (§6.3).
     pub(crate) async fn dispatch(
@@ -161,6 +262,7 @@ impl Binding {
         ctx: &AgentContext,
         request: Option<Result<PointRequest, HostError>>,
     ) -> Dispatched {
+        let started = self.metrics.as_ref().map(|_| std::time::Instant::now());
         let outcome = match &self.callee {
             Callee::InProcess(interceptor) => self.call_local(interceptor.as_ref(), ctx).await,
             Callee::Service(remote) => match request {
@@ -169,10 +271,30 @@ impl Binding {
                 None => return self.failed(HostError::InterceptorFailed, "no request"),
             },
         };
+        if let (Some(m), Some(t)) = (&self.metrics, started) {
+            m.called(&outcome, t.elapsed());
+        }
         match outcome {
-            Ok(response) => Dispatched {
-                verdict: response.verdict,
-                extensions: response.extensions,
+            Ok(response) => match (&self.mutation, &response.verdict.transform) {
+                // Where the point forbids transforms, §4.3's own reason
+                // (`transform_target_forbidden`) says it better.
+                (Some(grant), Some(t))
+                    if ctx.point().permits_transform() && !grant.permits(&t.path) =>
+                {
+                    let detail = format!(
+                        "transform path outside the binding's mutation grant ({}); a granted path covers itself and what lies below it",
+                        grant.describe()
+                    );
+                    Dispatched {
+                        outside_grant: true,
+                        ..self.failed(HostError::VerdictInvalid, &detail)
+                    }
+                }
+                _ => Dispatched {
+                    verdict: response.verdict,
+                    extensions: response.extensions,
+                    outside_grant: false,
+                },
             },
             Err(failure) => {
                 let detail = match &failure {
@@ -226,6 +348,7 @@ impl Binding {
             verdict: Verdict::host_error(error)
                 .with_message(format!("interceptor {:?}: {detail}", self.name)),
             extensions: Map::new(),
+            outside_grant: false,
         }
     }
 }

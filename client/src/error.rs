@@ -69,6 +69,25 @@ pub enum Error {
     /// An emission after `agent_shutdown` (§3.1).
     #[error("session {0:?} is closed")]
     Closed(String),
+    /// An emission out of the §3.1 order (rules 3–5, §6.2): a `post_*`
+    /// without its own permitted `pre_*`, a second `pre_tool_call` for an
+    /// id still open, or (with strict turns) a model, tool or output point
+    /// before an `input` permitted the turn. Nothing was emitted.
+    #[error("session {session:?}: {point} refused, out of order: {reason}")]
+    OutOfOrder {
+        /// The session.
+        session: String,
+        /// The point that was refused.
+        point: InterceptionPoint,
+        /// Which rule it breaks.
+        reason: String,
+    },
+    /// A session of a declared host was opened with a mode or composition
+    /// override: a declared host's configuration is sealed (§7.7.7).
+    #[error(
+        "session {0:?}: a declared host is sealed; its sessions take no mode or composition overrides"
+    )]
+    SealedHost(String),
     /// A static metadata entry of a remote binding was refused. The reason
     /// names the rule, never the value.
     #[error("interceptor {name:?}: metadata {key:?}: {reason}")]
@@ -77,6 +96,16 @@ pub enum Error {
         name: String,
         /// The metadata key.
         key: String,
+        /// Why it was refused.
+        reason: String,
+    },
+    /// A binding's visibility or mutation grant was refused (a member
+    /// name that is not `^[a-z][a-z0-9_]*$`, a path outside the §5.2
+    /// grammar). The reason names the rule and the entry's position.
+    #[error("interceptor {name:?}: {reason}")]
+    InvalidGrant {
+        /// The interceptor's name.
+        name: String,
         /// Why it was refused.
         reason: String,
     },

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use crate::binding::Callee;
 use crate::error::Error;
 use crate::host_state::HostState;
-use crate::session::Session;
+use crate::session::{Session, SessionBuilder};
 use crate::sink::RecordLog;
 
 /// The agent-side host. Cheap to clone; every clone shares one
@@ -66,11 +66,28 @@ impl Host {
         session_id: impl Into<String>,
         members: Map<String, Value>,
     ) -> Result<Session, Error> {
-        let id = session_id.into();
-        if id.is_empty() {
-            return Err(Error::EmptySessionId);
-        }
-        Ok(Session::new(self.state.clone(), id, members))
+        self.session_builder(session_id).members(members).open()
+    }
+
+    /// Opens a session with its own configuration: members, a mode or a
+    /// composition for the whole session or for one point (§7.2, §8), or
+    /// strict turns (§3.1 rule 3). What is not set is the host's.
+    ///
+    /// ```no_run
+    /// # fn demo(host: &hookwire_client::Host) -> Result<(), hookwire_client::Error> {
+    /// use hookwire::{Composition, InterceptionPoint, Mode, Profile};
+    /// let session = host
+    ///     .session_builder("run-2")
+    ///     .mode_at(InterceptionPoint::Output, Mode::EvaluateOnly)
+    ///     .composition_at(
+    ///         InterceptionPoint::PreToolCall,
+    ///         Composition::new(Profile::ParallelStrictest),
+    ///     )
+    ///     .open()?;
+    /// # let _ = session; Ok(()) }
+    /// ```
+    pub fn session_builder(&self, session_id: impl Into<String>) -> SessionBuilder {
+        SessionBuilder::new(self.state.clone(), session_id.into())
     }
 
     /// The mode in effect.
@@ -136,7 +153,10 @@ impl Host {
 
     /// Asks every remote interceptor service's `grpc.health.v1` service for
     /// the status of `hookwire.v1.Interceptor`, in registration order, with
-    /// each binding's metadata: `Ok("SERVING")` when all is well.
+    /// each binding's metadata: `Ok("SERVING")` when all is well, and
+    /// `Ok(`[`HEALTH_UNIMPLEMENTED`](crate::HEALTH_UNIMPLEMENTED)`)` for a
+    /// reachable service that does not serve health (it answered
+    /// `UNIMPLEMENTED`).
     pub async fn health_remotes(&self, timeout: Duration) -> Vec<(String, Result<String, Error>)> {
         let calls = self.state.bindings.iter().filter_map(|b| match &b.callee {
             Callee::Service(r) => Some(async move {

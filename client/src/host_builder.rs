@@ -7,20 +7,21 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire::{AgentContext, Composition, ContextLimits, Mode};
+use hookwire::{AgentContext, Composition, ContextLimits, Mode, is_namespace};
 use serde_json::{Map, Value};
 
 use crate::approval::{
     ApprovalRedactor, ApprovalResolver, ApprovalSeam, DEFAULT_APPROVAL_DEADLINE,
 };
 use crate::binding::{
-    Binding, Callee, DEFAULT_TIMEOUT, InterceptorBinding, Location, TimeoutSetting,
+    Binding, Callee, DEFAULT_TIMEOUT, InterceptorBinding, Location, MutationGrant, TimeoutSetting,
 };
 use crate::error::Error;
 use crate::host::Host;
 use crate::host_state::{HostParts, HostState};
 use crate::identity::IdentityProvider;
 use crate::interceptor::Interceptor;
+use crate::metrics::HostMetrics;
 use crate::remote::RemoteInterceptor;
 use crate::sink::{RecordLog, RecordSink};
 
@@ -44,6 +45,7 @@ impl Host {
             record_buffer: None,
             sinks: Vec::new(),
             bindings: Vec::new(),
+            metrics: None,
         }
     }
 }
@@ -66,6 +68,7 @@ pub struct HostBuilder {
     bindings: Vec<InterceptorBinding>,
     declaration: Option<String>,
     record_buffer: Option<RecordLog>,
+    metrics: Option<HostMetrics>,
 }
 
 impl HostBuilder {
@@ -165,6 +168,13 @@ impl HostBuilder {
         self
     }
 
+    /// Counts this host's emissions, calls, approvals and sink deliveries
+    /// in `metrics` (see [`HostMetrics::register`]).
+    pub fn metrics(mut self, metrics: HostMetrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
     /// Appends an interceptor binding to the chain.
     pub fn bind(mut self, binding: InterceptorBinding) -> Self {
         self.bindings.push(binding);
@@ -227,6 +237,7 @@ impl HostBuilder {
                 self.framework
             )));
         }
+        let instruments = self.metrics.as_ref().map(HostMetrics::instruments);
         let mut seen = HashSet::new();
         let mut bindings = Vec::with_capacity(self.bindings.len());
         for b in self.bindings {
@@ -267,11 +278,30 @@ impl HostBuilder {
                     b.tls.as_ref(),
                 )?),
             };
+            if let Some(bad) = b.visibility.iter().flatten().position(|m| !is_namespace(m)) {
+                return Err(Error::InvalidGrant {
+                    name: b.name,
+                    reason: format!(
+                        "visible member #{bad} is not a top-level member name (^[a-z][a-z0-9_]*$)"
+                    ),
+                });
+            }
+            let mutation = b
+                .mutation
+                .map(MutationGrant::new)
+                .transpose()
+                .map_err(|reason| Error::InvalidGrant {
+                    name: b.name.clone(),
+                    reason,
+                })?;
             bindings.push(Arc::new(Binding {
+                metrics: instruments.as_ref().map(|m| m.binding(&b.name)),
                 name: b.name,
                 callee,
                 timeout,
                 points: b.points,
+                visibility: b.visibility,
+                mutation,
             }));
         }
         let mut agent = self.agent_extra;
@@ -293,6 +323,7 @@ impl HostBuilder {
             bindings,
             declaration: self.declaration,
             record_buffer: self.record_buffer,
+            metrics: instruments,
         }))
     }
 }

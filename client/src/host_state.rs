@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use crate::approval::ApprovalSeam;
 use crate::binding::{Binding, Callee};
 use crate::identity::IdentityProvider;
+use crate::metrics::HostInstruments;
 use crate::sink::{RecordLog, RecordSink};
 
 /// A host's configuration, built and checked.
@@ -38,6 +39,8 @@ pub(crate) struct HostState {
     pub(crate) declaration: Option<String>,
     /// A declared host's in-memory record buffer.
     pub(crate) record_buffer: Option<RecordLog>,
+    /// The host's metric handles, when metrics were registered.
+    pub(crate) metrics: Option<HostInstruments>,
 }
 
 /// Everything [`HostState::new`] needs; the chains are derived.
@@ -52,6 +55,7 @@ pub(crate) struct HostParts {
     pub(crate) bindings: Vec<Arc<Binding>>,
     pub(crate) declaration: Option<String>,
     pub(crate) record_buffer: Option<RecordLog>,
+    pub(crate) metrics: Option<HostInstruments>,
 }
 
 /// A remote binding whose `Describe` call failed while narrowing.
@@ -81,6 +85,7 @@ impl HostState {
             chains,
             declaration: parts.declaration,
             record_buffer: parts.record_buffer,
+            metrics: parts.metrics,
         }
     }
 

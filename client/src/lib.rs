@@ -43,7 +43,8 @@
 //! | --- | --- |
 //! | `host_builder` | [`Host::builder`] and [`HostBuilder`]: configuration checked, state built |
 //! | `host` | [`Host`]: opens sessions, reports the configuration and the remotes |
-//! | `session` | [`Session`]: the lifecycle and the sequence of one run |
+//! | `session` | [`Session`]: the lifecycle, the §3.1 order, the gated `output` and the sequence of one run; [`SessionBuilder`] for per-session mode and composition |
+//! | `streaming` | streamed model output: buffered [`assemble`], or incremental mediation ([`IncrementalOutput`], §12.1) |
 //! | `pipeline` | one emission: bounds, identities, composition, approval, record |
 //! | `emission` | [`Emission`]: what one emission decided |
 //! | `host_state` | the configuration and chains every session shares |
@@ -53,6 +54,7 @@
 //! | `agent` | [`Agent`]: the reference loop around a model and tools |
 //! | [`declaration`] | hosts configured from a declaration document (§7.7) |
 //! | `identity`, `payload`, `sink`, `error` | identity providers, point payloads, record sinks, errors |
+//! | `metrics` | [`HostMetrics`]: the host's Prometheus series, in a registry of the caller's |
 //!
 //! Every public item is reachable by one path: the crate root, or
 //! [`declaration`] for the declaration loader.
@@ -70,15 +72,17 @@ mod host_builder;
 mod host_state;
 mod identity;
 mod interceptor;
+mod metrics;
 mod payload;
 mod pipeline;
 mod remote;
 mod session;
 mod sink;
+mod streaming;
 
 pub use agent::{
-    Agent, DEFAULT_MAX_MODEL_CALLS, Model, ModelFn, Tool, ToolCallOutcome, ToolError, ToolFn,
-    Toolbox, Tools, Turn, TurnError, TurnOutcome, model_fn, tool_fn,
+    Agent, DEFAULT_MAX_MODEL_CALLS, Model, ModelFn, ResultLabels, Tool, ToolCallOutcome, ToolError,
+    ToolFn, Toolbox, Tools, Turn, TurnError, TurnOutcome, model_fn, tool_fn,
 };
 pub use approval::{ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 pub use approval_stream::{SeenEvent, StreamResolver, StreamResolverBuilder};
@@ -91,7 +95,16 @@ pub use identity::{IdentityFn, IdentityProvider, JCS_SHA256};
 pub use interceptor::{
     BoxError, BoxFuture, HookResponse, Interceptor, InterceptorFn, async_trait, interceptor_fn,
 };
+pub use metrics::{HostMetrics, POLICY_REASON_LABEL};
 pub use payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
-pub use remote::TlsConfig;
-pub use session::Session;
+pub use remote::{ClientIdentity, HEALTH_UNIMPLEMENTED, TlsConfig};
+pub use session::{OutputDecision, Session, SessionBuilder, Withheld};
 pub use sink::{RecordLog, RecordSink};
+pub use streaming::{
+    Assembly, ChunkStream, INCREMENTAL, IncrementalOutput, Released, STREAM_INCOMPLETE, StreamEnd,
+    StreamEvent, assemble,
+};
+
+/// The Prometheus client [`HostMetrics`] registers in, re-exported so that
+/// callers build their registry with the same version.
+pub use prometheus_client;

@@ -17,54 +17,80 @@ use std::panic::AssertUnwindSafe;
 use futures::future::join_all;
 use hookwire::wire::{PointRequest, context_to_request};
 use hookwire::{
-    AgentContext, HostError, InterceptionRecord, InvalidContext, ResolvedBy, Verdict,
-    VerdictSummary, payload_free,
+    AgentContext, Composition, HostError, InterceptionRecord, InvalidContext, Mode, ResolvedBy,
+    Verdict, VerdictSummary, payload_free,
 };
 use serde_json::{Map, Value};
 
+use crate::binding::{Binding, Dispatched};
 use crate::compose::{Combined, Composer, Plan, Step};
 use crate::emission::Emission;
 use crate::host_state::HostState;
 
+/// The mode and composition one emission runs under: the host's, or a
+/// session's or point's override (§7.2 and §8 let both vary).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Settings {
+    pub(crate) mode: Mode,
+    pub(crate) composition: Composition,
+}
+
 /// Runs one emission to completion. Never fails and never panics: every
 /// failure is a `host_error:*` deny.
-pub(crate) async fn run(host: &HostState, mut ctx: AgentContext) -> Emission {
+pub(crate) async fn run(host: &HostState, settings: Settings, ctx: AgentContext) -> Emission {
+    let Some(metrics) = &host.metrics else {
+        return emit(host, settings, ctx).await;
+    };
+    let flight = metrics.emission_started();
+    let emission = emit(host, settings, ctx).await;
+    flight.finished(emission.record.interception_point, &emission.verdict);
+    emission
+}
+
+/// [`run`] without the metrics.
+async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Emission {
     let point = ctx.point();
     let chain = host.chain(point);
     if let Err(e) = ctx.validate().and_then(|()| ctx.check_limits(&host.limits)) {
-        return reject(host, ctx, chain.len(), &e);
+        return reject(host, settings, ctx, chain.len(), &e);
     }
-    // The last remote binding takes the encoded request instead of a copy.
-    let last_remote = chain.iter().rposition(|b| b.is_remote());
-    let needs_wire = last_remote.is_some();
+    // The last remote binding that sees the whole context takes the
+    // encoded request instead of a copy; a restricted one encodes its own.
+    let last_remote = chain
+        .iter()
+        .rposition(|b| b.is_remote() && b.sees_everything());
+    let needs_wire = chain.iter().any(|b| b.is_remote());
     let mut wire = WireCache::default();
     if needs_wire && let Err(e) = wire.encode(0, &ctx) {
-        return reject(host, ctx, chain.len(), &e);
+        return reject(host, settings, ctx, chain.len(), &e);
     }
     let input_identity = match host.identity.compute(&ctx, &host.limits) {
         Ok(id) => id,
-        Err(e) => return reject(host, ctx, chain.len(), &e),
+        Err(e) => return reject(host, settings, ctx, chain.len(), &e),
     };
 
     let plan = Plan {
-        composition: host.composition,
-        mode: host.mode,
+        composition: settings.composition,
+        mode: settings.mode,
         point,
         interceptors: chain.len(),
         resolver: host.approval.is_some(),
     };
     let mut composer = Composer::new(plan);
     let mut extensions = Vec::new();
+    let mut trust = TrustFacts::default();
     let mut step = composer.start();
     let combined = loop {
         step = match step {
             Step::Dispatch(i) => {
                 let binding = &chain[i];
                 let last = last_remote == Some(i);
-                let request = binding
-                    .is_remote()
-                    .then(|| wire.request(composer.context_generation(), &ctx, last));
-                let d = binding.dispatch(&ctx, request).await;
+                let generation = composer.context_generation();
+                let (view, request) = prepare(binding, &ctx, &mut wire, generation, last);
+                trust.sent(binding, view.as_ref());
+                let seen = view.as_ref().map_or(&ctx, |(v, _)| v);
+                let d = binding.dispatch(seen, request).await;
+                trust.answered(binding, &d);
                 if !d.extensions.is_empty() {
                     extensions.push((binding.name.clone(), d.extensions));
                 }
@@ -72,14 +98,29 @@ pub(crate) async fn run(host: &HostState, mut ctx: AgentContext) -> Emission {
             }
             Step::DispatchAll => {
                 let generation = composer.context_generation();
-                let calls = chain.iter().enumerate().map(|(i, b)| {
-                    let last = last_remote == Some(i);
-                    let request = b.is_remote().then(|| wire.request(generation, &ctx, last));
-                    b.dispatch(&ctx, request)
-                });
+                let (views, requests): (Vec<_>, Vec<_>) = chain
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| {
+                        let last = last_remote == Some(i);
+                        prepare(b, &ctx, &mut wire, generation, last)
+                    })
+                    .unzip();
+                for (b, view) in chain.iter().zip(&views) {
+                    trust.sent(b, view.as_ref());
+                }
+                let calls = chain
+                    .iter()
+                    .zip(&views)
+                    .zip(requests)
+                    .map(|((b, view), r)| {
+                        let seen = view.as_ref().map_or(&ctx, |(v, _)| v);
+                        b.dispatch(seen, r)
+                    });
                 let results = join_all(calls).await;
                 let mut verdicts = Vec::with_capacity(results.len());
                 for (b, d) in chain.iter().zip(results) {
+                    trust.answered(b, &d);
                     if !d.extensions.is_empty() {
                         extensions.push((b.name.clone(), d.extensions));
                     }
@@ -90,8 +131,14 @@ pub(crate) async fn run(host: &HostState, mut ctx: AgentContext) -> Emission {
             Step::Consult { verdict, .. } => {
                 let resolved = match &host.approval {
                     Some(seam) => {
-                        seam.consult(&host.identity, &host.limits, point, verdict, &ctx)
-                            .await
+                        let asked = std::time::Instant::now();
+                        let resolved = seam
+                            .consult(&host.identity, &host.limits, point, verdict, &ctx)
+                            .await;
+                        if let Some(m) = &host.metrics {
+                            m.approval_resolved(&resolved, asked.elapsed());
+                        }
+                        resolved
                     }
                     None => hookwire::approval::Resolved::Stands(verdict),
                 };
@@ -143,19 +190,100 @@ pub(crate) async fn run(host: &HostState, mut ctx: AgentContext) -> Emission {
     let identities = (input_identity, enforced_identity);
     finish(
         host,
+        settings,
         ctx,
         verdict,
         identities,
         attribution,
         chain.len(),
-        extensions,
+        (extensions, trust.into_record_extensions()),
     )
+}
+
+/// A restricted binding's copy of the context and the members withheld
+/// from it.
+type View = (AgentContext, Vec<String>);
+
+/// Namespaced response metadata (§5.5) by interceptor name.
+type ResponseExtensions = Vec<(String, Map<String, Value>)>;
+
+/// What one binding is sent: its restricted view of the context with the
+/// members withheld from it (`None`: the whole context), and for a remote
+/// binding the encoded request (shared through the cache only when it
+/// sees the whole context).
+fn prepare(
+    binding: &Binding,
+    ctx: &AgentContext,
+    wire: &mut WireCache,
+    generation: u64,
+    last: bool,
+) -> (Option<View>, Option<Result<PointRequest, HostError>>) {
+    match binding.view(ctx) {
+        Some(view) => {
+            let request = binding
+                .is_remote()
+                .then(|| context_to_request(&view.0).map_err(|_| HostError::ContextInvalid));
+            (Some(view), request)
+        }
+        None => {
+            let request = binding
+                .is_remote()
+                .then(|| wire.request(generation, ctx, last));
+            (None, request)
+        }
+    }
+}
+
+/// The trust boundaries' facts for the record, payload-free: which
+/// members each restricted binding was not shown, and which bindings
+/// answered with a transform outside their mutation grant. They go under
+/// the record's `extensions.hookwire` as `visibility` (`{binding:
+/// [member, ...]}`) and `mutation_refused` (`[binding, ...]`), each only
+/// when not empty.
+#[derive(Default)]
+struct TrustFacts {
+    withheld: Map<String, Value>,
+    outside_grant: Vec<Value>,
+}
+
+impl TrustFacts {
+    fn sent(&mut self, binding: &Binding, view: Option<&View>) {
+        if let Some((_, withheld)) = view
+            && !withheld.is_empty()
+        {
+            let names = withheld.iter().map(|m| Value::from(m.as_str())).collect();
+            self.withheld
+                .insert(binding.name.clone(), Value::Array(names));
+        }
+    }
+
+    fn answered(&mut self, binding: &Binding, d: &Dispatched) {
+        if d.outside_grant {
+            self.outside_grant.push(binding.name.as_str().into());
+        }
+    }
+
+    fn into_record_extensions(self) -> Map<String, Value> {
+        let mut hookwire = Map::new();
+        if !self.withheld.is_empty() {
+            hookwire.insert("visibility".into(), Value::Object(self.withheld));
+        }
+        if !self.outside_grant.is_empty() {
+            hookwire.insert("mutation_refused".into(), Value::Array(self.outside_grant));
+        }
+        let mut extensions = Map::new();
+        if !hookwire.is_empty() {
+            extensions.insert("hookwire".into(), Value::Object(hookwire));
+        }
+        extensions
+    }
 }
 
 /// The §6.3 / §10.2 rejection before dispatch: deny `context_invalid`,
 /// null identities, no verdicts, a value-free message.
 fn reject(
     host: &HostState,
+    settings: Settings,
     ctx: AgentContext,
     registered: usize,
     error: &InvalidContext,
@@ -164,12 +292,13 @@ fn reject(
     let attribution = Attribution::default();
     finish(
         host,
+        settings,
         ctx,
         verdict,
         (None, None),
         attribution,
         registered,
-        Vec::new(),
+        (Vec::new(), Map::new()),
     )
 }
 
@@ -184,18 +313,22 @@ struct Attribution {
 
 /// Builds the payload-free record of an emission, hands it to every sink,
 /// and returns the emission.
+// Each argument is one part of the record; bundling them would only move
+// the list into a struct literal at every call.
+#[allow(clippy::too_many_arguments)]
 fn finish(
     host: &HostState,
+    settings: Settings,
     ctx: AgentContext,
     verdict: Verdict,
     (input_identity, enforced_identity): (Option<String>, Option<String>),
     attribution: Attribution,
     registered: usize,
-    extensions: Vec<(String, Map<String, Value>)>,
+    (extensions, record_extensions): (ResponseExtensions, Map<String, Value>),
 ) -> Emission {
     let record = InterceptionRecord {
         interception_point: ctx.point(),
-        mode: host.mode,
+        mode: settings.mode,
         verdict: payload_free(&verdict),
         input_identity,
         enforced_identity,
@@ -205,12 +338,13 @@ fn finish(
         timestamp: ctx.timestamp().map(str::to_owned),
         trace: trace_of(&ctx),
         decided_by: attribution.decided_by,
-        composition: host.composition,
+        composition: settings.composition,
         verdicts: attribution.verdicts,
         fold_truncated: attribution.fold_truncated,
         resolved_by: attribution.resolved_by,
         interceptors_registered: registered,
         declaration: host.declaration.clone(),
+        extensions: record_extensions,
     };
     deliver(host, &record);
     Emission {
@@ -221,10 +355,56 @@ fn finish(
     }
 }
 
+/// A context the host could not build (e.g. a model response whose JSON
+/// text does not decode exactly): denied `host_error:context_invalid`
+/// before any interceptor runs, with null identities (§6.3, §10.2).
+pub(crate) fn refuse(
+    host: &HostState,
+    settings: Settings,
+    ctx: AgentContext,
+    error: &InvalidContext,
+) -> Emission {
+    let registered = host.chain(ctx.point()).len();
+    reject(host, settings, ctx, registered, error)
+}
+
+/// The host's own deny for a context it could build but must not settle
+/// clean (`host_error:streaming_unsupported` over a stream's unevaluated
+/// residue, §12.1): no interceptor runs, `decided_by` is null, the input
+/// identity is computed as for any emission.
+pub(crate) fn self_deny(
+    host: &HostState,
+    settings: Settings,
+    ctx: AgentContext,
+    error: HostError,
+) -> Emission {
+    let registered = host.chain(ctx.point()).len();
+    if let Err(e) = ctx.validate().and_then(|()| ctx.check_limits(&host.limits)) {
+        return reject(host, settings, ctx, registered, &e);
+    }
+    let identity = match host.identity.compute(&ctx, &host.limits) {
+        Ok(id) => id,
+        Err(e) => return reject(host, settings, ctx, registered, &e),
+    };
+    finish(
+        host,
+        settings,
+        ctx,
+        Verdict::host_error(error),
+        (identity.clone(), identity),
+        Attribution::default(),
+        registered,
+        (Vec::new(), Map::new()),
+    )
+}
+
 fn deliver(host: &HostState, record: &InterceptionRecord) {
     for sink in &host.sinks {
         // A faulty sink must not take the agent down with it.
-        let _ = std::panic::catch_unwind(AssertUnwindSafe(|| sink.record(record)));
+        let delivered = std::panic::catch_unwind(AssertUnwindSafe(|| sink.record(record))).is_ok();
+        if let Some(m) = &host.metrics {
+            m.sink_called(delivered);
+        }
     }
 }
 

@@ -10,7 +10,8 @@
 //! A response is decoded and validated once, by the wire conversion
 //! (`InterceptorResponse::try_from`, which applies
 //! [`InterceptorResponse::validate`]); [`TlsConfig`] says how an
-//! `https://` endpoint is verified.
+//! `https://` endpoint is verified and, with a [`ClientIdentity`], how the
+//! host proves who it is to a service requiring mutual TLS.
 
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,7 @@ use hookwire::pb::interceptor_client::InterceptorClient;
 use hookwire::wire::PointRequest;
 use hookwire::{HostError, InterceptorResponse, InvalidVerdict, Manifest};
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
-use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
 use crate::error::Error;
 
@@ -34,7 +35,56 @@ pub struct TlsConfig {
     /// The name the service's certificate must carry, when it differs from
     /// the endpoint's host (e.g. an IP endpoint with a named certificate).
     pub domain_name: Option<String>,
+    /// The certificate and key the host presents to a service that
+    /// requires client certificates (mutual TLS); none by default.
+    pub client_identity: Option<ClientIdentity>,
 }
+
+/// A client certificate chain and its private key, both PEM, which a host
+/// presents to prove who it is to a service requiring mutual TLS. Its
+/// `Debug` output never shows the key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientIdentity {
+    cert_pem: Vec<u8>,
+    key_pem: Vec<u8>,
+}
+
+impl ClientIdentity {
+    /// The PEM certificate chain (leaf first) and the PEM private key
+    /// (PKCS#8, PKCS#1 or SEC1). Checked when the host is built.
+    pub fn from_pem(cert_pem: impl Into<Vec<u8>>, key_pem: impl Into<Vec<u8>>) -> Self {
+        Self {
+            cert_pem: cert_pem.into(),
+            key_pem: key_pem.into(),
+        }
+    }
+
+    /// Reads the certificate and key from PEM files. The error is the I/O
+    /// error of the file that could not be read.
+    pub fn from_files(
+        cert_path: impl AsRef<std::path::Path>,
+        key_path: impl AsRef<std::path::Path>,
+    ) -> std::io::Result<Self> {
+        Ok(Self::from_pem(
+            std::fs::read(cert_path)?,
+            std::fs::read(key_path)?,
+        ))
+    }
+}
+
+impl std::fmt::Debug for ClientIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientIdentity")
+            .field("cert_pem", &format_args!("{} bytes", self.cert_pem.len()))
+            .field("key_pem", &format_args!("<redacted>"))
+            .finish()
+    }
+}
+
+/// What [`Host::health_remotes`](crate::Host::health_remotes) reports for
+/// a reachable service that does not serve `grpc.health.v1` (it answered
+/// `UNIMPLEMENTED`): health is recommended, `Describe` is the contract.
+pub const HEALTH_UNIMPLEMENTED: &str = "UNIMPLEMENTED";
 
 /// How a call to an interceptor failed, remote or in-process; each maps to
 /// one reserved reason (§6.3).
@@ -191,12 +241,17 @@ impl RemoteInterceptor {
             },
             Some(timeout),
         );
-        let status = tokio::time::timeout(timeout, client.check(req))
+        let answer = tokio::time::timeout(timeout, client.check(req))
             .await
-            .map_err(|_| "timed out".to_owned())?
-            .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
-            .into_inner()
-            .status;
+            .map_err(|_| "timed out".to_owned())?;
+        let status = match answer {
+            Ok(response) => response.into_inner().status,
+            // Reachable, but without grpc.health.v1: not a failure.
+            Err(s) if s.code() == tonic::Code::Unimplemented => {
+                return Ok(HEALTH_UNIMPLEMENTED.to_owned());
+            }
+            Err(s) => return Err(format!("{:?}: {}", s.code(), s.message())),
+        };
         Ok(ServingStatus::try_from(status)
             .map_or("UNKNOWN", |s| s.as_str_name())
             .to_owned())
@@ -225,6 +280,9 @@ fn client_tls(tls: Option<&TlsConfig>) -> ClientTlsConfig {
     }
     if let Some(name) = tls.and_then(|t| t.domain_name.as_ref()) {
         config = config.domain_name(name.clone());
+    }
+    if let Some(id) = tls.and_then(|t| t.client_identity.as_ref()) {
+        config = config.identity(Identity::from_pem(&id.cert_pem, &id.key_pem));
     }
     config
 }

@@ -5,22 +5,46 @@
 //! emissions run at once (§12.2). Emission takes `&self`, so parallel tool
 //! calls and concurrent turns share one session. The lifecycle of §3.1 and
 //! §6.1a is enforced: startup first, shutdown last (it waits for in-flight
-//! emissions), nothing but shutdown after a denied startup.
+//! emissions), nothing but shutdown after a denied startup. So is the
+//! pairing of §3.1 rules 4–5 and §6.2 (module `order`): a `post_*` follows
+//! its own permitted `pre_*`, or is refused with [`Error::OutOfOrder`];
+//! rule 3 (an `input` first) with [`SessionBuilder::strict_turns`].
+//!
+//! The answer of a turn is gated (§12.1a): [`Session::output`] returns an
+//! [`OutputDecision`] whose content is reachable only through
+//! [`OutputDecision::release`], after the verdict is checked. A streamed
+//! model response is mediated segment by segment by
+//! [`Session::mediate_stream`] (§12.1's exception; see
+//! [`IncrementalOutput`](crate::IncrementalOutput)).
+//!
+//! Mode and composition are the host's unless the session was opened
+//! with overrides ([`SessionBuilder`], §7.2, §8).
 
-use std::sync::Arc;
+mod builder;
+mod order;
+mod output;
+
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
-use hookwire::{AgentContext, InterceptionPoint, SPEC_VERSION};
+use hookwire::json::InvalidJson;
+use hookwire::{AgentContext, HostError, InterceptionPoint, InvalidContext, SPEC_VERSION};
 use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::macros::format_description;
 use tokio::sync::RwLock;
+
+pub(crate) use builder::Overrides;
+pub use builder::SessionBuilder;
+pub(crate) use order::PostModel;
+pub use output::{OutputDecision, Withheld};
 
 use crate::emission::Emission;
 use crate::error::Error;
 use crate::host_state::HostState;
 use crate::payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
 use crate::pipeline;
+use order::Order;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lifecycle {
@@ -37,22 +61,35 @@ pub struct Session {
     id: String,
     session: Value,
     members: Map<String, Value>,
+    overrides: Overrides,
+    order: Mutex<Order>,
     next_sequence: AtomicU64,
     lifecycle: RwLock<Lifecycle>,
+    /// Keeps the host's open-sessions gauge up while the session lives.
+    _open: Option<crate::metrics::OpenSession>,
 }
 
 impl Session {
-    pub(crate) fn new(host: Arc<HostState>, id: String, mut members: Map<String, Value>) -> Self {
+    pub(crate) fn new(
+        host: Arc<HostState>,
+        id: String,
+        mut members: Map<String, Value>,
+        overrides: Overrides,
+        strict_turns: bool,
+    ) -> Self {
         let mut session = match members.remove("session") {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
         session.insert("id".into(), Value::String(id.clone()));
         Self {
+            _open: host.metrics.as_ref().map(|m| m.session_opened()),
             host,
             id,
             session: Value::Object(session),
             members,
+            overrides,
+            order: Mutex::new(Order::new(strict_turns)),
             next_sequence: AtomicU64::new(0),
             lifecycle: RwLock::new(Lifecycle::Fresh),
         }
@@ -61,6 +98,16 @@ impl Session {
     /// `session.id`.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The mode `point` runs under in this session (§8).
+    pub fn mode_at(&self, point: InterceptionPoint) -> hookwire::Mode {
+        self.overrides.at(&self.host, point).mode
+    }
+
+    /// The composition `point` runs under in this session (§7.2), resolved.
+    pub fn composition_at(&self, point: InterceptionPoint) -> hookwire::Composition {
+        self.overrides.at(&self.host, point).composition.resolved()
     }
 
     /// `agent_startup` (§3): must come first. A denied startup closes the
@@ -88,65 +135,95 @@ impl Session {
         Ok(e)
     }
 
-    /// `input`: an external request entering the session.
+    /// `input`: an external request entering the session. When it is
+    /// denied the turn does not begin.
     pub async fn input(&self, content: Value, role: InputRole) -> Result<Emission, Error> {
-        self.emit(
-            InterceptionPoint::Input,
-            one("input", json!({"content": content, "role": role})),
-        )
-        .await
+        self.checked(InterceptionPoint::Input, input_members(content, role))
+            .await
     }
 
     /// `pre_model_call`: before a model request with `messages`.
     pub async fn pre_model_call(&self, model_id: &str, messages: Value) -> Result<Emission, Error> {
-        let mut m = one("model", json!({"id": model_id}));
-        m.insert("messages".into(), messages);
-        self.emit(InterceptionPoint::PreModelCall, m).await
+        self.checked(
+            InterceptionPoint::PreModelCall,
+            pre_model_members(model_id, messages),
+        )
+        .await
     }
 
-    /// `post_model_call`: after the model answered.
+    /// `post_model_call`: after the model answered. Refused
+    /// ([`Error::OutOfOrder`]) unless a permitted `pre_model_call` waits
+    /// for it (§3.1 rule 4, §6.2).
     pub async fn post_model_call(
         &self,
         model_id: &str,
         response: &ModelResponse,
     ) -> Result<Emission, Error> {
-        let mut m = one("model", json!({"id": model_id}));
-        m.insert("response".into(), response.to_json());
-        self.emit(InterceptionPoint::PostModelCall, m).await
-    }
-
-    /// `pre_tool_call`: before invoking a tool. Invoke it with
-    /// [`Emission::target`] as the arguments (transforms applied).
-    pub async fn pre_tool_call(&self, call: &ToolCall) -> Result<Emission, Error> {
-        self.emit(
-            InterceptionPoint::PreToolCall,
-            one("tool_call", call.to_json()),
+        self.checked(
+            InterceptionPoint::PostModelCall,
+            post_model_members(model_id, response.to_json()),
         )
         .await
     }
 
+    /// `post_model_call` over the model's response as the JSON text it
+    /// arrived in, decoded exactly (§4.4): a text the host cannot carry
+    /// without rounding (an integer literal beyond the 64-bit range, a
+    /// duplicate member, malformed text) is the emission denied
+    /// `host_error:context_invalid` before any interceptor runs, with null
+    /// identities (§6.3), never a silently rounded context.
+    pub async fn post_model_call_json(
+        &self,
+        model_id: &str,
+        response_text: &str,
+    ) -> Result<Emission, Error> {
+        let point = InterceptionPoint::PostModelCall;
+        match hookwire::json::decode(response_text) {
+            Ok(response) => {
+                self.checked(point, post_model_members(model_id, response))
+                    .await
+            }
+            Err(e) => {
+                let members = post_model_members(model_id, Value::Null);
+                self.refused(point, members, &undecodable("response", &e))
+                    .await
+            }
+        }
+    }
+
+    /// `pre_tool_call`: before invoking a tool. Invoke it with
+    /// [`Emission::target`] as the arguments (transforms applied). Refused
+    /// while an earlier `pre_tool_call` with the same id waits for its
+    /// post (§12.2).
+    pub async fn pre_tool_call(&self, call: &ToolCall) -> Result<Emission, Error> {
+        self.checked(InterceptionPoint::PreToolCall, pre_tool_members(call))
+            .await
+    }
+
     /// `post_tool_call`: after the tool returned. `call.args` must be the
-    /// arguments the tool actually received (§4.2).
+    /// arguments the tool actually received (§4.2). Refused
+    /// ([`Error::OutOfOrder`]) unless the `pre_tool_call` with the same id
+    /// completed and permitted the call (§3.1 rule 5, §6.2).
     pub async fn post_tool_call(
         &self,
         call: &ToolCall,
         result: &ToolResult,
     ) -> Result<Emission, Error> {
-        let mut m = one("tool_call", call.to_json());
-        m.insert(
-            "tool_result".into(),
-            json!({"value": result.value, "is_error": result.is_error}),
-        );
-        self.emit(InterceptionPoint::PostToolCall, m).await
-    }
-
-    /// `output`: before the final response reaches the caller.
-    pub async fn output(&self, content: Value) -> Result<Emission, Error> {
-        self.emit(
-            InterceptionPoint::Output,
-            one("output", json!({"content": content})),
+        self.checked(
+            InterceptionPoint::PostToolCall,
+            post_tool_members(call, result),
         )
         .await
+    }
+
+    /// `output`: before the final response reaches the caller. The
+    /// verdicted content is reachable only through
+    /// [`OutputDecision::release`], which refuses it unless the verdict
+    /// permits (§12.1a).
+    pub async fn output(&self, content: Value) -> Result<OutputDecision, Error> {
+        self.checked(InterceptionPoint::Output, output_members(content))
+            .await
+            .map(OutputDecision::new)
     }
 
     /// `agent_shutdown` (§3): waits for in-flight emissions, emits last, and
@@ -171,15 +248,102 @@ impl Session {
     }
 
     /// Emits any point between startup and shutdown with the given
-    /// conditional and optional members (e.g. `request_id`, `usage`).
-    /// `agent_startup` and `agent_shutdown` carry the lifecycle and are
-    /// refused here ([`Error::LifecyclePoint`]): use [`Session::start`] and
+    /// conditional and optional members (e.g. `request_id`, `usage`): the
+    /// raw path. It books the §3.1 pairs like the typed methods but does
+    /// not refuse an emission out of order, and an `output` emitted here
+    /// is an ordinary [`Emission`], not the gated [`OutputDecision`]: the
+    /// caller takes on §3.1 and §12.1a itself. `agent_startup` and
+    /// `agent_shutdown` carry the lifecycle and are refused here
+    /// ([`Error::LifecyclePoint`]): use [`Session::start`] and
     /// [`Session::shutdown`].
     pub async fn emit(
         &self,
         point: InterceptionPoint,
         members: Map<String, Value>,
     ) -> Result<Emission, Error> {
+        self.admitted(point, members, PostModel::Closing, false)
+            .await
+    }
+
+    /// An emission of a typed method: admitted only in order.
+    pub(crate) async fn checked(
+        &self,
+        point: InterceptionPoint,
+        members: Map<String, Value>,
+    ) -> Result<Emission, Error> {
+        self.admitted(point, members, PostModel::Closing, true)
+            .await
+    }
+
+    /// One `post_model_call` of an incrementally mediated stream (§12.1):
+    /// `Segment` keeps the pair with its `pre_model_call` open, `Closing`
+    /// (the last emission of the stream) closes it.
+    pub(crate) async fn stream_segment(
+        &self,
+        members: Map<String, Value>,
+        post_model: PostModel,
+    ) -> Result<Emission, Error> {
+        self.admitted(InterceptionPoint::PostModelCall, members, post_model, true)
+            .await
+    }
+
+    /// Closes the `pre_model_call` pair of a stream that a segment's deny
+    /// terminated.
+    pub(crate) fn close_model_pair(&self, members: &Map<String, Value>) {
+        self.order().close_stream(members);
+    }
+
+    /// The host's own deny for an emission it built but must not settle
+    /// clean (a stream's unevaluated residue, §12.1): admitted in order,
+    /// recorded, never dispatched.
+    pub(crate) async fn self_denied(
+        &self,
+        point: InterceptionPoint,
+        members: Map<String, Value>,
+        error: HostError,
+    ) -> Result<Emission, Error> {
+        let _running = self.running(point).await?;
+        self.admit(point, &members, PostModel::Closing, true)?;
+        let settings = self.overrides.at(&self.host, point);
+        let ctx = self.context(point, members);
+        Ok(pipeline::self_deny(&self.host, settings, ctx, error))
+    }
+
+    /// A context the host could not build from what it was given: denied
+    /// `host_error:context_invalid` before dispatch (§6.3).
+    async fn refused(
+        &self,
+        point: InterceptionPoint,
+        members: Map<String, Value>,
+        error: &InvalidContext,
+    ) -> Result<Emission, Error> {
+        let _running = self.running(point).await?;
+        self.admit(point, &members, PostModel::Closing, true)?;
+        let settings = self.overrides.at(&self.host, point);
+        let ctx = self.context(point, members);
+        Ok(pipeline::refuse(&self.host, settings, ctx, error))
+    }
+
+    async fn admitted(
+        &self,
+        point: InterceptionPoint,
+        members: Map<String, Value>,
+        post_model: PostModel,
+        enforce: bool,
+    ) -> Result<Emission, Error> {
+        let _running = self.running(point).await?;
+        self.admit(point, &members, post_model, enforce)?;
+        let e = self.run(point, members.clone()).await;
+        self.order().settled(point, &members, e.proceeds());
+        Ok(e)
+    }
+
+    /// Holds the lifecycle open for one emission between startup and
+    /// shutdown (shutdown waits for it).
+    async fn running(
+        &self,
+        point: InterceptionPoint,
+    ) -> Result<tokio::sync::RwLockReadGuard<'_, Lifecycle>, Error> {
         if matches!(
             point,
             InterceptionPoint::AgentStartup | InterceptionPoint::AgentShutdown
@@ -191,15 +355,51 @@ impl Session {
         }
         let state = self.lifecycle.read().await;
         match *state {
-            Lifecycle::Running => Ok(self.run(point, members).await),
+            Lifecycle::Running => Ok(state),
             Lifecycle::Fresh => Err(Error::NotStarted(self.id.clone())),
             Lifecycle::StartupDenied => Err(Error::StartupDenied(self.id.clone())),
             Lifecycle::Closed => Err(Error::Closed(self.id.clone())),
         }
     }
 
+    fn admit(
+        &self,
+        point: InterceptionPoint,
+        members: &Map<String, Value>,
+        post_model: PostModel,
+        enforce: bool,
+    ) -> Result<(), Error> {
+        self.order()
+            .admit(point, members, post_model, enforce)
+            .map_err(|reason| Error::OutOfOrder {
+                session: self.id.clone(),
+                point,
+                reason,
+            })
+    }
+
+    fn order(&self) -> std::sync::MutexGuard<'_, Order> {
+        // The ledger holds no invariant a panic could break half-way.
+        self.order
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Builds the context (sequence assigned here, atomically) and runs it.
     async fn run(&self, point: InterceptionPoint, conditional: Map<String, Value>) -> Emission {
+        let settings = self.overrides.at(&self.host, point);
+        let ctx = self.context(point, conditional);
+        pipeline::run(&self.host, settings, ctx).await
+    }
+
+    /// The context of one emission: the core, the session's members, and
+    /// the point's members (an `extensions` member is merged namespace by
+    /// namespace into the session's).
+    fn context(
+        &self,
+        point: InterceptionPoint,
+        mut conditional: Map<String, Value>,
+    ) -> AgentContext {
         let sequence = self.next_sequence.fetch_add(1, Ordering::SeqCst);
         let mut m = Map::with_capacity(8 + self.members.len() + conditional.len());
         m.insert("spec".into(), Value::from(SPEC_VERSION));
@@ -211,9 +411,69 @@ impl Session {
         for (k, v) in &self.members {
             m.insert(k.clone(), v.clone());
         }
+        match (conditional.remove("extensions"), m.get_mut("extensions")) {
+            (Some(Value::Object(add)), Some(Value::Object(base))) => merge_extensions(base, add),
+            (Some(add), _) => {
+                m.insert("extensions".into(), add);
+            }
+            (None, _) => {}
+        }
         m.extend(conditional);
-        pipeline::run(&self.host, AgentContext::from_members_unchecked(point, m)).await
+        AgentContext::from_members_unchecked(point, m)
     }
+}
+
+/// Merges `add`'s namespaces into `base`, member by member within a
+/// namespace both carry.
+fn merge_extensions(base: &mut Map<String, Value>, add: Map<String, Value>) {
+    for (ns, v) in add {
+        match (base.get_mut(&ns), v) {
+            (Some(Value::Object(b)), Value::Object(a)) => b.extend(a),
+            (_, v) => {
+                base.insert(ns, v);
+            }
+        }
+    }
+}
+
+fn undecodable(member: &str, e: &InvalidJson) -> InvalidContext {
+    InvalidContext::Json {
+        member: member.to_owned(),
+        problem: e.to_string(),
+    }
+}
+
+pub(crate) fn input_members(content: Value, role: InputRole) -> Map<String, Value> {
+    one("input", json!({"content": content, "role": role}))
+}
+
+pub(crate) fn pre_model_members(model_id: &str, messages: Value) -> Map<String, Value> {
+    let mut m = one("model", json!({"id": model_id}));
+    m.insert("messages".into(), messages);
+    m
+}
+
+pub(crate) fn post_model_members(model_id: &str, response: Value) -> Map<String, Value> {
+    let mut m = one("model", json!({"id": model_id}));
+    m.insert("response".into(), response);
+    m
+}
+
+pub(crate) fn pre_tool_members(call: &ToolCall) -> Map<String, Value> {
+    one("tool_call", call.to_json())
+}
+
+pub(crate) fn post_tool_members(call: &ToolCall, result: &ToolResult) -> Map<String, Value> {
+    let mut m = one("tool_call", call.to_json());
+    m.insert(
+        "tool_result".into(),
+        json!({"value": result.value, "is_error": result.is_error}),
+    );
+    m
+}
+
+pub(crate) fn output_members(content: Value) -> Map<String, Value> {
+    one("output", json!({"content": content}))
 }
 
 fn one(key: &str, value: Value) -> Map<String, Value> {
@@ -233,10 +493,13 @@ fn now_rfc3339() -> String {
 
 #[cfg(test)]
 mod tests {
-    use hookwire::{InterceptionPoint, Verdict};
-    use serde_json::Map;
+    use hookwire::{Composition, InterceptionPoint, Mode, Profile, Verdict};
+    use serde_json::{Map, json};
 
-    use crate::{BoxError, Error, Host, ShutdownReason, interceptor_fn};
+    use crate::{
+        BoxError, Error, Host, InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult,
+        interceptor_fn,
+    };
 
     fn host() -> Host {
         let allow = interceptor_fn(|_| async { Ok::<_, BoxError>(Verdict::allow()) });
@@ -268,6 +531,193 @@ mod tests {
         // Refusing them changed nothing: the session still runs and closes.
         let e = session.shutdown(ShutdownReason::Completed).await.unwrap();
         assert_eq!(e.record().sequence, 1, "the refused emits took no sequence");
+    }
+
+    fn deny_tools() -> Host {
+        let policy = interceptor_fn(|ctx: hookwire::AgentContext| {
+            let deny = ctx.point() == InterceptionPoint::PreToolCall
+                && ctx.get("tool_call").and_then(|c| c.get("name")) == Some(&json!("rm"));
+            async move {
+                Ok::<_, BoxError>(if deny {
+                    Verdict::deny("test:rm")
+                } else {
+                    Verdict::allow()
+                })
+            }
+        });
+        Host::builder("agent", "hookwire")
+            .interceptor("policy", policy)
+            .build()
+            .unwrap()
+    }
+
+    fn out_of_order(err: &Error, want: InterceptionPoint) -> String {
+        match err {
+            Error::OutOfOrder { point, reason, .. } if *point == want => reason.clone(),
+            other => panic!("expected OutOfOrder at {want}, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_post_tool_call_needs_its_own_permitted_pre_tool_call() {
+        let session = deny_tools().session("s").unwrap();
+        session.start(["ls", "rm"]).await.unwrap();
+        let ls = ToolCall::new("c1", "ls", json!({}));
+        let ok = ToolResult {
+            value: json!("out"),
+            is_error: false,
+        };
+        // No pre at all.
+        let err = session.post_tool_call(&ls, &ok).await.unwrap_err();
+        let reason = out_of_order(&err, InterceptionPoint::PostToolCall);
+        assert!(reason.contains("no permitted pre_tool_call"), "{reason}");
+        assert!(err.to_string().contains("out of order"), "{err}");
+        // A blocked pre leaves nothing to post (§6.2).
+        let rm = ToolCall::new("c2", "rm", json!({}));
+        assert!(!session.pre_tool_call(&rm).await.unwrap().proceeds());
+        let err = session.post_tool_call(&rm, &ok).await.unwrap_err();
+        out_of_order(&err, InterceptionPoint::PostToolCall);
+        // A permitted pre opens exactly one post; a second pre with the id
+        // still open is refused.
+        assert!(session.pre_tool_call(&ls).await.unwrap().proceeds());
+        let err = session.pre_tool_call(&ls).await.unwrap_err();
+        assert!(out_of_order(&err, InterceptionPoint::PreToolCall).contains("distinct id"));
+        assert!(session.post_tool_call(&ls, &ok).await.unwrap().proceeds());
+        let err = session.post_tool_call(&ls, &ok).await.unwrap_err();
+        out_of_order(&err, InterceptionPoint::PostToolCall);
+        // Refusals took no sequence: startup 0, pre c2 1, pre c1 2, post 3.
+        let e = session.shutdown(ShutdownReason::Completed).await.unwrap();
+        assert_eq!(e.record().sequence, 4);
+    }
+
+    #[tokio::test]
+    async fn a_post_model_call_pairs_with_a_permitted_pre_model_call() {
+        let session = host().session("m").unwrap();
+        session.start(["bash"]).await.unwrap();
+        let response = ModelResponse {
+            content: json!("hi"),
+            tool_calls: Vec::new(),
+            finish_reason: "stop".into(),
+        };
+        let err = session.post_model_call("m", &response).await.unwrap_err();
+        out_of_order(&err, InterceptionPoint::PostModelCall);
+        session.pre_model_call("m", json!([])).await.unwrap();
+        assert!(session.post_model_call("m", &response).await.is_ok());
+        let err = session.post_model_call("m", &response).await.unwrap_err();
+        out_of_order(&err, InterceptionPoint::PostModelCall);
+    }
+
+    #[tokio::test]
+    async fn strict_turns_need_a_permitting_input_first() {
+        let session = host().session_builder("t").strict_turns().open().unwrap();
+        session.start(["bash"]).await.unwrap();
+        let err = session.pre_model_call("m", json!([])).await.unwrap_err();
+        assert!(out_of_order(&err, InterceptionPoint::PreModelCall).contains("rule 3"));
+        let err = session.output(json!("x")).await.unwrap_err();
+        out_of_order(&err, InterceptionPoint::Output);
+        session.input(json!("hi"), InputRole::User).await.unwrap();
+        assert!(session.pre_model_call("m", json!([])).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn the_raw_emit_path_books_pairs_without_refusing() {
+        let session = host().session("raw").unwrap();
+        session.start(["bash"]).await.unwrap();
+        let mut m = Map::new();
+        m.insert(
+            "tool_call".into(),
+            json!({"id": "c", "name": "bash", "args": {}}),
+        );
+        m.insert("tool_result".into(), json!({"value": 1, "is_error": false}));
+        assert!(
+            session
+                .emit(InterceptionPoint::PostToolCall, m)
+                .await
+                .is_ok()
+        );
+    }
+
+    #[tokio::test]
+    async fn output_content_is_reachable_only_through_a_permitting_verdict() {
+        let deny_output = interceptor_fn(|ctx: hookwire::AgentContext| {
+            let deny = ctx.point() == InterceptionPoint::Output;
+            async move {
+                Ok::<_, BoxError>(if deny {
+                    Verdict::deny("test:no")
+                } else {
+                    Verdict::allow()
+                })
+            }
+        });
+        let denying = Host::builder("agent", "hookwire")
+            .interceptor("p", deny_output)
+            .build()
+            .unwrap();
+        let session = denying.session("o").unwrap();
+        session.start(["bash"]).await.unwrap();
+        let decision = session.output(json!("secret answer")).await.unwrap();
+        assert!(!decision.proceeds());
+        let withheld = decision.release().unwrap_err();
+        assert_eq!(withheld.verdict().reason.as_deref(), Some("test:no"));
+
+        let session = host().session("o2").unwrap();
+        session.start(["bash"]).await.unwrap();
+        let released = session.output(json!("fine")).await.unwrap().release();
+        assert_eq!(released.unwrap(), json!("fine"));
+    }
+
+    #[tokio::test]
+    async fn a_session_overrides_mode_and_composition_per_point() {
+        let deny_all = interceptor_fn(|_| async { Ok::<_, BoxError>(Verdict::deny("test:no")) });
+        let denying = Host::builder("agent", "hookwire")
+            .interceptor("p", deny_all)
+            .build()
+            .unwrap();
+        let strictest = Composition::new(Profile::ParallelStrictest);
+        let session = denying
+            .session_builder("ov")
+            .mode_at(InterceptionPoint::Input, Mode::EvaluateOnly)
+            .composition_at(InterceptionPoint::Input, strictest)
+            .open()
+            .unwrap();
+        assert_eq!(
+            session.mode_at(InterceptionPoint::Input),
+            Mode::EvaluateOnly
+        );
+        assert_eq!(session.mode_at(InterceptionPoint::Output), Mode::Enforce);
+        let e = session.start(["bash"]).await.unwrap();
+        assert_eq!(
+            e.record().mode,
+            Mode::Enforce,
+            "startup keeps the host's mode"
+        );
+        assert!(!e.proceeds());
+        let host2 = Host::builder("agent", "hookwire")
+            .interceptor(
+                "p",
+                interceptor_fn(|_| async { Ok::<_, BoxError>(Verdict::deny("test:no")) }),
+            )
+            .build()
+            .unwrap();
+        let session = host2
+            .session_builder("ov2")
+            .mode(Mode::EvaluateOnly)
+            .composition_at(InterceptionPoint::Input, strictest)
+            .open()
+            .unwrap();
+        let e = session.start(["bash"]).await.unwrap();
+        assert!(e.proceeds(), "evaluate_only for the whole session");
+        let e = session.input(json!("hi"), InputRole::User).await.unwrap();
+        assert_eq!(e.record().mode, Mode::EvaluateOnly);
+        assert_eq!(e.record().composition.profile, Profile::ParallelStrictest);
+        assert_eq!(
+            e.verdict().decision,
+            hookwire::Decision::Deny,
+            "recorded, not enforced"
+        );
+        assert!(e.proceeds());
+        let e = session.output(json!("x")).await.unwrap();
+        assert_eq!(e.record().composition.profile, host2.composition().profile);
     }
 
     #[tokio::test]

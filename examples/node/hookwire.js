@@ -57,6 +57,7 @@ const { parseArgs } = require('util');
 
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
+const { HealthImplementation } = require('grpc-health-check');
 
 const SPEC = 'agent-hooks/0.1';
 
@@ -702,6 +703,13 @@ function serve(service, { host = '127.0.0.1', port = 0, points, callLog, graceMs
     'grpc.max_receive_message_length': 8 * 1024 * 1024,
   });
   server.addService(definition, implementation);
+  // grpc.health.v1 (recommended: operators and `hookwire check` probe it),
+  // SERVING for the whole server and for the Interceptor service.
+  const health = new HealthImplementation({
+    '': 'SERVING',
+    'hookwire.v1.Interceptor': 'SERVING',
+  });
+  health.addToServer(server);
   server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {
     if (err) {
       process.stderr.write(`could not bind ${host}:${port}: ${err.message}\n`);
@@ -710,6 +718,9 @@ function serve(service, { host = '127.0.0.1', port = 0, points, callLog, graceMs
     process.stdout.write(`PORT ${bound}\n`);
   });
   const stop = () => {
+    // Probes see NOT_SERVING while calls in flight drain.
+    health.setStatus('', 'NOT_SERVING');
+    health.setStatus('hookwire.v1.Interceptor', 'NOT_SERVING');
     setTimeout(() => {
       server.forceShutdown();
       process.exit(0);

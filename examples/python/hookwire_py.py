@@ -660,6 +660,7 @@ def serve(service, host="127.0.0.1", port=0, points=None, call_log=None, workers
     )
     log = _CallLog(call_log) if call_log else None
     pb_grpc.add_InterceptorServicer_to_server(_servicer(pb, pb_grpc, service, points, log), server)
+    health = _serve_health(server)
     bound = server.add_insecure_port("%s:%d" % (host, port))
     if bound == 0:
         raise SystemExit("could not bind %s:%d" % (host, port))
@@ -669,7 +670,22 @@ def serve(service, host="127.0.0.1", port=0, points=None, call_log=None, workers
     server.start()
     print("PORT %d" % bound, flush=True)
     stop.wait()
+    # Probes see NOT_SERVING while calls in flight drain.
+    health.enter_graceful_shutdown()
     server.stop(grace).wait()
+
+
+def _serve_health(server):
+    """Adds the standard ``grpc.health.v1`` service (recommended: operators
+    and ``hookwire check`` probe it), reporting ``SERVING`` for the whole
+    server and for ``hookwire.v1.Interceptor``. Returns the servicer."""
+    from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+    servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    for name in ("", "hookwire.v1.Interceptor"):
+        servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return servicer
 
 
 def arg_parser(description=None):

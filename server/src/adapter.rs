@@ -3,8 +3,10 @@
 //!
 //! Each RPC decodes its request into a validated [`AgentContext`]
 //! (failure: `INVALID_ARGUMENT`), routes it to the hook for its point
-//! ([`DynInterceptor::decide`], the routing hosts use in-process too), and
-//! encodes the response. A hook that returns an error costs one `INTERNAL`
+//! ([`DynInterceptor::decide`], the routing hosts use in-process too) with
+//! the caller's verified client certificate, if any, as
+//! [`Peer::current`], and encodes the response. A hook that returns an
+//! error costs one `INTERNAL`
 //! status whose message does not carry the error. The whole call runs
 //! under `catch_unwind`, so a panicking hook costs one `INTERNAL` status,
 //! never the server.
@@ -21,6 +23,8 @@ use hookwire::{AgentContext, Decision, DynInterceptor, Interceptor, InterceptorR
 use tonic::{Request, Response, Status};
 
 use crate::error::Error;
+use crate::metrics::{ServerMetrics, ServiceInstruments};
+use crate::peer::Peer;
 
 /// Largest request the server decodes by default, in bytes: the default
 /// §12.3 context bound (5 MiB) with room for framing. tonic's own default
@@ -33,6 +37,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 #[derive(Clone)]
 pub struct GrpcAdapter {
     service: Arc<dyn DynInterceptor>,
+    metrics: Option<Arc<ServiceInstruments>>,
 }
 
 impl std::fmt::Debug for GrpcAdapter {
@@ -50,7 +55,22 @@ impl GrpcAdapter {
 
     /// Wraps a policy already held as its object-safe form.
     pub fn from_dyn(service: Arc<dyn DynInterceptor>) -> Self {
-        Self { service }
+        Self {
+            service,
+            metrics: None,
+        }
+    }
+
+    /// Counts every request in `metrics` (`None`: no metrics), under the
+    /// `service` label of the policy's manifest name.
+    #[must_use]
+    pub fn with_metrics(self, metrics: Option<&ServerMetrics>) -> Self {
+        let metrics = metrics.map(|m| {
+            let described =
+                std::panic::catch_unwind(AssertUnwindSafe(|| self.service.describe().name));
+            Arc::new(m.service(described.as_deref().unwrap_or("unknown")))
+        });
+        Self { metrics, ..self }
     }
 
     /// The tonic service to add to a router, accepting requests up to
@@ -59,22 +79,43 @@ impl GrpcAdapter {
         InterceptorServer::new(self).max_decoding_message_size(DEFAULT_MAX_MESSAGE_BYTES)
     }
 
-    /// Answers one interception request: decode, route, encode.
-    async fn handle(&self, request: PointRequest) -> Result<pb::InterceptorResponse, Error> {
+    /// Answers one interception request: decode, route (with the caller's
+    /// verified identity as [`Peer::current`]), encode.
+    async fn handle(
+        &self,
+        peer: Option<Peer>,
+        request: PointRequest,
+    ) -> Result<pb::InterceptorResponse, Error> {
         let point = request.point();
-        unwind_guard(async {
+        let answering = self.metrics.as_ref().map(|m| m.started(point));
+        let answered = unwind_guard(async {
             let ctx = context_from_request(request).inspect_err(|e| {
                 tracing::debug!(%point, error = %e, "refused an invalid context");
             })?;
-            let response = self.service.decide(&ctx).await.map_err(|e| {
+            let decided = Peer::scope(peer, self.service.decide(&ctx)).await;
+            let response = decided.map_err(|e| {
                 tracing::error!(%point, error = %e, "hook failed; answering INTERNAL");
                 Error::HookFailed
             })?;
             warn_if_invalid(&ctx, &response);
-            Ok(pb::InterceptorResponse::from(&response))
+            Ok((
+                pb::InterceptorResponse::from(&response),
+                response.verdict.decision,
+            ))
         })
-        .await
+        .await;
+        if let Some(a) = answering {
+            a.finished(answered.as_ref().map(|(_, d)| *d));
+        }
+        answered.map(|(r, _)| r)
     }
+}
+
+/// The verified client certificate of the call's connection, when it came
+/// in over mutual TLS (the leaf is the first certificate).
+fn peer_of<T>(request: &Request<T>) -> Option<Peer> {
+    let certs = request.peer_certs()?;
+    Peer::from_der(certs.first()?.as_ref())
 }
 
 /// Runs `fut`, turning a panic into [`Error::Panicked`].
@@ -112,7 +153,8 @@ macro_rules! impl_interceptor {
                     &self,
                     request: Request<pb::$req>,
                 ) -> Result<Response<pb::InterceptorResponse>, Status> {
-                    self.handle(PointRequest::$variant(request.into_inner()))
+                    let peer = peer_of(&request);
+                    self.handle(peer, PointRequest::$variant(request.into_inner()))
                         .await
                         .map(Response::new)
                         .map_err(Status::from)

@@ -62,9 +62,16 @@ pub enum Error {
     /// A host sent an approval request that does not decode.
     #[error(transparent)]
     InvalidApprovalRequest(#[from] InvalidApprovalRequest),
+    /// [`Server::client_ca`](crate::Server::client_ca) was called before
+    /// [`Server::tls`](crate::Server::tls): client certificates need TLS.
+    #[error("client certificates need TLS: call tls(cert, key) before client_ca(ca)")]
+    ClientCaWithoutTls,
     /// The approval web page could not be served.
     #[error("approval web server failed: {0}")]
     Web(#[source] io::Error),
+    /// The `/metrics` endpoint could not be served.
+    #[error("metrics endpoint failed: {0}")]
+    Metrics(#[source] io::Error),
 }
 
 impl Error {
@@ -84,7 +91,9 @@ impl Error {
             | Self::LocalAddr(_)
             | Self::Transport(_)
             | Self::Task(_)
-            | Self::Web(_) => Status::internal("interceptor server error"),
+            | Self::ClientCaWithoutTls
+            | Self::Web(_)
+            | Self::Metrics(_) => Status::internal("interceptor server error"),
         }
     }
 }

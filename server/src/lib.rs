@@ -12,9 +12,13 @@
 //!   the policy's object-safe form, panic isolation, encoding.
 //! - `server`: [`Server`] (settings and layers), [`Router`] (serving)
 //!   and [`spawn_local`].
+//! - `peer`: [`Peer`], the verified client certificate of a mutual-TLS
+//!   caller, which a hook reads with [`Peer::current`].
 //! - `running`: [`RunningServer`], the handle of a server spawned in the
 //!   background for tests and examples.
 //! - `error`: the crate's [`Error`] and its mapping to gRPC statuses.
+//! - [`metrics`]: [`ServerMetrics`], the approval service's series and the
+//!   `/metrics` endpoint over a registry of the caller's.
 //! - [`approval`]: approval services (§9): the queue of pending approvals,
 //!   the `hookwire.v1.ApprovalService` streams, and the approval web page.
 //!
@@ -42,11 +46,19 @@ mod adapter;
 pub mod approval;
 mod error;
 mod health;
+pub mod metrics;
+mod peer;
 mod running;
 mod server;
 
 pub use adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
 pub use error::Error;
+pub use metrics::ServerMetrics;
+pub use peer::Peer;
+
+/// The Prometheus client the metrics register in, re-exported so that
+/// callers build their registry with the same version.
+pub use prometheus_client;
 pub use running::RunningServer;
 pub use server::{Router, Server, spawn_local};
 

@@ -25,6 +25,7 @@ use tower::layer::util::{Identity, Stack};
 use crate::adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
 use crate::error::Error;
 use crate::health::ServerHealth;
+use crate::metrics::ServerMetrics;
 use crate::running::RunningServer;
 
 /// Transport settings and tower layers for an interceptor server; the
@@ -36,7 +37,38 @@ use crate::running::RunningServer;
 pub struct Server<L = Identity> {
     inner: tonic::transport::Server<L>,
     max_message_bytes: usize,
-    tls: bool,
+    tls: Option<TlsSettings>,
+    metrics: Option<ServerMetrics>,
+}
+
+/// What the TLS acceptor is rebuilt from when a setting is added.
+#[derive(Clone)]
+struct TlsSettings {
+    cert_pem: Vec<u8>,
+    key_pem: Vec<u8>,
+    client_ca_pem: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for TlsSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsSettings")
+            .field("key_pem", &format_args!("<redacted>"))
+            .field("client_ca", &self.client_ca_pem.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TlsSettings {
+    fn server_config(&self) -> tonic::transport::ServerTlsConfig {
+        let identity = tonic::transport::Identity::from_pem(&self.cert_pem, &self.key_pem);
+        let config = tonic::transport::ServerTlsConfig::new().identity(identity);
+        match &self.client_ca_pem {
+            Some(ca) => config
+                .client_ca_root(tonic::transport::Certificate::from_pem(ca))
+                .client_auth_optional(false),
+            None => config,
+        }
+    }
 }
 
 impl Server<Identity> {
@@ -46,7 +78,8 @@ impl Server<Identity> {
         Self {
             inner: tonic::transport::Server::builder(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            tls: false,
+            tls: None,
+            metrics: None,
         }
     }
 }
@@ -92,16 +125,50 @@ impl<L> Server<L> {
         }
     }
 
+    /// Counts requests, failures, latency and requests in flight in
+    /// `metrics` (the `hookwire_interceptor_*` families of
+    /// docs/operating.md, registered with [`ServerMetrics::register`]);
+    /// serve the registry with
+    /// [`serve_metrics`](crate::metrics::serve_metrics) or your own endpoint.
+    #[must_use]
+    pub fn metrics(self, metrics: ServerMetrics) -> Self {
+        Self {
+            metrics: Some(metrics),
+            ..self
+        }
+    }
+
     /// Serves over TLS with this PEM certificate chain and private key, so
     /// hosts reach the service at `https://` (see the host's `TlsConfig`).
     pub fn tls(self, cert_pem: impl AsRef<[u8]>, key_pem: impl AsRef<[u8]>) -> Result<Self, Error> {
-        let identity = tonic::transport::Identity::from_pem(cert_pem, key_pem);
-        let inner = self
-            .inner
-            .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
+        let settings = TlsSettings {
+            cert_pem: cert_pem.as_ref().to_vec(),
+            key_pem: key_pem.as_ref().to_vec(),
+            client_ca_pem: self.tls.as_ref().and_then(|t| t.client_ca_pem.clone()),
+        };
+        self.with_tls(settings)
+    }
+
+    /// Requires mutual TLS: every host must present a client certificate
+    /// signed by this PEM authority, or its handshake is refused and no
+    /// hook runs. Hooks see the verified caller through
+    /// [`Peer::current`](crate::Peer::current). Needs [`tls`](Self::tls)
+    /// first ([`Error::ClientCaWithoutTls`] otherwise).
+    pub fn client_ca(self, ca_pem: impl AsRef<[u8]>) -> Result<Self, Error> {
+        let Some(settings) = self.tls.clone() else {
+            return Err(Error::ClientCaWithoutTls);
+        };
+        self.with_tls(TlsSettings {
+            client_ca_pem: Some(ca_pem.as_ref().to_vec()),
+            ..settings
+        })
+    }
+
+    fn with_tls(self, settings: TlsSettings) -> Result<Self, Error> {
+        let inner = self.inner.tls_config(settings.server_config())?;
         Ok(Self {
             inner,
-            tls: true,
+            tls: Some(settings),
             ..self
         })
     }
@@ -112,6 +179,7 @@ impl<L> Server<L> {
         Server {
             inner: self.inner.layer(layer),
             max_message_bytes: self.max_message_bytes,
+            metrics: self.metrics,
             tls: self.tls,
         }
     }
@@ -124,6 +192,7 @@ impl<L> Server<L> {
     {
         let (health, health_service) = ServerHealth::new();
         let interceptor: InterceptorServer<GrpcAdapter> = GrpcAdapter::new(service)
+            .with_metrics(self.metrics.as_ref())
             .into_server()
             .max_decoding_message_size(self.max_message_bytes);
         let mut inner = self.inner;
@@ -131,7 +200,7 @@ impl<L> Server<L> {
         Router {
             inner: router,
             health,
-            tls: self.tls,
+            tls: self.tls.is_some(),
         }
     }
 }

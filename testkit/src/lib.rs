@@ -1,8 +1,9 @@
 //! Shared support for hookwire's tests (unpublished): scriptable
 //! interceptor services served for real on 127.0.0.1:0 (plain or behind a
 //! token check), a host builder shortcut, one valid context per
-//! interception point, and where the workspace keeps what
-//! `scripts/setup.sh` installs.
+//! interception point, where the workspace keeps what
+//! `scripts/setup.sh` installs, and `promtool` checks of Prometheus
+//! expositions.
 //!
 //! Used by the integration tests (`hookwire-tests`) and `hookwire-cli`'s
 //! tests. `hookwire-server`'s own tests keep their wire-level fixtures in
@@ -10,7 +11,9 @@
 //! server depending on it back (even as a dev-dependency) would build two
 //! copies of the server crate whose types do not match.
 
+use std::io::Write;
 use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -232,6 +235,75 @@ pub fn context_json(point: InterceptionPoint) -> Map<String, Value> {
 /// [`context_json`] as the validated [`AgentContext`].
 pub fn context(point: InterceptionPoint) -> AgentContext {
     AgentContext::from_json(Value::Object(context_json(point))).expect("a valid context")
+}
+
+// ---------------------------------------------------------------------------
+// Prometheus expositions: promtool and sample look-ups
+// ---------------------------------------------------------------------------
+
+/// `promtool`: `$PROMTOOL`, or the one on the PATH.
+pub fn promtool() -> PathBuf {
+    if let Some(p) = std::env::var_os("PROMTOOL") {
+        return p.into();
+    }
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("promtool"))
+            .find(|p| p.is_file())
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "promtool is missing: run scripts/setup.sh (it installs Debian's prometheus package), or set PROMTOOL"
+        )
+    })
+}
+
+/// Asserts that `promtool check metrics` accepts `text` (lint included).
+pub fn promtool_accepts(what: &str, text: &str) {
+    let mut child = Command::new(promtool())
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run promtool");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics refused the {what} exposition:\n{}{}\n--- exposition ---\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// In a Prometheus text exposition, the value of the sample `name` whose labels include every pair of
+/// `labels`; `None` when no such sample exists.
+pub fn metric_sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|line| {
+            let (series, value) = line.rsplit_once(' ')?;
+            let (metric, set) = match series.split_once('{') {
+                Some((m, rest)) => (m, rest.trim_end_matches('}')),
+                None => (series, ""),
+            };
+            let all = labels
+                .iter()
+                .all(|(k, v)| set.split(',').any(|kv| kv == format!("{k}=\"{v}\"")));
+            (metric == name && all).then(|| value.parse().ok())?
+        })
+}
+
+/// [`metric_sample`], which must exist.
+pub fn metric_value(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    metric_sample(text, name, labels)
+        .unwrap_or_else(|| panic!("no sample {name} {labels:?} in:\n{text}"))
 }
 
 #[cfg(test)]

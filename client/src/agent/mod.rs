@@ -8,7 +8,11 @@
 //! `pre_tool_call`/`post_tool_call` (several tool calls of one response run
 //! concurrently, each in its own bracket, §12.2), hands every action the
 //! verdicted target (transforms applied, §4.3), and buffers the final answer
-//! until `output` permits it (§12.1a). A blocked tool call is surfaced to the
+//! until `output` permits it (§12.1a). A streaming model's answer is
+//! assembled first, or mediated segment by segment under §12.1's exception
+//! ([`Agent::incremental_output`]). Result labels are persisted with the
+//! data they label and resurfaced as `source_labels` on later hooks (§5.4,
+//! `labels`). A blocked tool call is surfaced to the
 //! model as a tool error and the loop goes on (the `continue` posture of
 //! §6.2); a deny after an action discards its result (§6.1).
 //!
@@ -21,6 +25,7 @@
 //! run), `turn` (what a turn reports) and `session_loop` (the [`Agent`]
 //! driving one session through them).
 
+mod labels;
 mod model;
 mod session_loop;
 mod tools;
@@ -29,6 +34,7 @@ mod turn;
 #[cfg(test)]
 mod tests;
 
+pub use labels::ResultLabels;
 pub use model::{Model, ModelFn, model_fn};
 pub use session_loop::{Agent, DEFAULT_MAX_MODEL_CALLS};
 pub use tools::{Tool, ToolError, ToolFn, Toolbox, Tools, tool_fn};

@@ -1,6 +1,11 @@
 //! The model an [`Agent`](super::Agent) talks to: the [`Model`] trait, its
 //! forwarding through `Arc` and `Box`, and [`model_fn`] for a model made
 //! from an async closure.
+//!
+//! A model answers in one piece ([`Model::respond`]), or streams
+//! ([`Model::respond_stream`], §12.1): the agent then assembles the stream
+//! (buffered, the default) or mediates it segment by segment
+//! ([`Agent::incremental_output`](super::Agent::incremental_output)).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -9,6 +14,7 @@ use serde_json::Value;
 
 use crate::interceptor::{BoxError, BoxFuture};
 use crate::payload::ModelResponse;
+use crate::streaming::ChunkStream;
 
 /// The model an agent talks to. It receives the conversation as the
 /// `messages` array the `pre_model_call` verdict permitted (each message a
@@ -22,6 +28,26 @@ pub trait Model: Send + Sync + 'static {
         &'a self,
         messages: &'a [Value],
     ) -> BoxFuture<'a, Result<ModelResponse, BoxError>>;
+
+    /// Answers one request as a stream of chunks, when the model streams;
+    /// `None` (the default) when it answers in one piece through
+    /// [`Model::respond`]. The agent prefers the stream when there is one.
+    fn respond_stream<'a>(&'a self, _messages: &'a [Value]) -> Option<ChunkStream<'a>> {
+        None
+    }
+
+    /// Answers one request as the JSON text of a response object
+    /// (`{content, tool_calls, finish_reason}`), exactly as a provider sent
+    /// it, when the model has it; `None` (the default) otherwise. The host
+    /// decodes the text exactly (§4.4): a literal it cannot carry without
+    /// rounding denies the `post_model_call` `host_error:context_invalid`
+    /// instead of being rounded. Preferred over [`Model::respond`].
+    fn respond_json<'a>(
+        &'a self,
+        _messages: &'a [Value],
+    ) -> Option<BoxFuture<'a, Result<String, BoxError>>> {
+        None
+    }
 }
 
 impl<M: Model + ?Sized> Model for Arc<M> {
@@ -34,6 +60,15 @@ impl<M: Model + ?Sized> Model for Arc<M> {
     ) -> BoxFuture<'a, Result<ModelResponse, BoxError>> {
         (**self).respond(messages)
     }
+    fn respond_stream<'a>(&'a self, messages: &'a [Value]) -> Option<ChunkStream<'a>> {
+        (**self).respond_stream(messages)
+    }
+    fn respond_json<'a>(
+        &'a self,
+        messages: &'a [Value],
+    ) -> Option<BoxFuture<'a, Result<String, BoxError>>> {
+        (**self).respond_json(messages)
+    }
 }
 
 impl<M: Model + ?Sized> Model for Box<M> {
@@ -45,6 +80,15 @@ impl<M: Model + ?Sized> Model for Box<M> {
         messages: &'a [Value],
     ) -> BoxFuture<'a, Result<ModelResponse, BoxError>> {
         (**self).respond(messages)
+    }
+    fn respond_stream<'a>(&'a self, messages: &'a [Value]) -> Option<ChunkStream<'a>> {
+        (**self).respond_stream(messages)
+    }
+    fn respond_json<'a>(
+        &'a self,
+        messages: &'a [Value],
+    ) -> Option<BoxFuture<'a, Result<String, BoxError>>> {
+        (**self).respond_json(messages)
     }
 }
 

@@ -1,21 +1,34 @@
 //! The loop itself: an [`Agent`] brackets its session, runs each turn
-//! through `input`, the model and tool brackets and the buffered `output`,
+//! through `input`, the model and tool brackets and the gated `output`,
 //! and reports a [`Turn`]. See the [`agent`](super) overview.
+//!
+//! A streaming model's answer is assembled before `post_model_call`
+//! (buffered, the default) or, with [`Agent::incremental_output`],
+//! mediated segment by segment (§12.1's exception): each permitted segment
+//! goes to the release callback and into [`Turn::released`], a deny or a
+//! broken stream withholds the rest, and nothing of a terminated stream is
+//! incorporated into the transcript.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::join_all;
 use hookwire::{InterceptionPoint, InterceptionRecord};
 use serde_json::{Value, json};
 
+use super::labels::{LabelLedger, ResultLabels};
 use super::model::Model;
 use super::tools::Toolbox;
 use super::turn::{ToolCallOutcome, Turn, TurnError, TurnOutcome};
 use crate::emission::Emission;
 use crate::error::Error;
+use crate::interceptor::BoxError;
 use crate::payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
-use crate::session::Session;
+use crate::session::{
+    Session, output_members, post_model_members, pre_model_members, pre_tool_members,
+};
+use crate::streaming::{Assembly, ChunkStream, STREAM_INCOMPLETE, StreamEnd, assemble};
 
 /// Default bound on model calls within one turn.
 pub const DEFAULT_MAX_MODEL_CALLS: usize = 16;
@@ -28,6 +41,18 @@ enum State {
     Closed,
 }
 
+/// Where the text of an incrementally mediated stream goes as each
+/// segment is released.
+type ReleaseFn = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// What the model call of one step came to.
+enum Answer {
+    /// A permitted response to act on, and the turn so far.
+    Response(ModelResponse, Turn),
+    /// The turn ends here.
+    Ended(Turn),
+}
+
 /// The reference agent loop over one session; see the module docs.
 pub struct Agent<M, T> {
     session: Session,
@@ -36,6 +61,9 @@ pub struct Agent<M, T> {
     max_model_calls: usize,
     transcript: Vec<Value>,
     state: State,
+    incremental: bool,
+    on_release: Option<ReleaseFn>,
+    labels: LabelLedger,
 }
 
 impl<M: Model, T: Toolbox> Agent<M, T> {
@@ -48,7 +76,32 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
             max_model_calls: DEFAULT_MAX_MODEL_CALLS,
             transcript: Vec::new(),
             state: State::Fresh,
+            incremental: false,
+            on_release: None,
+            labels: LabelLedger::default(),
         }
+    }
+
+    /// Mediates a streaming model's answers incrementally (§12.1's
+    /// exception, `buffered_output: false`, exposure bound none) instead
+    /// of assembling them first. Only a host that declares that posture
+    /// should turn it on.
+    pub fn incremental_output(mut self, on: bool) -> Self {
+        self.incremental = on;
+        self
+    }
+
+    /// Receives each segment of a streamed answer as it is released
+    /// (incremental mediation only): the caller-facing channel.
+    pub fn on_release(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.on_release = Some(Arc::new(f));
+        self
+    }
+
+    /// The `result_labels` persisted so far, each with the data it labels
+    /// (§5.4).
+    pub fn result_labels(&self) -> &[ResultLabels] {
+        self.labels.entries()
     }
 
     /// Bounds the model calls of one turn (default
@@ -118,9 +171,13 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
                 let error = TurnError::MaxModelCalls(self.max_model_calls);
                 return Ok(turn.end(TurnOutcome::Failed { error }));
             }
+            let members = self.labels.resurface(pre_model_members(
+                &model_id,
+                Value::Array(self.transcript.clone()),
+            ));
             let pre = self
                 .session
-                .pre_model_call(&model_id, Value::Array(self.transcript.clone()))
+                .checked(InterceptionPoint::PreModelCall, members)
                 .await?;
             if !pre.proceeds() {
                 return Ok(turn.blocked(pre));
@@ -131,28 +188,12 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
                 self.transcript = messages;
             }
             turn.model_calls += 1;
-            let answer = AssertUnwindSafe(self.model.respond(&self.transcript))
-                .catch_unwind()
-                .await;
-            let response = match answer {
-                Ok(Ok(r)) => r,
-                Ok(Err(e)) => {
-                    let error = TurnError::Model(e.to_string());
-                    return Ok(turn.end(TurnOutcome::Failed { error }));
+            let response = match self.call_model(&model_id, turn).await? {
+                Answer::Response(response, t) => {
+                    turn = t;
+                    response
                 }
-                Err(_) => {
-                    let error = TurnError::Model("the model panicked".into());
-                    return Ok(turn.end(TurnOutcome::Failed { error }));
-                }
-            };
-            let post = self.session.post_model_call(&model_id, &response).await?;
-            if !post.proceeds() {
-                // §6.1: discarded as if the call had errored.
-                return Ok(turn.blocked(post));
-            }
-            let Some(response) = post.target().and_then(ModelResponse::from_target) else {
-                let error = TurnError::UnreadableResponse;
-                return Ok(turn.end(TurnOutcome::Failed { error }));
+                Answer::Ended(turn) => return Ok(turn),
             };
             if response.tool_calls.is_empty() {
                 return self.finish(turn, response.content).await;
@@ -168,17 +209,17 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
     /// The buffered `output`: nothing is released before the verdict, and
     /// what is released is the verdicted content.
     async fn finish(&mut self, turn: Turn, content: Value) -> Result<Turn, Error> {
-        let e = self.session.output(content).await?;
-        if !e.proceeds() {
-            return Ok(turn.blocked(e));
-        }
-        let output = match e.into_target() {
-            Some(Value::Object(mut o)) if o.contains_key("content") => {
-                o.remove("content").unwrap_or_default()
-            }
-            Some(other) => other,
-            None => Value::Null,
+        let members = self.labels.resurface(output_members(content));
+        let e = self
+            .session
+            .checked(InterceptionPoint::Output, members)
+            .await?;
+        let labelled = e.clone();
+        let output = match crate::session::OutputDecision::new(e).release() {
+            Ok(output) => output,
+            Err(withheld) => return Ok(turn.withheld(withheld.into_record())),
         };
+        self.labels.persist(&labelled, "output", &output);
         self.transcript
             .push(json!({"role": "assistant", "content": output}));
         Ok(turn.end(TurnOutcome::Completed { output }))
@@ -186,21 +227,81 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
 
     /// Runs every tool call of one response concurrently, each in its own
     /// `pre_tool_call`/`post_tool_call` bracket (§12.2).
-    async fn run_tools(&self, calls: &[ToolCall]) -> Result<Vec<ToolCallOutcome>, Error> {
-        join_all(calls.iter().map(|c| self.run_tool(c)))
+    async fn run_tools(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolCallOutcome>, Error> {
+        let ran: Vec<_> = join_all(calls.iter().map(|c| self.run_tool(c)))
             .await
             .into_iter()
-            .collect()
+            .collect::<Result<_, _>>()?;
+        let mut outcomes = Vec::with_capacity(ran.len());
+        for (outcome, post) in ran {
+            if let (Some(post), ToolCallOutcome::Completed { call, result }) = (&post, &outcome) {
+                self.labels.persist(post, &call.id, &result.value);
+            }
+            outcomes.push(outcome);
+        }
+        Ok(outcomes)
     }
 
-    async fn run_tool(&self, requested: &ToolCall) -> Result<ToolCallOutcome, Error> {
-        let pre = self.session.pre_tool_call(requested).await?;
+    /// One model call and its `post_model_call`: a response in one piece,
+    /// its exact JSON text, or a stream (assembled, or mediated
+    /// incrementally). `Answer::Ended` when the turn stops here.
+    async fn call_model(&mut self, model_id: &str, turn: Turn) -> Result<Answer, Error> {
+        let messages = self.transcript.clone();
+        if let Some(stream) = self.model.respond_stream(&messages) {
+            return if self.incremental {
+                mediate(
+                    &self.session,
+                    model_id,
+                    stream,
+                    self.on_release.as_ref(),
+                    turn,
+                )
+                .await
+            } else {
+                buffered(&self.session, model_id, stream, turn).await
+            };
+        }
+        let post = if let Some(text) = self.model.respond_json(&messages) {
+            match caught(text).await {
+                Ok(text) => self.session.post_model_call_json(model_id, &text).await?,
+                Err(error) => return Ok(Answer::Ended(turn.end(TurnOutcome::Failed { error }))),
+            }
+        } else {
+            match caught(self.model.respond(&messages)).await {
+                Ok(response) => self.session.post_model_call(model_id, &response).await?,
+                Err(error) => return Ok(Answer::Ended(turn.end(TurnOutcome::Failed { error }))),
+            }
+        };
+        if !post.proceeds() {
+            // §6.1: discarded as if the call had errored.
+            return Ok(Answer::Ended(turn.blocked(post)));
+        }
+        let Some(response) = post.target().and_then(ModelResponse::from_target) else {
+            let error = TurnError::UnreadableResponse;
+            return Ok(Answer::Ended(turn.end(TurnOutcome::Failed { error })));
+        };
+        self.labels.persist(&post, model_id, &response.content);
+        Ok(Answer::Response(response, turn))
+    }
+
+    async fn run_tool(
+        &self,
+        requested: &ToolCall,
+    ) -> Result<(ToolCallOutcome, Option<Emission>), Error> {
+        let pre = self
+            .session
+            .checked(
+                InterceptionPoint::PreToolCall,
+                self.labels.resurface(pre_tool_members(requested)),
+            )
+            .await?;
         if !pre.proceeds() {
             // §6.2: no post_tool_call; the model sees a tool error.
-            return Ok(ToolCallOutcome::Blocked {
+            let blocked = ToolCallOutcome::Blocked {
                 call: requested.clone(),
                 record: Box::new(pre.record().clone()),
-            });
+            };
+            return Ok((blocked, None));
         }
         let args = pre.into_target().unwrap_or_else(|| requested.args.clone());
         let call = ToolCall {
@@ -226,19 +327,21 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
         };
         let post = self.session.post_tool_call(&call, &result).await?;
         if !post.proceeds() {
-            return Ok(ToolCallOutcome::Discarded {
+            let discarded = ToolCallOutcome::Discarded {
                 call,
                 record: Box::new(post.record().clone()),
-            });
+            };
+            return Ok((discarded, None));
         }
-        let value = post.into_target().unwrap_or(Value::Null);
-        Ok(ToolCallOutcome::Completed {
+        let value = post.target().cloned().unwrap_or(Value::Null);
+        let completed = ToolCallOutcome::Completed {
             call,
             result: ToolResult {
                 value,
                 is_error: result.is_error,
             },
-        })
+        };
+        Ok((completed, Some(post)))
     }
 
     /// Emits `agent_shutdown` with `reason` (always `error` after a denied
@@ -260,6 +363,99 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
         let turn = self.run_turn(content, role).await?;
         let shutdown = self.shutdown(turn.shutdown_reason()).await?;
         Ok((turn, shutdown))
+    }
+}
+
+/// The model's answer, or the turn's error when it failed or panicked.
+async fn caught<T>(
+    answer: impl std::future::Future<Output = Result<T, BoxError>>,
+) -> Result<T, TurnError> {
+    match AssertUnwindSafe(answer).catch_unwind().await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(TurnError::Model(e.to_string())),
+        Err(_) => Err(TurnError::Model("the model panicked".into())),
+    }
+}
+
+/// A buffering host's stream (§12.1): assembled, then one
+/// `post_model_call`; a stream that broke before its finish reason is
+/// emitted `stream_incomplete`, denied by the host
+/// (`host_error:streaming_unsupported`), and not incorporated.
+async fn buffered(
+    session: &Session,
+    model_id: &str,
+    stream: ChunkStream<'_>,
+    turn: Turn,
+) -> Result<Answer, Error> {
+    let post = match AssertUnwindSafe(assemble(stream)).catch_unwind().await {
+        Ok(Assembly::Complete(response)) => session.post_model_call(model_id, &response).await?,
+        Ok(Assembly::Truncated(content)) => {
+            let response = json!({
+                "content": content,
+                "tool_calls": [],
+                "finish_reason": STREAM_INCOMPLETE,
+            });
+            let members = post_model_members(model_id, response);
+            session
+                .self_denied(
+                    InterceptionPoint::PostModelCall,
+                    members,
+                    hookwire::HostError::StreamingUnsupported,
+                )
+                .await?
+        }
+        Err(_) => {
+            let error = TurnError::Model("the model panicked".into());
+            return Ok(Answer::Ended(turn.end(TurnOutcome::Failed { error })));
+        }
+    };
+    if !post.proceeds() {
+        return Ok(Answer::Ended(turn.blocked(post)));
+    }
+    match post.target().and_then(ModelResponse::from_target) {
+        Some(response) => Ok(Answer::Response(response, turn)),
+        None => {
+            let error = TurnError::UnreadableResponse;
+            Ok(Answer::Ended(turn.end(TurnOutcome::Failed { error })))
+        }
+    }
+}
+
+/// Incremental mediation (§12.1's exception): each permitted segment is
+/// released to `on_release` and the turn; a terminated stream ends the
+/// turn blocked, with nothing of it incorporated.
+async fn mediate(
+    session: &Session,
+    model_id: &str,
+    stream: ChunkStream<'_>,
+    on_release: Option<&ReleaseFn>,
+    mut turn: Turn,
+) -> Result<Answer, Error> {
+    let mut mediated = session.mediate_stream(model_id, stream);
+    loop {
+        let next = AssertUnwindSafe(mediated.next()).catch_unwind().await;
+        match next {
+            Ok(Ok(Some(released))) => {
+                if let Some(f) = on_release {
+                    f(released.as_str());
+                }
+                turn.released.push_str(released.as_str());
+            }
+            Ok(Ok(None)) => break,
+            Ok(Err(e)) => return Err(e),
+            Err(_) => {
+                let error = TurnError::Model("the model stream panicked".into());
+                return Ok(Answer::Ended(turn.end(TurnOutcome::Failed { error })));
+            }
+        }
+    }
+    match mediated.into_end() {
+        Some(StreamEnd::Completed { response, .. }) => Ok(Answer::Response(response, turn)),
+        Some(end) => Ok(Answer::Ended(turn.withheld(end.record().clone()))),
+        None => {
+            let error = TurnError::Model("the model stream ended without an outcome".into());
+            Ok(Answer::Ended(turn.end(TurnOutcome::Failed { error })))
+        }
     }
 }
 

@@ -133,6 +133,10 @@ pub struct Turn {
     pub tool_calls: Vec<ToolCallOutcome>,
     /// How many model calls were dispatched.
     pub model_calls: usize,
+    /// The text released to the caller segment by segment while the turn
+    /// streamed under incremental mediation (§12.1), in order; empty for a
+    /// buffered turn, whose answer is released only by `output`.
+    pub released: String,
 }
 
 impl Turn {
@@ -143,6 +147,7 @@ impl Turn {
             },
             tool_calls: Vec::new(),
             model_calls: 0,
+            released: String::new(),
         }
     }
 
@@ -152,9 +157,16 @@ impl Turn {
     }
 
     pub(super) fn blocked(self, e: Emission) -> Self {
-        let at = e.record().interception_point;
-        let record = Box::new(e.record().clone());
-        self.end(TurnOutcome::Blocked { at, record })
+        self.withheld(e.record().clone())
+    }
+
+    /// Blocked by the emission `record` tells of.
+    pub(super) fn withheld(self, record: InterceptionRecord) -> Self {
+        let at = record.interception_point;
+        self.end(TurnOutcome::Blocked {
+            at,
+            record: Box::new(record),
+        })
     }
 
     /// `completed`, `blocked` or `error`: the CTK's run outcome vocabulary.

@@ -15,10 +15,21 @@
 //!
 //! - `endpoint` (required): an absolute `http://` or `https://` URL.
 //! - `tls` (optional, `https://` only): `{"ca_file": PATH, "domain_name":
-//!   NAME}` — the PEM file of the authority that signs the service's
-//!   certificate (read when the document loads; without it the public Web
-//!   PKI roots verify the service) and the name its certificate must carry
-//!   when it differs from the endpoint's host.
+//!   NAME, "cert_file": PATH, "key_file": PATH}` — the PEM file of the
+//!   authority that signs the service's certificate (read when the
+//!   document loads; without it the public Web PKI roots verify the
+//!   service), the name its certificate must carry when it differs from
+//!   the endpoint's host, and (both or neither) the PEM client certificate
+//!   and private key the host presents to a service that requires mutual
+//!   TLS. Files are read when the document loads; findings name the
+//!   member and the I/O error kind, never a path or a byte of a file.
+//! - `visibility` (optional): the optional top-level context members the
+//!   service may see, e.g. `["actor"]`; every other optional member is
+//!   withheld (the required core and the point's conditional members are
+//!   always sent). See `InterceptorBinding::visible`.
+//! - `mutation` (optional): the `$target` paths the service may
+//!   transform, e.g. `["$target.content"]` (prefix grants; `[]` makes it
+//!   read-only). See `InterceptorBinding::may_transform`.
 //! - `metadata` (optional): gRPC headers sent on every call, `Describe`
 //!   included. A value is never written in the document: each names the
 //!   environment variable holding it (`env`), with an optional literal
@@ -39,7 +50,7 @@ use serde_json::{Map, Value};
 use super::kind::BindingContext;
 use crate::binding::InterceptorBinding;
 use crate::interceptor::{BoxError, interceptor_fn};
-use crate::remote::{TlsConfig, metadata_entry};
+use crate::remote::{ClientIdentity, TlsConfig, metadata_entry};
 
 /// The kind of an interceptor service over gRPC.
 pub const GRPC_KIND: &str = "hookwire.grpc";
@@ -47,7 +58,9 @@ pub const GRPC_KIND: &str = "hookwire.grpc";
 /// The kind of the allow-all passthrough.
 pub const ALLOW_KIND: &str = "hookwire.allow";
 
-const GRPC_MEMBERS: [&str; 3] = ["endpoint", "metadata", "tls"];
+const GRPC_MEMBERS: [&str; 5] = ["endpoint", "metadata", "tls", "visibility", "mutation"];
+
+const TLS_MEMBERS: [&str; 4] = ["ca_file", "domain_name", "cert_file", "key_file"];
 
 /// Resolves a `hookwire.grpc` binding. Messages name members, header keys
 /// and environment variable names, never a value.
@@ -86,30 +99,55 @@ pub(crate) fn resolve_grpc(
         }
         Some(_) => return Err("config.metadata must be an object".into()),
     }
+    if let Some(members) = config.get("visibility") {
+        let members = strings(members, "config.visibility")?;
+        if let Some(i) = members.iter().position(|m| !hookwire::is_namespace(m)) {
+            return Err(format!(
+                "config.visibility[{i}] must be a top-level member name (^[a-z][a-z0-9_]*$)"
+            ));
+        }
+        binding = binding.visible(members);
+    }
+    if let Some(paths) = config.get("mutation") {
+        let paths = strings(paths, "config.mutation")?;
+        for (i, path) in paths.iter().enumerate() {
+            hookwire::path::parse(path)
+                .map_err(|e| format!("config.mutation[{i}]: {e} (§5.2 grammar)"))?;
+        }
+        binding = binding.may_transform(paths);
+    }
     Ok(binding)
 }
 
-/// `{"ca_file"?: PATH, "domain_name"?: NAME}`; findings never quote the
-/// path or the name.
+/// An array of strings at `at`.
+fn strings(value: &Value, at: &str) -> Result<Vec<String>, String> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| format!("{at} must be an array of strings"))?;
+    items
+        .iter()
+        .map(|v| v.as_str().map(str::to_owned))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("{at} must be an array of strings"))
+}
+
+/// `{"ca_file"?: PATH, "domain_name"?: NAME, "cert_file"?: PATH,
+/// "key_file"?: PATH}`; findings never quote a path, the name or a file's
+/// content.
 fn tls_config(tls: &Value) -> Result<TlsConfig, String> {
     let Some(tls) = tls.as_object() else {
         return Err("config.tls must be an object".into());
     };
-    if let Some(unknown) = tls
-        .keys()
-        .find(|k| !["ca_file", "domain_name"].contains(&k.as_str()))
-    {
+    if let Some(unknown) = tls.keys().find(|k| !TLS_MEMBERS.contains(&k.as_str())) {
         return Err(format!(
-            "config.tls: member {unknown:?} is unknown (expected ca_file and domain_name)"
+            "config.tls: member {unknown:?} is unknown (expected ca_file, domain_name, cert_file and key_file)"
         ));
     }
-    let ca_pem = match tls.get("ca_file") {
-        None => None,
-        Some(Value::String(path)) => Some(
-            std::fs::read(path)
-                .map_err(|e| format!("config.tls.ca_file cannot be read ({})", e.kind()))?,
-        ),
-        Some(_) => return Err("config.tls.ca_file must be a string".into()),
+    let ca_pem = read_file(tls, "ca_file")?;
+    let client_identity = match (read_file(tls, "cert_file")?, read_file(tls, "key_file")?) {
+        (None, None) => None,
+        (Some(cert_pem), Some(key_pem)) => Some(ClientIdentity::from_pem(cert_pem, key_pem)),
+        _ => return Err("config.tls.cert_file and config.tls.key_file go together".into()),
     };
     let domain_name = match tls.get("domain_name") {
         None => None,
@@ -119,7 +157,20 @@ fn tls_config(tls: &Value) -> Result<TlsConfig, String> {
     Ok(TlsConfig {
         ca_pem,
         domain_name,
+        client_identity,
     })
+}
+
+/// The bytes of the file named by `tls.<member>`, read now; the finding
+/// names the member and the I/O error kind only.
+fn read_file(tls: &Map<String, Value>, member: &str) -> Result<Option<Vec<u8>>, String> {
+    match tls.get(member) {
+        None => Ok(None),
+        Some(Value::String(path)) => std::fs::read(path)
+            .map(Some)
+            .map_err(|e| format!("config.tls.{member} cannot be read ({})", e.kind())),
+        Some(_) => Err(format!("config.tls.{member} must be a string")),
+    }
 }
 
 /// An absolute `http://` or `https://` URL with a host; the reason never

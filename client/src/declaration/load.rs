@@ -154,6 +154,14 @@ impl DeclaredHostBuilder {
         self
     }
 
+    /// Counts the host's emissions, calls, approvals and sink deliveries
+    /// in `metrics`. Like record sinks, metrics are delivery, not
+    /// configuration, so they stay the host's choice.
+    pub fn metrics(mut self, metrics: crate::metrics::HostMetrics) -> Self {
+        self.builder = self.builder.metrics(metrics);
+        self
+    }
+
     /// Resolves `declaration` against `registry`, runs every binding's
     /// kind resolver in array order (step 11), and builds the sealed host.
     /// Bindings run at their `at` points, or at every surface point when

@@ -362,19 +362,30 @@ impl ResolvedSurface {
                 declaration_versions: code.declaration_versions.clone(),
             };
         };
+        // `buffered_output` defaults to true and `false` is declared only
+        // explicitly (§13.1): a document that leaves it out declares a
+        // buffering host, so the capabilities filled from the host's leave
+        // out `incremental_output`, whose companion is `false`, rather than
+        // resolve to a contradiction the document never wrote.
+        let buffered = s
+            .get("buffered_output")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
         Self {
             interception_points: points(s.get("interception_points"))
                 .unwrap_or_else(|| code.interception_points.clone()),
-            capabilities: strings(s.get("capabilities"))
-                .unwrap_or_else(|| code.capabilities.clone()),
+            capabilities: strings(s.get("capabilities")).unwrap_or_else(|| {
+                let mut filled = code.capabilities.clone();
+                if buffered {
+                    filled.remove("incremental_output");
+                }
+                filled
+            }),
             profiles: s
                 .get("profiles")
                 .and_then(Value::as_object)
                 .map_or_else(|| code.profiles.clone(), stated_profiles),
-            buffered_output: s
-                .get("buffered_output")
-                .and_then(Value::as_bool)
-                .unwrap_or(true),
+            buffered_output: buffered,
             exposure_bound: s
                 .get("exposure_bound")
                 .and_then(Value::as_str)

@@ -24,7 +24,7 @@
 //! the §9 order, so a malformed decision is forwarded as made.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
 use hookwire::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution, StreamResolution};
@@ -34,6 +34,7 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use crate::error::{Error, Refusal};
+use crate::metrics::ApprovalCounters;
 
 /// Longest deadline the queue honours; longer ones are cut to this.
 pub const MAX_DEADLINE: Duration = Duration::from_secs(24 * 60 * 60);
@@ -202,6 +203,8 @@ pub struct ApprovalQueue {
 struct Inner {
     state: Mutex<State>,
     events: broadcast::Sender<QueueEvent>,
+    /// Set once metrics are registered ([`ApprovalQueue::register_metrics`]).
+    metrics: OnceLock<ApprovalCounters>,
 }
 
 #[derive(Debug, Default)]
@@ -221,6 +224,8 @@ struct Entry {
     host_request_id: String,
     approval: PendingApproval,
     timer: Option<AbortHandle>,
+    /// When it was queued, for the wait and age metrics.
+    queued: Instant,
 }
 
 #[derive(Debug)]
@@ -245,6 +250,7 @@ impl ApprovalQueue {
             inner: Arc::new(Inner {
                 state: Mutex::new(State::default()),
                 events,
+                metrics: OnceLock::new(),
             }),
         }
     }
@@ -285,6 +291,19 @@ impl ApprovalQueue {
             },
             deliveries,
         )
+    }
+
+    /// Counts requests and how they left the queue in `registry`, and
+    /// exposes the queue's gauges (pending, oldest age, connected hosts
+    /// and approvers), read at scrape time: the `hookwire_approval_*`
+    /// families of docs/operating.md. Registering in a second registry
+    /// shares the same counters.
+    pub fn register_metrics(&self, registry: &mut prometheus_client::registry::Registry) {
+        self.inner
+            .metrics
+            .get_or_init(ApprovalCounters::default)
+            .register(registry);
+        registry.register_collector(Box::new(QueueGauges(self.clone())));
     }
 
     /// Every pending request, oldest first.
@@ -366,6 +385,14 @@ impl ApprovalQueue {
             return Err(refused(&state, id));
         };
         let outcome = resolution.outcome;
+        if let Some(m) = self.inner.metrics.get() {
+            let label = match outcome {
+                Some(ApprovalOutcome::Approve) => "approved",
+                Some(ApprovalOutcome::Reject) => "rejected",
+                _ => "unresolved",
+            };
+            m.left(label, entry.queued.elapsed());
+        }
         if let Some(h) = state.hosts.get(&entry.host) {
             let _ = h
                 .deliver
@@ -418,7 +445,10 @@ impl ApprovalQueue {
 
     /// Removes `id` undecided and tells the subscribers why.
     fn close(&self, state: &mut State, id: &str, reason: CloseReason) {
-        if self.take(state, id, Refusal::from(reason)).is_some() {
+        if let Some(entry) = self.take(state, id, Refusal::from(reason)) {
+            if let Some(m) = self.inner.metrics.get() {
+                m.left(reason.as_str(), entry.queued.elapsed());
+            }
             tracing::info!(id, reason = reason.as_str(), "approval closed");
             self.emit(QueueEvent::Closed {
                 id: id.to_owned(),
@@ -503,6 +533,7 @@ impl ApprovalQueue {
                 host_request_id: request_id,
                 approval: approval.clone(),
                 timer: Some(timer),
+                queued: Instant::now(),
             },
         );
         tracing::info!(
@@ -511,6 +542,9 @@ impl ApprovalQueue {
             session = approval.session_id(),
             "approval requested"
         );
+        if let Some(m) = self.inner.metrics.get() {
+            m.submitted.inc();
+        }
         self.emit(QueueEvent::Added(Box::new(approval)));
         Ok(id)
     }
@@ -530,6 +564,55 @@ fn refused(state: &State, id: &str) -> Error {
             .get(id)
             .copied()
             .unwrap_or(Refusal::UnknownRequest),
+    }
+}
+
+/// The queue's gauges, read at scrape time.
+#[derive(Debug)]
+struct QueueGauges(ApprovalQueue);
+
+impl prometheus_client::collector::Collector for QueueGauges {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::DescriptorEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        use prometheus_client::encoding::EncodeMetric;
+        use prometheus_client::metrics::gauge::ConstGauge;
+        let (pending, oldest, hosts) = {
+            let state = self.0.state();
+            let oldest = state.pending.values().map(|e| e.queued.elapsed()).max();
+            (state.pending.len(), oldest, state.hosts.len())
+        };
+        let approvers = self.0.inner.events.receiver_count();
+        let count = |n: usize| ConstGauge::new(i64::try_from(n).unwrap_or(i64::MAX));
+        for (name, help, gauge) in [
+            (
+                "hookwire_approval_pending",
+                "Requests waiting for a decision",
+                count(pending),
+            ),
+            (
+                "hookwire_approval_hosts_connected",
+                "Hosts with an open Resolve stream (or an in-process link)",
+                count(hosts),
+            ),
+            (
+                "hookwire_approval_approvers_connected",
+                "Approvers watching the queue (Watch streams and open approval pages)",
+                count(approvers),
+            ),
+        ] {
+            let metric = encoder.encode_descriptor(name, help, None, gauge.metric_type())?;
+            gauge.encode(metric)?;
+        }
+        let age = ConstGauge::new(oldest.map_or(0.0, |d| d.as_secs_f64()));
+        let metric = encoder.encode_descriptor(
+            "hookwire_approval_oldest_pending_age_seconds",
+            "How long the oldest pending request has waited (0 when none waits)",
+            None,
+            age.metric_type(),
+        )?;
+        age.encode(metric)
     }
 }
 

@@ -63,6 +63,15 @@ impl ApprovalServer {
         self
     }
 
+    /// Exposes the service's `hookwire_approval_*` series in `registry`
+    /// (see [`ApprovalQueue::register_metrics`]); serve it with
+    /// [`serve_metrics`](crate::metrics::serve_metrics).
+    #[must_use]
+    pub fn metrics(self, registry: &mut prometheus_client::registry::Registry) -> Self {
+        self.queue.register_metrics(registry);
+        self
+    }
+
     /// The queue.
     pub fn queue(&self) -> &ApprovalQueue {
         &self.queue

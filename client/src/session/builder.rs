@@ -1,0 +1,137 @@
+//! Opening a session with its own configuration: [`SessionBuilder`], from
+//! [`Host::session_builder`](crate::Host::session_builder).
+//!
+//! §8 selects the mode "per session or per interception point" and §7.2
+//! lets a host declare its profiles per session or per point; a session
+//! may therefore override the host's mode and composition, as a whole or
+//! at one point. What is not overridden is the host's. A declared host is
+//! sealed (§7.7.7): its sessions take no overrides.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use hookwire::{Composition, InterceptionPoint, Mode};
+use serde_json::{Map, Value};
+
+use crate::error::Error;
+use crate::host_state::HostState;
+use crate::pipeline::Settings;
+use crate::session::Session;
+
+/// The mode and composition a session runs each point under.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Overrides {
+    mode: Option<Mode>,
+    composition: Option<Composition>,
+    mode_at: BTreeMap<InterceptionPoint, Mode>,
+    composition_at: BTreeMap<InterceptionPoint, Composition>,
+}
+
+impl Overrides {
+    fn is_empty(&self) -> bool {
+        self.mode.is_none()
+            && self.composition.is_none()
+            && self.mode_at.is_empty()
+            && self.composition_at.is_empty()
+    }
+
+    /// What `point` runs under: the point's override, else the session's,
+    /// else the host's.
+    pub(crate) fn at(&self, host: &HostState, point: InterceptionPoint) -> Settings {
+        Settings {
+            mode: self
+                .mode_at
+                .get(&point)
+                .copied()
+                .or(self.mode)
+                .unwrap_or(host.mode),
+            composition: self
+                .composition_at
+                .get(&point)
+                .copied()
+                .or(self.composition)
+                .unwrap_or(host.composition),
+        }
+    }
+}
+
+/// Opens a session with its own members, mode, composition or ordering
+/// discipline; [`SessionBuilder::open`] checks and opens it.
+#[must_use = "a session builder does nothing until opened"]
+pub struct SessionBuilder {
+    host: Arc<HostState>,
+    id: String,
+    members: Map<String, Value>,
+    overrides: Overrides,
+    strict_turns: bool,
+}
+
+impl SessionBuilder {
+    pub(crate) fn new(host: Arc<HostState>, id: String) -> Self {
+        Self {
+            host,
+            id,
+            members: Map::new(),
+            overrides: Overrides::default(),
+            strict_turns: false,
+        }
+    }
+
+    /// Context members every emission carries (`trace`, `tenant`, `actor`,
+    /// `extensions`, ...; §4.5–§4.6).
+    pub fn members(mut self, members: Map<String, Value>) -> Self {
+        self.members = members;
+        self
+    }
+
+    /// The session's mode, instead of the host's (§8).
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.overrides.mode = Some(mode);
+        self
+    }
+
+    /// The mode at one point, over the session's and the host's (§8).
+    pub fn mode_at(mut self, point: InterceptionPoint, mode: Mode) -> Self {
+        self.overrides.mode_at.insert(point, mode);
+        self
+    }
+
+    /// The session's composition, instead of the host's (§7.2).
+    pub fn composition(mut self, composition: Composition) -> Self {
+        self.overrides.composition = Some(composition);
+        self
+    }
+
+    /// The composition at one point, over the session's and the host's.
+    pub fn composition_at(mut self, point: InterceptionPoint, composition: Composition) -> Self {
+        self.overrides.composition_at.insert(point, composition);
+        self
+    }
+
+    /// Enforces §3.1 rule 3 too: `pre_model_call`, `pre_tool_call` and
+    /// `output` are refused until an `input` has permitted a turn (and
+    /// after an `input` that denied it). Pairing (rules 4–5) is always
+    /// enforced.
+    pub fn strict_turns(mut self) -> Self {
+        self.strict_turns = true;
+        self
+    }
+
+    /// Opens the session. Refused for an empty id, and for overrides on a
+    /// declared host, whose configuration is sealed (§7.7.7).
+    pub fn open(self) -> Result<Session, Error> {
+        if self.id.is_empty() {
+            return Err(Error::EmptySessionId);
+        }
+        if self.host.declaration.is_some() && !self.overrides.is_empty() {
+            return Err(Error::SealedHost(self.id));
+        }
+        Ok(Session::new(
+            self.host,
+            self.id,
+            self.members,
+            self.overrides,
+            self.strict_turns,
+        ))
+    }
+}

@@ -1,0 +1,416 @@
+//! Prometheus metrics with the real parts: a host with remote services on
+//! 127.0.0.1:0, an interceptor service and an approval service each
+//! serving `/metrics` over HTTP, every exposition checked by
+//! `promtool check metrics` (Debian's prometheus package, installed by
+//! `scripts/setup.sh`) and its counted values asserted after a known
+//! session; the shipped alert rules checked by `promtool check rules`.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookwire::approval::{ApprovalRequest, ApprovalResolution};
+use hookwire::{AgentContext, InterceptionPoint, Verdict};
+use hookwire_client::prometheus_client::registry::Registry;
+use hookwire_client::{
+    ApprovalResolver, BoxError, BoxFuture, Host, HostMetrics, InterceptorBinding, RecordLog,
+    RecordSink, ShutdownReason, ToolCall, ToolResult, interceptor_fn,
+};
+use hookwire_server::approval::ApprovalServer;
+use hookwire_server::metrics::{SharedRegistry, render, serve_metrics};
+use hookwire_server::{Server, ServerMetrics};
+use hookwire_testkit::{
+    Scripted, metric_sample as sample, metric_value as value, promtool, promtool_accepts,
+    target_str, workspace_root,
+};
+use serde_json::json;
+use tokio::net::TcpListener;
+
+use InterceptionPoint::*;
+
+/// `GET /metrics` over plain HTTP/1.0, as a scraper does.
+fn scrape(addr: SocketAddr) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connect to /metrics");
+    stream
+        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    assert!(
+        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
+        "{head}"
+    );
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/plain; version=0.0.4"),
+        "{head}"
+    );
+    body.to_owned()
+}
+
+/// Serves `registry` at `/metrics` on 127.0.0.1:0 until the test ends.
+async fn expose(registry: SharedRegistry) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(serve_metrics(listener, registry, std::future::pending()));
+    addr
+}
+
+/// A sink that panics on every record: each one is a drop.
+struct Panicking;
+
+impl RecordSink for Panicking {
+    fn record(&self, _: &hookwire::InterceptionRecord) {
+        panic!("this sink always fails");
+    }
+}
+
+/// Approves every request with `allow`.
+struct Approve;
+
+impl ApprovalResolver for Approve {
+    fn resolve<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> BoxFuture<'a, Result<ApprovalResolution, BoxError>> {
+        Box::pin(async move { Ok(ApprovalResolution::approve(request, Verdict::allow())) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_known_session_is_counted_by_the_host_and_the_service_and_promtool_accepts_both() {
+    // The service: denies `rm` tool calls with a policy reason.
+    let service_registry: SharedRegistry = Arc::default();
+    let service_metrics = ServerMetrics::register(&mut service_registry.lock().unwrap());
+    let policy = Server::builder()
+        .metrics(service_metrics)
+        .service(Scripted::new("policy", |ctx| {
+            if target_str(ctx, "cmd").is_some_and(|c| c.starts_with("rm ")) {
+                Verdict::deny("no_rm").with_message("rm is not allowed")
+            } else {
+                Verdict::allow()
+            }
+        }))
+        .spawn_local()
+        .await
+        .unwrap();
+    let slow = Scripted::allow_all("slow")
+        .with_delay(Duration::from_millis(400))
+        .serve()
+        .await;
+    let service_scrape = expose(service_registry.clone()).await;
+
+    // The host: its own registry, read by the text encoder.
+    let mut registry = Registry::default();
+    let metrics = HostMetrics::register(&mut registry);
+    let records = RecordLog::new();
+    let escalate = interceptor_fn(|_| async {
+        Ok::<_, BoxError>(Verdict::escalate("needs_human").with_message("ask someone"))
+    });
+    let allow = interceptor_fn(|_| async { Ok::<_, BoxError>(Verdict::allow()) });
+    let host = Host::builder("metrics-agent", "hookwire")
+        .metrics(metrics)
+        .interceptor("base", allow)
+        .bind(InterceptorBinding::remote("policy", policy.endpoint()).at([PreToolCall]))
+        .bind(
+            InterceptorBinding::remote("slow", slow.endpoint())
+                .at([PreModelCall])
+                .timeout(Duration::from_millis(60)),
+        )
+        .bind(InterceptorBinding::local("escalator", escalate).at([PostToolCall]))
+        .approval_resolver(Approve)
+        .record_sink(records.clone())
+        .record_sink(Panicking)
+        .build()
+        .unwrap();
+
+    let session = host.session("run-1").unwrap();
+    let during = render(&registry);
+    assert_eq!(value(&during, "hookwire_host_sessions_open", &[]), 1.0);
+    assert!(session.start(["bash"]).await.unwrap().proceeds());
+    let call = ToolCall::new("c1", "bash", json!({"cmd": "rm -rf /"}));
+    assert!(!session.pre_tool_call(&call).await.unwrap().proceeds());
+    for _ in 0..2 {
+        let e = session
+            .pre_model_call("m", json!([{"role": "user", "content": "hi"}]))
+            .await
+            .unwrap();
+        assert!(!e.proceeds());
+    }
+    let ls = ToolCall::new("c2", "bash", json!({"cmd": "ls"}));
+    assert!(session.pre_tool_call(&ls).await.unwrap().proceeds());
+    let result = ToolResult {
+        value: json!("ok"),
+        is_error: false,
+    };
+    assert!(
+        session
+            .post_tool_call(&ls, &result)
+            .await
+            .unwrap()
+            .proceeds(),
+        "the escalation was approved"
+    );
+    session.shutdown(ShutdownReason::Completed).await.unwrap();
+    drop(session);
+
+    let text = render(&registry);
+    promtool_accepts("host", &text);
+    let denies = "hookwire_host_denies_total";
+    let at =
+        |p: InterceptionPoint, reason: &'static str| [("point", p.as_str()), ("reason", reason)];
+    assert_eq!(value(&text, denies, &at(PreToolCall, "policy")), 1.0);
+    assert_eq!(
+        value(
+            &text,
+            denies,
+            &at(PreModelCall, "host_error:interceptor_timeout")
+        ),
+        2.0
+    );
+    assert_eq!(
+        sample(&text, denies, &[("reason", "no_rm")]),
+        None,
+        "policy reasons are folded unless the operator opts in"
+    );
+    let emissions = "hookwire_host_emissions_total";
+    let decided = |p: InterceptionPoint, d: &'static str| [("point", p.as_str()), ("decision", d)];
+    assert_eq!(value(&text, emissions, &decided(PreToolCall, "deny")), 1.0);
+    assert_eq!(value(&text, emissions, &decided(PreToolCall, "allow")), 1.0);
+    assert_eq!(value(&text, emissions, &decided(PreModelCall, "deny")), 2.0);
+    assert_eq!(
+        value(&text, emissions, &decided(PostToolCall, "allow")),
+        1.0
+    );
+    assert_eq!(
+        value(&text, emissions, &decided(AgentStartup, "allow")),
+        1.0
+    );
+    let calls = "hookwire_host_interceptor_calls_total";
+    let called = |i: &'static str, o: &'static str| [("interceptor", i), ("outcome", o)];
+    assert_eq!(value(&text, calls, &called("slow", "timeout")), 2.0);
+    assert_eq!(value(&text, calls, &called("slow", "ok")), 0.0);
+    // A deny is an answered call: both policy calls are `ok`.
+    assert_eq!(value(&text, calls, &called("policy", "ok")), 2.0);
+    assert_eq!(value(&text, calls, &called("base", "ok")), 7.0);
+    assert_eq!(
+        value(
+            &text,
+            "hookwire_host_interceptor_call_duration_seconds_count",
+            &[("interceptor", "slow")]
+        ),
+        2.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            "hookwire_host_approvals_total",
+            &[("outcome", "approved")]
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(&text, "hookwire_host_approval_wait_seconds_count", &[]),
+        1.0
+    );
+    assert_eq!(
+        value(&text, "hookwire_host_record_sink_deliveries_total", &[]),
+        7.0
+    );
+    assert_eq!(
+        value(&text, "hookwire_host_record_sink_drops_total", &[]),
+        7.0
+    );
+    assert_eq!(value(&text, "hookwire_host_emissions_in_flight", &[]), 0.0);
+    assert_eq!(value(&text, "hookwire_host_sessions_open", &[]), 0.0);
+    assert_eq!(records.records().len(), 7);
+
+    let served = scrape(service_scrape);
+    promtool_accepts("interceptor service", &served);
+    let requests = "hookwire_interceptor_requests_total";
+    let answered = |p: InterceptionPoint, d: &'static str| {
+        [
+            ("service", "policy"),
+            ("point", p.as_str()),
+            ("decision", d),
+        ]
+    };
+    assert_eq!(
+        value(&served, requests, &answered(PreToolCall, "deny")),
+        1.0
+    );
+    assert_eq!(
+        value(&served, requests, &answered(PreToolCall, "allow")),
+        1.0
+    );
+    assert_eq!(
+        value(
+            &served,
+            "hookwire_interceptor_request_duration_seconds_count",
+            &[("service", "policy"), ("point", "pre_tool_call")]
+        ),
+        2.0
+    );
+    assert_eq!(
+        value(
+            &served,
+            "hookwire_interceptor_requests_in_flight",
+            &[("service", "policy")]
+        ),
+        0.0
+    );
+    policy.shutdown().await.unwrap();
+    slow.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn opted_in_policy_reasons_are_labelled_verbatim() {
+    let mut registry = Registry::default();
+    let metrics = HostMetrics::register(&mut registry).verbatim_policy_reasons();
+    let deny = interceptor_fn(|_| async { Ok::<_, BoxError>(Verdict::deny("no_rm")) });
+    let host = Host::builder("agent", "hookwire")
+        .metrics(metrics)
+        .bind(InterceptorBinding::local("deny", deny).at([PreToolCall]))
+        .interceptor(
+            "allow",
+            interceptor_fn(|_| async { Ok::<_, BoxError>(Verdict::allow()) }),
+        )
+        .build()
+        .unwrap();
+    let session = host.session("s").unwrap();
+    session.start(["bash"]).await.unwrap();
+    session
+        .pre_tool_call(&ToolCall::new("c", "bash", json!({})))
+        .await
+        .unwrap();
+    let text = render(&registry);
+    promtool_accepts("host (verbatim reasons)", &text);
+    assert_eq!(
+        value(
+            &text,
+            "hookwire_host_denies_total",
+            &[("point", "pre_tool_call"), ("reason", "no_rm")]
+        ),
+        1.0
+    );
+}
+
+fn approval_request(n: u64) -> ApprovalRequest {
+    let ctx = AgentContext::from_json(json!({
+        "spec": "agent-hooks/0.1",
+        "interception_point": "pre_tool_call",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "sequence": n,
+        "agent": {"id": "a", "framework": "hookwire"},
+        "session": {"id": format!("s-{n}")},
+        "tool_call": {"id": "tc", "name": "wire_transfer", "args": {"amount": n}},
+    }))
+    .unwrap();
+    ApprovalRequest {
+        context_identity: Some(format!("sha256:{n}")),
+        interception_point: PreToolCall,
+        verdict: Verdict::escalate("big_transfer"),
+        context: ctx,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_approval_service_exposes_its_backlog_decisions_and_connections() {
+    let registry: SharedRegistry = Arc::default();
+    let server = ApprovalServer::new().metrics(&mut registry.lock().unwrap());
+    let running = server.spawn_local().await.unwrap();
+    let addr = expose(registry.clone()).await;
+    let queue = running.queue().clone();
+
+    let (link, _deliveries) = queue.connect_host("host-a");
+    let watching = queue.subscribe();
+    let first = link
+        .submit("r1", approval_request(1), Duration::from_secs(60))
+        .unwrap();
+    link.submit("r2", approval_request(2), Duration::from_secs(60))
+        .unwrap();
+    link.submit("r3", approval_request(3), Duration::from_millis(50))
+        .unwrap();
+    queue
+        .resolve(
+            &first,
+            "alice",
+            ApprovalResolution::approve(&approval_request(1), Verdict::allow()),
+        )
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let text = scrape(addr);
+    promtool_accepts("approval service", &text);
+    assert_eq!(value(&text, "hookwire_approval_requests_total", &[]), 3.0);
+    let left = |o: &'static str| [("outcome", o)];
+    assert_eq!(
+        value(
+            &text,
+            "hookwire_approval_decisions_total",
+            &left("approved")
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(&text, "hookwire_approval_decisions_total", &left("expired")),
+        1.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            "hookwire_approval_decisions_total",
+            &left("rejected")
+        ),
+        0.0
+    );
+    assert_eq!(value(&text, "hookwire_approval_pending", &[]), 1.0);
+    assert_eq!(value(&text, "hookwire_approval_hosts_connected", &[]), 1.0);
+    assert_eq!(
+        value(&text, "hookwire_approval_approvers_connected", &[]),
+        1.0
+    );
+    assert!(value(&text, "hookwire_approval_oldest_pending_age_seconds", &[]) >= 0.15);
+
+    drop(watching);
+    drop(link);
+    let text = scrape(addr);
+    promtool_accepts("approval service, after", &text);
+    assert_eq!(value(&text, "hookwire_approval_pending", &[]), 0.0);
+    assert_eq!(
+        value(
+            &text,
+            "hookwire_approval_decisions_total",
+            &left("host_gone")
+        ),
+        1.0
+    );
+    assert_eq!(value(&text, "hookwire_approval_hosts_connected", &[]), 0.0);
+    assert_eq!(
+        value(&text, "hookwire_approval_approvers_connected", &[]),
+        0.0
+    );
+    running.shutdown().await.unwrap();
+}
+
+#[test]
+fn promtool_accepts_the_shipped_alert_rules() {
+    let rules = workspace_root().join("docs/prometheus/hookwire.rules.yml");
+    let out = Command::new(promtool())
+        .args(["check", "rules"])
+        .arg(&rules)
+        .output()
+        .expect("run promtool");
+    assert!(
+        out.status.success(),
+        "promtool check rules {}:\n{}{}",
+        rules.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("SUCCESS: 8 rules found"), "{said}");
+}
