@@ -22,7 +22,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire_client::{Host, StreamResolver, ToolCall};
+use hookwire_client::{Host, InputRole, StreamResolver, ToolCall};
 use hookwire_server::approval::ApprovalServer;
 use hookwire_server::metrics::{SharedRegistry, serve_metrics};
 use hookwire_server::prelude::*;
@@ -76,6 +76,9 @@ async fn demo_agent(approvals: String) -> Result<(), Box<dyn Error + Send + Sync
         tokio::spawn(async move {
             let session = host.session(format!("demo-{n}"))?;
             session.start(["wire_transfer"]).await?;
+            session
+                .input(json!(format!("pay supplier {}", n % 3)), InputRole::User)
+                .await?;
             let args = json!({"amount": 40 + n * 15, "to": format!("supplier-{}", n % 3)});
             let e = session
                 .pre_tool_call(&ToolCall::new(format!("tc-{n}"), "wire_transfer", args))

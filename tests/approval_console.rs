@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hookwire::ResolvedBy;
-use hookwire_client::{StreamResolver, ToolCall};
+use hookwire_client::{InputRole, StreamResolver, ToolCall};
 use hookwire_server::approval::ApprovalServer;
 use serde_json::json;
 
@@ -47,6 +47,9 @@ async fn an_operator_approves_edits_and_rejects_from_the_console() {
         for (n, amount) in [(1, 100), (2, 250), (3, 9000)] {
             let s = host.session(format!("s-{n}")).expect("session");
             s.start(["wire_transfer"]).await.expect("start");
+            s.input(json!("pay acme"), InputRole::User)
+                .await
+                .expect("input");
             let call = ToolCall::new(
                 "tc",
                 "wire_transfer",

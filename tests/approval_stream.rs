@@ -20,7 +20,9 @@ use hookwire::pb;
 use hookwire::pb::approval_service_client::ApprovalServiceClient;
 use hookwire::pb::approval_service_server::{ApprovalService, ApprovalServiceServer};
 use hookwire::{InterceptionPoint, Mode, ResolvedBy, Verdict};
-use hookwire_client::{Emission, Host, RecordLog, ShutdownReason, StreamResolver, ToolCall};
+use hookwire_client::{
+    Emission, Host, InputRole, RecordLog, ShutdownReason, StreamResolver, ToolCall,
+};
 use hookwire_server::RunningServer;
 use hookwire_server::approval::{
     ApprovalQueue, ApprovalServer, CloseReason, QueueEvent, RunningApprovalServer,
@@ -81,6 +83,7 @@ fn host(policy: &RunningServer, resolver: StreamResolver, mode: Mode) -> (Host, 
 async fn tool_call(host: &Host, session: &str, args: Value) -> Emission {
     let s = host.session(session).expect("session");
     s.start(["wire_transfer"]).await.expect("start");
+    s.input(json!("pay"), InputRole::User).await.expect("input");
     s.pre_tool_call(&ToolCall::new("tc-1", "wire_transfer", args))
         .await
         .expect("pre_tool_call")

@@ -15,8 +15,8 @@ use hookwire::approval::{ApprovalRequest, ApprovalResolution};
 use hookwire::{AgentContext, InterceptionPoint, Verdict};
 use hookwire_client::prometheus_client::registry::Registry;
 use hookwire_client::{
-    ApprovalResolver, BoxError, BoxFuture, Host, HostMetrics, InterceptorBinding, RecordLog,
-    RecordSink, ShutdownReason, ToolCall, ToolResult, interceptor_fn,
+    ApprovalResolver, BoxError, BoxFuture, Host, HostMetrics, InputRole, InterceptorBinding,
+    RecordLog, RecordSink, ShutdownReason, ToolCall, ToolResult, interceptor_fn,
 };
 use hookwire_server::approval::ApprovalServer;
 use hookwire_server::metrics::{SharedRegistry, render, serve_metrics};
@@ -131,6 +131,8 @@ async fn a_known_session_is_counted_by_the_host_and_the_service_and_promtool_acc
     let during = render(&registry);
     assert_eq!(value(&during, "hookwire_host_sessions_open", &[]), 1.0);
     assert!(session.start(["bash"]).await.unwrap().proceeds());
+    let turn = session.input(json!("tidy up"), InputRole::User).await;
+    assert!(turn.unwrap().proceeds());
     let call = ToolCall::new("c1", "bash", json!({"cmd": "rm -rf /"}));
     assert!(!session.pre_tool_call(&call).await.unwrap().proceeds());
     for _ in 0..2 {
@@ -195,7 +197,7 @@ async fn a_known_session_is_counted_by_the_host_and_the_service_and_promtool_acc
     assert_eq!(value(&text, calls, &called("slow", "ok")), 0.0);
     // A deny is an answered call: both policy calls are `ok`.
     assert_eq!(value(&text, calls, &called("policy", "ok")), 2.0);
-    assert_eq!(value(&text, calls, &called("base", "ok")), 7.0);
+    assert_eq!(value(&text, calls, &called("base", "ok")), 8.0);
     assert_eq!(
         value(
             &text,
@@ -218,15 +220,15 @@ async fn a_known_session_is_counted_by_the_host_and_the_service_and_promtool_acc
     );
     assert_eq!(
         value(&text, "hookwire_host_record_sink_deliveries_total", &[]),
-        7.0
+        8.0
     );
     assert_eq!(
         value(&text, "hookwire_host_record_sink_drops_total", &[]),
-        7.0
+        8.0
     );
     assert_eq!(value(&text, "hookwire_host_emissions_in_flight", &[]), 0.0);
     assert_eq!(value(&text, "hookwire_host_sessions_open", &[]), 0.0);
-    assert_eq!(records.records().len(), 7);
+    assert_eq!(records.records().len(), 8);
 
     let served = scrape(service_scrape);
     promtool_accepts("interceptor service", &served);
@@ -282,6 +284,7 @@ async fn opted_in_policy_reasons_are_labelled_verbatim() {
         .unwrap();
     let session = host.session("s").unwrap();
     session.start(["bash"]).await.unwrap();
+    session.input(json!("go"), InputRole::User).await.unwrap();
     session
         .pre_tool_call(&ToolCall::new("c", "bash", json!({})))
         .await

@@ -538,6 +538,7 @@ async fn escalation_is_lifted_by_the_resolver(lang: Lang) {
         .unwrap();
     let session = host.session("approve").unwrap();
     session.start(["wire_transfer"]).await.unwrap();
+    session.input(json!("go"), InputRole::User).await.unwrap();
 
     let small = ToolCall::new(
         "t1",
@@ -588,7 +589,7 @@ async fn escalation_is_lifted_by_the_resolver(lang: Lang) {
         "approval",
     );
     assert_eq!(request.context.target(), Some(&large.args));
-    assert_eq!(records.session("approve").len(), 5);
+    assert_eq!(records.session("approve").len(), 6);
 
     // Without a resolver the same escalation is enforced as a deny (§9).
     let (pass, _) = passthrough();
@@ -601,6 +602,7 @@ async fn escalation_is_lifted_by_the_resolver(lang: Lang) {
         .unwrap();
     let session = host.session("no-resolver").unwrap();
     session.start(["wire_transfer"]).await.unwrap();
+    session.input(json!("go"), InputRole::User).await.unwrap();
     let e = session.pre_tool_call(&large).await.unwrap();
     assert!(!e.proceeds());
     assert_eq!(reason(&e), "policy:approval_required");
@@ -775,6 +777,7 @@ async fn computed_integers(lang: Lang) {
     let (host, _, _) = exact_host_with_passthrough(&service).await;
     let session = host.session("computed").unwrap();
     session.start(["echo"]).await.unwrap();
+    session.input(json!("go"), InputRole::User).await.unwrap();
     let cases: [(Value, Value); 4] = [
         (
             json!(9_007_199_254_740_990_u64),
@@ -882,23 +885,36 @@ async fn describe_binds_the_declared_points_only(lang: Lang) {
         .unwrap();
     assert!(!e.proceeds());
     assert_eq!(reason(&e), "host_error:no_interceptor");
+    // The denied input began no turn: the typed methods refuse what would
+    // result from it (§3.1 rule 3); the raw path still reaches each point.
+    let call = ToolCall::new("c3", "bash", json!({"cmd": "ls"}));
+    let refused = session.pre_tool_call(&call).await.unwrap_err();
+    assert!(
+        matches!(refused, hookwire_client::Error::OutOfOrder { .. }),
+        "{refused:?}"
+    );
+    let mut members = Map::new();
+    members.insert("tool_call".into(), json!(call));
     let e = session
-        .pre_tool_call(&ToolCall::new("c3", "bash", json!({"cmd": "ls"})))
+        .emit(InterceptionPoint::PreToolCall, members.clone())
         .await
         .unwrap();
     assert!(e.proceeds(), "pre_tool_call is bound: {:?}", e.verdict());
+    members.insert(
+        "tool_result".into(),
+        json!({"value": "", "is_error": false}),
+    );
     let e = session
-        .post_tool_call(
-            &ToolCall::new("c3", "bash", json!({"cmd": "ls"})),
-            &ToolResult {
-                value: json!(""),
-                is_error: false,
-            },
-        )
+        .emit(InterceptionPoint::PostToolCall, members)
         .await
         .unwrap();
     assert_eq!(reason(&e), "host_error:no_interceptor");
-    let e = session.output(json!("bye")).await.unwrap();
+    let mut output = Map::new();
+    output.insert("output".into(), json!({"content": "bye"}));
+    let e = session
+        .emit(InterceptionPoint::Output, output)
+        .await
+        .unwrap();
     assert_eq!(e.reason(), Some("host_error:no_interceptor"));
     assert!(
         session
@@ -940,6 +956,7 @@ async fn failures_fail_closed(lang: Lang) {
         .unwrap();
     let session = host.session("failures").unwrap();
     session.start(["fail", "sleep"]).await.unwrap();
+    session.input(json!("go"), InputRole::User).await.unwrap();
 
     let e = session
         .pre_tool_call(&ToolCall::new("f", "fail", json!({})))
@@ -986,6 +1003,7 @@ async fn sigterm_stops_gracefully(lang: Lang) {
     let (host, _, _) = host_with_passthrough(&service).await;
     let session = host.session("stop").unwrap();
     session.start(["bash"]).await.unwrap();
+    session.input(json!("go"), InputRole::User).await.unwrap();
     let e = session
         .pre_tool_call(&ToolCall::new("c", "bash", json!({"cmd": "ls"})))
         .await
@@ -1007,6 +1025,7 @@ async fn latency(lang: Lang) {
         .unwrap();
     let session: Session = host.session("latency").unwrap();
     session.start(["bash"]).await.unwrap();
+    session.input(json!("go"), InputRole::User).await.unwrap();
     let call = ToolCall::new("c", "bash", json!({"cmd": "ls -la /tmp", "timeout_s": 30}));
     for _ in 0..50 {
         session.pre_tool_call(&call).await.unwrap();

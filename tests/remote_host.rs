@@ -130,6 +130,7 @@ async fn transformed_tool_args_are_what_the_tool_receives() {
     let (host, records) = host_with(&[("rewriter", &server)]);
     let session = host.session("s-transform").unwrap();
     session.start(["bash"]).await.unwrap();
+    session.input(json!("go"), InputRole::User).await.unwrap();
 
     let mut invoked = Vec::new();
     let mut run_tool = |args: &Value| invoked.push(args.clone());
@@ -535,6 +536,7 @@ async fn concurrent_emissions_get_distinct_increasing_sequences() {
     let (host, records) = host_with(&[("counter", &server)]);
     let session = Arc::new(host.session("s-concurrent").unwrap());
     session.start(["bash"]).await.unwrap();
+    session.input(json!("go"), InputRole::User).await.unwrap();
     let tasks: Vec<_> = (0..100)
         .map(|i| {
             let s = session.clone();
@@ -549,14 +551,15 @@ async fn concurrent_emissions_get_distinct_increasing_sequences() {
         seqs.push(t.await.unwrap());
     }
     seqs.sort_unstable();
-    assert_eq!(seqs, (1..=100).collect::<Vec<i64>>());
+    // startup 0, input 1, then the hundred calls.
+    assert_eq!(seqs, (2..=101).collect::<Vec<i64>>());
     let end = session.shutdown(ShutdownReason::Completed).await.unwrap();
     assert_eq!(
         end.record().sequence,
-        101,
+        102,
         "shutdown follows every other point"
     );
-    assert_eq!(records.session("s-concurrent").len(), 102);
+    assert_eq!(records.session("s-concurrent").len(), 103);
     server.shutdown().await.unwrap();
 }
 
@@ -586,6 +589,7 @@ async fn parallel_profiles_dispatch_every_interceptor_at_once() {
     let session = host.session("s-fanout").unwrap();
     // Warm the four connections so the measurement is about dispatch.
     session.start(["bash"]).await.unwrap();
+    session.input(json!("go"), InputRole::User).await.unwrap();
     let started = Instant::now();
     let e = session.pre_tool_call(&bash("ls")).await.unwrap();
     let took = started.elapsed();

@@ -162,6 +162,7 @@ async fn the_target_and_the_points_conditional_members_are_never_withheld() {
         .unwrap();
     let session = h.session_with("s-core", optional_members()).unwrap();
     session.start(["bash"]).await.unwrap();
+    session.input(json!("go"), InputRole::User).await.unwrap();
     // At pre_model_call `messages` is the target: it is sent whatever the
     // grant says; `model` is conditional there.
     session
@@ -177,7 +178,7 @@ async fn the_target_and_the_points_conditional_members_are_never_withheld() {
     assert!(ctx.get("model").is_some());
     assert!(ctx.get("actor").is_none() && ctx.get("tenant").is_none());
     assert_eq!(
-        records.records()[1].extensions["hookwire"]["visibility"]["narrow"],
+        records.records()[2].extensions["hookwire"]["visibility"]["narrow"],
         json!(["actor", "extensions", "tenant"])
     );
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use hookwire::Profile;
 use hookwire::pb::interceptor_client::InterceptorClient;
-use hookwire_client::Host;
+use hookwire_client::{Host, InputRole};
 use stats_alloc::Region;
 
 use crate::child::Endpoints;
@@ -155,6 +155,11 @@ pub async fn sessions_load(
     let per_open = measure::live_bytes(&region) / sessions as f64;
     for s in &open {
         let e = s.start([fixtures::TOOL]).await.expect("start");
+        assert!(e.proceeds());
+        let e = s
+            .input(serde_json::json!("load"), InputRole::User)
+            .await
+            .expect("input");
         assert!(e.proceeds());
     }
     let gate = Arc::new(tokio::sync::Barrier::new(sessions + 1));

@@ -63,7 +63,7 @@ use std::alloc::System;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hookwire_client::{Host, Session};
+use hookwire_client::{Host, InputRole, Session};
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 
 use child::Endpoints;
@@ -123,12 +123,18 @@ const QUICK: Plan = Plan {
     growth_scale: 1,
 };
 
-/// A started session of `host` whose startup was allowed, shareable by
-/// the tasks of a section.
+/// A started session of `host` whose startup and turn-opening input were
+/// allowed (tool calls need a turn, §3.1 rule 3), shareable by the tasks
+/// of a section.
 async fn started(host: &Host, id: &str) -> Arc<Session> {
     let s = host.session(id).expect("session");
     let e = s.start([fixtures::TOOL]).await.expect("start");
     assert!(e.proceeds(), "startup denied: {:?}", e.verdict());
+    let e = s
+        .input(serde_json::json!("load"), InputRole::User)
+        .await
+        .expect("input");
+    assert!(e.proceeds(), "input denied: {:?}", e.verdict());
     Arc::new(s)
 }
 

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use hookwire_client::{Host, RecordLog, ShutdownReason, ToolCall};
+use hookwire_client::{Host, InputRole, RecordLog, ShutdownReason, ToolCall};
 use hookwire_testkit::{metric_value, promtool_accepts};
 use serde_json::json;
 
@@ -88,6 +88,10 @@ async fn serve_demo_serves_its_services_metrics() {
         .unwrap();
     let session = host.session("s").unwrap();
     session.start(["bash"]).await.unwrap();
+    session
+        .input(json!("tidy up"), InputRole::User)
+        .await
+        .unwrap();
     let rm = ToolCall::new("c1", "bash", json!({"cmd": "rm -rf /"}));
     assert!(!session.pre_tool_call(&rm).await.unwrap().proceeds());
     let ls = ToolCall::new("c2", "bash", json!({"cmd": "ls"}));

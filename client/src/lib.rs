@@ -15,7 +15,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), hookwire_client::Error> {
-//! use hookwire_client::{Host, RecordLog, ToolCall};
+//! use hookwire_client::{Host, InputRole, RecordLog, ToolCall};
 //! use serde_json::json;
 //!
 //! let records = RecordLog::new();
@@ -25,6 +25,9 @@
 //!     .build()?;
 //! let session = host.session("run-1")?;
 //! session.start(["bash"]).await?;
+//! // Each turn begins with its input (§3.1 rule 3); the tool and model
+//! // calls of the turn, and its output, are refused without one.
+//! session.input(json!("list the files"), InputRole::User).await?;
 //! let call = ToolCall::new("c1", "bash", json!({"cmd": "ls"}));
 //! let decision = session.pre_tool_call(&call).await?;
 //! if decision.proceeds() {

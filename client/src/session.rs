@@ -6,9 +6,15 @@
 //! calls and concurrent turns share one session. The lifecycle of §3.1 and
 //! §6.1a is enforced: startup first, shutdown last (it waits for in-flight
 //! emissions), nothing but shutdown after a denied startup. So is the
-//! pairing of §3.1 rules 4–5 and §6.2 (module `order`): a `post_*` follows
-//! its own permitted `pre_*`, or is refused with [`Error::OutOfOrder`];
-//! rule 3 (an `input` first) with [`SessionBuilder::strict_turns`].
+//! order of §3.1 rules 3–5 and §6.2 (module `order`), or the emission is
+//! refused with [`Error::OutOfOrder`]: `pre_model_call`, `pre_tool_call`
+//! and `output` need a turn that a permitting `input` opened (rule 3; the
+//! turn's `output` closes it, [`Session::end_turn`] closes one that ends
+//! without an output), and a `post_*` follows its own permitted `pre_*`
+//! (rules 4–5). There is no opt-out on the typed methods: even a host
+//! that declares a subset of the points keeps `input` (§3.2), so every
+//! turn has one; [`Session::emit`] is the raw path that books without
+//! refusing.
 //!
 //! The answer of a turn is gated (§12.1a): [`Session::output`] returns an
 //! [`OutputDecision`] whose content is reachable only through
@@ -75,7 +81,6 @@ impl Session {
         id: String,
         mut members: Map<String, Value>,
         overrides: Overrides,
-        strict_turns: bool,
     ) -> Self {
         let mut session = match members.remove("session") {
             Some(Value::Object(m)) => m,
@@ -89,7 +94,7 @@ impl Session {
             session: Value::Object(session),
             members,
             overrides,
-            order: Mutex::new(Order::new(strict_turns)),
+            order: Mutex::new(Order::default()),
             next_sequence: AtomicU64::new(0),
             lifecycle: RwLock::new(Lifecycle::Fresh),
         }
@@ -135,14 +140,17 @@ impl Session {
         Ok(e)
     }
 
-    /// `input`: an external request entering the session. When it is
-    /// denied the turn does not begin.
+    /// `input`: an external request entering the session. A permitting
+    /// verdict opens a turn (§3.1 rule 3), which `pre_model_call`,
+    /// `pre_tool_call` and `output` need; when it is denied the turn does
+    /// not begin.
     pub async fn input(&self, content: Value, role: InputRole) -> Result<Emission, Error> {
         self.checked(InterceptionPoint::Input, input_members(content, role))
             .await
     }
 
-    /// `pre_model_call`: before a model request with `messages`.
+    /// `pre_model_call`: before a model request with `messages`. Refused
+    /// ([`Error::OutOfOrder`]) outside a turn (§3.1 rule 3).
     pub async fn pre_model_call(&self, model_id: &str, messages: Value) -> Result<Emission, Error> {
         self.checked(
             InterceptionPoint::PreModelCall,
@@ -194,7 +202,7 @@ impl Session {
     /// `pre_tool_call`: before invoking a tool. Invoke it with
     /// [`Emission::target`] as the arguments (transforms applied). Refused
     /// while an earlier `pre_tool_call` with the same id waits for its
-    /// post (§12.2).
+    /// post (§12.2), and outside a turn (§3.1 rule 3).
     pub async fn pre_tool_call(&self, call: &ToolCall) -> Result<Emission, Error> {
         self.checked(InterceptionPoint::PreToolCall, pre_tool_members(call))
             .await
@@ -219,11 +227,21 @@ impl Session {
     /// `output`: before the final response reaches the caller. The
     /// verdicted content is reachable only through
     /// [`OutputDecision::release`], which refuses it unless the verdict
-    /// permits (§12.1a).
+    /// permits (§12.1a). Refused ([`Error::OutOfOrder`]) outside a turn;
+    /// closes its turn whatever the verdict (§3.1 rule 3), so the next
+    /// turn needs the next `input`.
     pub async fn output(&self, content: Value) -> Result<OutputDecision, Error> {
         self.checked(InterceptionPoint::Output, output_members(content))
             .await
             .map(OutputDecision::new)
+    }
+
+    /// Ends the current turn without an `output`, for a turn that stopped
+    /// early (blocked or failed at a model or tool point): what follows
+    /// needs the next `input` (§3.1 rule 3). No emission; a no-op when no
+    /// turn is open.
+    pub fn end_turn(&self) {
+        self.order().end_turn();
     }
 
     /// `agent_shutdown` (§3): waits for in-flight emissions, emits last, and
@@ -562,6 +580,7 @@ mod tests {
     async fn a_post_tool_call_needs_its_own_permitted_pre_tool_call() {
         let session = deny_tools().session("s").unwrap();
         session.start(["ls", "rm"]).await.unwrap();
+        session.input(json!("go"), InputRole::User).await.unwrap();
         let ls = ToolCall::new("c1", "ls", json!({}));
         let ok = ToolResult {
             value: json!("out"),
@@ -585,15 +604,17 @@ mod tests {
         assert!(session.post_tool_call(&ls, &ok).await.unwrap().proceeds());
         let err = session.post_tool_call(&ls, &ok).await.unwrap_err();
         out_of_order(&err, InterceptionPoint::PostToolCall);
-        // Refusals took no sequence: startup 0, pre c2 1, pre c1 2, post 3.
+        // Refusals took no sequence: startup 0, input 1, pre c2 2, pre c1
+        // 3, post 4.
         let e = session.shutdown(ShutdownReason::Completed).await.unwrap();
-        assert_eq!(e.record().sequence, 4);
+        assert_eq!(e.record().sequence, 5);
     }
 
     #[tokio::test]
     async fn a_post_model_call_pairs_with_a_permitted_pre_model_call() {
         let session = host().session("m").unwrap();
         session.start(["bash"]).await.unwrap();
+        session.input(json!("go"), InputRole::User).await.unwrap();
         let response = ModelResponse {
             content: json!("hi"),
             tool_calls: Vec::new(),
@@ -608,15 +629,65 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn strict_turns_need_a_permitting_input_first() {
-        let session = host().session_builder("t").strict_turns().open().unwrap();
-        session.start(["bash"]).await.unwrap();
+    async fn rule_3_needs_a_permitting_input_and_the_output_closes_the_turn() {
+        let session = deny_inputs_saying("no").session("t").unwrap();
+        session.start(["ls"]).await.unwrap();
+        let ls = ToolCall::new("c1", "ls", json!({}));
+        // Before any input: every point that results from one is refused.
         let err = session.pre_model_call("m", json!([])).await.unwrap_err();
-        assert!(out_of_order(&err, InterceptionPoint::PreModelCall).contains("rule 3"));
+        let reason = out_of_order(&err, InterceptionPoint::PreModelCall);
+        assert!(reason.contains("rule 3"), "{reason}");
+        let err = session.pre_tool_call(&ls).await.unwrap_err();
+        out_of_order(&err, InterceptionPoint::PreToolCall);
         let err = session.output(json!("x")).await.unwrap_err();
         out_of_order(&err, InterceptionPoint::Output);
+        // A denied input begins no turn.
+        let denied = session.input(json!("no"), InputRole::User).await.unwrap();
+        assert!(!denied.proceeds());
+        let err = session.pre_model_call("m", json!([])).await.unwrap_err();
+        out_of_order(&err, InterceptionPoint::PreModelCall);
+        // A permitting input opens one; the output closes it.
         session.input(json!("hi"), InputRole::User).await.unwrap();
         assert!(session.pre_model_call("m", json!([])).await.is_ok());
+        assert!(session.pre_tool_call(&ls).await.unwrap().proceeds());
+        assert!(session.output(json!("done")).await.unwrap().proceeds());
+        let err = session.pre_model_call("m", json!([])).await.unwrap_err();
+        out_of_order(&err, InterceptionPoint::PreModelCall);
+        let err = session.output(json!("again")).await.unwrap_err();
+        out_of_order(&err, InterceptionPoint::Output);
+        // The next turn needs the next input; end_turn closes a turn that
+        // stopped without an output.
+        session.input(json!("more"), InputRole::User).await.unwrap();
+        assert!(session.pre_model_call("m", json!([])).await.is_ok());
+        session.end_turn();
+        let err = session.pre_model_call("m", json!([])).await.unwrap_err();
+        out_of_order(&err, InterceptionPoint::PreModelCall);
+        // Concurrent turns each hold their own until their output.
+        session.input(json!("a"), InputRole::User).await.unwrap();
+        session.input(json!("b"), InputRole::User).await.unwrap();
+        assert!(session.output(json!("a done")).await.is_ok());
+        assert!(session.pre_model_call("m", json!([])).await.is_ok());
+        assert!(session.output(json!("b done")).await.is_ok());
+        let err = session.output(json!("c")).await.unwrap_err();
+        out_of_order(&err, InterceptionPoint::Output);
+    }
+
+    fn deny_inputs_saying(word: &'static str) -> Host {
+        let policy = interceptor_fn(move |ctx: hookwire::AgentContext| {
+            let deny = ctx.point() == InterceptionPoint::Input
+                && ctx.get("input").and_then(|i| i.get("content")) == Some(&json!(word));
+            async move {
+                Ok::<_, BoxError>(if deny {
+                    Verdict::deny("test:input")
+                } else {
+                    Verdict::allow()
+                })
+            }
+        });
+        Host::builder("agent", "hookwire")
+            .interceptor("policy", policy)
+            .build()
+            .unwrap()
     }
 
     #[tokio::test]
@@ -655,6 +726,7 @@ mod tests {
             .unwrap();
         let session = denying.session("o").unwrap();
         session.start(["bash"]).await.unwrap();
+        session.input(json!("go"), InputRole::User).await.unwrap();
         let decision = session.output(json!("secret answer")).await.unwrap();
         assert!(!decision.proceeds());
         let withheld = decision.release().unwrap_err();
@@ -662,6 +734,7 @@ mod tests {
 
         let session = host().session("o2").unwrap();
         session.start(["bash"]).await.unwrap();
+        session.input(json!("go"), InputRole::User).await.unwrap();
         let released = session.output(json!("fine")).await.unwrap().release();
         assert_eq!(released.unwrap(), json!("fine"));
     }

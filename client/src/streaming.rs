@@ -41,7 +41,8 @@
 //! # async fn demo(session: &hookwire_client::Session,
 //! #     chunks: hookwire_client::ChunkStream<'_>) -> Result<(), hookwire_client::Error> {
 //! use hookwire_client::StreamEnd;
-//! // After a permitted pre_model_call:
+//! // Within a turn (after a permitting input), after a permitted
+//! // pre_model_call:
 //! let mut stream = session.mediate_stream("model-1", chunks);
 //! while let Some(released) = stream.next().await? {
 //!     print!("{released}"); // covered by a permitting verdict
@@ -408,7 +409,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::{BoxError, Host, RecordLog, interceptor_fn};
+    use crate::{BoxError, Host, InputRole, RecordLog, interceptor_fn};
 
     /// Denies any model response whose content mentions `SECRET`.
     fn host(records: &RecordLog) -> Host {
@@ -463,6 +464,7 @@ mod tests {
         let records = RecordLog::new();
         let session = host(&records).session("s").unwrap();
         session.start(["bash"]).await.unwrap();
+        session.input(json!("go"), InputRole::User).await.unwrap();
         session.pre_model_call("m", json!([])).await.unwrap();
         let mut out = session.mediate_stream("m", chunks(&["the quick ", "brown fox"], true));
         assert_eq!(drain(&mut out).await, ["the quick ", "brown fox"]);
@@ -490,6 +492,7 @@ mod tests {
         let records = RecordLog::new();
         let session = host(&records).session("s").unwrap();
         session.start(["bash"]).await.unwrap();
+        session.input(json!("go"), InputRole::User).await.unwrap();
         session.pre_model_call("m", json!([])).await.unwrap();
         let stream = chunks(&["public, ", "SECRET", " harmless tail"], true);
         let mut out = session.mediate_stream("m", stream);
@@ -505,6 +508,7 @@ mod tests {
         let records = RecordLog::new();
         let session = host(&records).session("s").unwrap();
         session.start(["bash"]).await.unwrap();
+        session.input(json!("go"), InputRole::User).await.unwrap();
         session.pre_model_call("m", json!([])).await.unwrap();
         let mut out = session.mediate_stream("m", chunks(&["clean, ", "partial"], false));
         assert_eq!(drain(&mut out).await, ["clean, "]);

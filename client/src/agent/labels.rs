@@ -85,9 +85,12 @@ mod tests {
 
     use super::*;
 
+    /// The labels each emission carried, by point.
+    type SeenLabels = Arc<Mutex<Vec<(InterceptionPoint, Option<Value>)>>>;
+
     #[tokio::test]
     async fn result_labels_are_persisted_with_their_data_and_resurface_later() {
-        let seen: Arc<Mutex<Vec<(InterceptionPoint, Option<Value>)>>> = Arc::default();
+        let seen: SeenLabels = Arc::default();
         let log = Arc::clone(&seen);
         let policy = interceptor_fn(move |ctx: AgentContext| {
             let labels = ctx

@@ -161,7 +161,21 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
         }
         self.transcript
             .push(input_message(input.into_target(), role));
-        self.model_loop(turn).await
+        let turn = self.model_loop(turn).await?;
+        let reached_output = matches!(
+            &turn.outcome,
+            TurnOutcome::Completed { .. }
+                | TurnOutcome::Blocked {
+                    at: InterceptionPoint::Output,
+                    ..
+                }
+        );
+        if !reached_output {
+            // Stopped before its output (§3.1 rule 3): the next model or
+            // tool call needs the next input.
+            self.session.end_turn();
+        }
+        Ok(turn)
     }
 
     async fn model_loop(&mut self, mut turn: Turn) -> Result<Turn, Error> {

@@ -55,15 +55,14 @@ impl Overrides {
     }
 }
 
-/// Opens a session with its own members, mode, composition or ordering
-/// discipline; [`SessionBuilder::open`] checks and opens it.
+/// Opens a session with its own members, mode or composition;
+/// [`SessionBuilder::open`] checks and opens it.
 #[must_use = "a session builder does nothing until opened"]
 pub struct SessionBuilder {
     host: Arc<HostState>,
     id: String,
     members: Map<String, Value>,
     overrides: Overrides,
-    strict_turns: bool,
 }
 
 impl SessionBuilder {
@@ -73,7 +72,6 @@ impl SessionBuilder {
             id,
             members: Map::new(),
             overrides: Overrides::default(),
-            strict_turns: false,
         }
     }
 
@@ -108,15 +106,6 @@ impl SessionBuilder {
         self
     }
 
-    /// Enforces §3.1 rule 3 too: `pre_model_call`, `pre_tool_call` and
-    /// `output` are refused until an `input` has permitted a turn (and
-    /// after an `input` that denied it). Pairing (rules 4–5) is always
-    /// enforced.
-    pub fn strict_turns(mut self) -> Self {
-        self.strict_turns = true;
-        self
-    }
-
     /// Opens the session. Refused for an empty id, and for overrides on a
     /// declared host, whose configuration is sealed (§7.7.7).
     pub fn open(self) -> Result<Session, Error> {
@@ -131,7 +120,6 @@ impl SessionBuilder {
             self.id,
             self.members,
             self.overrides,
-            self.strict_turns,
         ))
     }
 }

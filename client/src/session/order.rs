@@ -10,8 +10,16 @@
 //!   same `request_id`; one without a `request_id` pairs with an unkeyed
 //!   pre first, else with any open one. An incremental stream
 //!   (§12.1) emits several posts for one pre: only the last closes it.
-//! - With strict turns, `pre_model_call`, `pre_tool_call` and `output`
-//!   also need an `input` that permitted its turn (rule 3).
+//! - `pre_model_call`, `pre_tool_call` and `output` need an open turn
+//!   (rule 3: each `input` precedes the hooks that result from it). A
+//!   turn is opened by an `input` that permitted it (a denied `input`
+//!   begins none) and closed by its `output`, whatever the output's
+//!   verdict: `output` is the last hook of a turn, so the next
+//!   `pre_model_call` needs the next `input` (multi-turn: one
+//!   `input → … → output` cycle per turn). A turn that ends without an
+//!   `output` (blocked or failed at a model or tool point) is closed by
+//!   [`Session::end_turn`](crate::Session::end_turn). Turns are counted,
+//!   so concurrent turns of one session each hold their own.
 
 use std::collections::HashMap;
 
@@ -40,11 +48,9 @@ pub(crate) enum PostModel {
 /// The open pairs of one session.
 #[derive(Debug, Default)]
 pub(crate) struct Order {
-    /// Whether rule 3 is enforced (the session was opened with strict
-    /// turns).
-    strict_turns: bool,
-    /// Whether the last `input` permitted its turn.
-    turn_open: bool,
+    /// Turns a permitting `input` opened that no `output` (or
+    /// [`Order::end_turn`]) has closed yet.
+    open_turns: usize,
     /// Permitted `pre_model_call`s without their closing post, by
     /// `request_id`.
     models: HashMap<Option<String>, usize>,
@@ -53,14 +59,6 @@ pub(crate) struct Order {
 }
 
 impl Order {
-    /// An empty ledger; `strict_turns` turns rule 3 on.
-    pub(crate) fn new(strict_turns: bool) -> Self {
-        Self {
-            strict_turns,
-            ..Self::default()
-        }
-    }
-
     /// Checks that `point` may be emitted now with `members` and books it.
     /// With `enforce` false the booking happens but nothing is refused
     /// (the raw [`Session::emit`](crate::Session::emit) path).
@@ -73,12 +71,15 @@ impl Order {
     ) -> Result<(), String> {
         use InterceptionPoint as P;
         let needs_turn = matches!(point, P::PreModelCall | P::PreToolCall | P::Output);
-        if enforce && needs_turn && self.strict_turns && !self.turn_open {
+        if enforce && needs_turn && self.open_turns == 0 {
             return Err(format!(
-                "{point} needs an input that permitted its turn first (§3.1 rule 3)"
+                "{point} has no open turn: an input that permitted a turn must come first, and each output closes its turn (§3.1 rule 3)"
             ));
         }
         match point {
+            // The output is the turn's last hook: booked on admission, so
+            // two outputs racing for one turn cannot both pass.
+            P::Output => self.end_turn(),
             P::PreToolCall => {
                 let id = tool_call_id(members);
                 if enforce && self.tools.contains_key(&id) {
@@ -138,7 +139,7 @@ impl Order {
         proceeds: bool,
     ) {
         match point {
-            InterceptionPoint::Input => self.turn_open = proceeds,
+            InterceptionPoint::Input if proceeds => self.open_turns += 1,
             InterceptionPoint::PreModelCall if proceeds => {
                 *self.models.entry(request_id(members)).or_default() += 1;
             }
@@ -152,6 +153,11 @@ impl Order {
             }
             _ => {}
         }
+    }
+
+    /// Closes one open turn (its output came, or it ended without one).
+    pub(crate) fn end_turn(&mut self) {
+        self.open_turns = self.open_turns.saturating_sub(1);
     }
 
     /// The open pair a `post_model_call` with `key` closes: its own
