@@ -14,7 +14,6 @@ use hookwire::{Decision, HostError, InterceptionPoint, Interceptor};
 use hookwire_client::{Host, InterceptorBinding, RecordLog};
 use hookwire_policy::{Policies, PolicyOptions, PolicyService, ReloadEvent};
 use hookwire_server::spawn_local;
-use hookwire_testkit::bash;
 
 fn versioned(version: &str) -> String {
     format!(
@@ -57,6 +56,10 @@ async fn hot_reload_under_load_swaps_without_failing_an_emission() {
     let (host, _records) = host_for(server.endpoint(), Duration::from_secs(2));
     let session = Arc::new(host.session("reload").unwrap());
     session.start(["bash"]).await.unwrap();
+    session
+        .input(serde_json::json!("go"), hookwire_client::InputRole::User)
+        .await
+        .unwrap();
 
     // Two emitters run throughout the reload.
     let stop = Arc::new(AtomicBool::new(false));
@@ -130,6 +133,10 @@ async fn a_broken_policy_keeps_the_previous_set_serving() {
     let (host, _records) = host_for(server.endpoint(), Duration::from_secs(2));
     let session = host.session("broken").unwrap();
     session.start(["bash"]).await.unwrap();
+    session
+        .input(serde_json::json!("go"), hookwire_client::InputRole::User)
+        .await
+        .unwrap();
 
     replace(
         dir.path(),
@@ -191,6 +198,10 @@ async fn one_decision(policy: &str, options: PolicyOptions) -> (hookwire::Verdic
     let (host, records) = host_for(server.endpoint(), Duration::from_secs(3));
     let session = host.session("one").unwrap();
     session.start(["bash"]).await.unwrap();
+    session
+        .input(serde_json::json!("go"), hookwire_client::InputRole::User)
+        .await
+        .unwrap();
     let started = Instant::now();
     let e = session.pre_tool_call(&bash("ls")).await.unwrap();
     let took = started.elapsed();
@@ -315,6 +326,10 @@ async fn bound_in_process_an_ill_formed_decision_fails_closed_and_is_reported() 
         .expect("host");
     let session = host.session("one").unwrap();
     session.start(["bash"]).await.unwrap();
+    session
+        .input(serde_json::json!("go"), hookwire_client::InputRole::User)
+        .await
+        .unwrap();
     let e = session.pre_tool_call(&bash("ls")).await.unwrap();
     assert_eq!(e.verdict().decision, Decision::Deny);
     assert_eq!(
@@ -328,4 +343,15 @@ async fn bound_in_process_an_ill_formed_decision_fails_closed_and_is_reported() 
         .find(|r| r.interception_point == InterceptionPoint::PreToolCall)
         .expect("a record of the emission");
     assert_eq!(record.verdict.decision, Decision::Deny);
+}
+
+/// A bash tool call with an id of its own: a session refuses a second
+/// `pre_tool_call` for an id whose call is still open (§3.1 rule 5).
+fn bash(cmd: &str) -> hookwire_client::ToolCall {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let id = format!(
+        "call-{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    hookwire_client::ToolCall::new(id, "bash", serde_json::json!({"cmd": cmd, "timeout_s": 30}))
 }
