@@ -15,7 +15,12 @@
 //!   with the same concurrency;
 //! - how time and memory per emission grow with the context size, the
 //!   number of interceptors and the number of sessions;
-//! - a command hook spawned per decision against a remote emission.
+//! - a command hook spawned per decision against a remote emission;
+//! - a remote emission with signed, hash-chained records against one
+//!   without (`audit.rs`);
+//! - a remote Rego decision (`hookwire policy`) against the hand-written
+//!   Rust demo policy, latency and throughput, and one in-process Rego
+//!   decision (`policy.rs`).
 //!
 //! It prints one report, writes it to `BENCHMARKS.md`, and ends with the
 //! `ratios:` line. The child process runs the same binary with `--serve`.
@@ -23,21 +28,22 @@
 //! Flags (after `--`): `--quick` (fewer rounds, a smoke run that leaves
 //! `BENCHMARKS.md` alone); `--no-write`
 //! (leave `BENCHMARKS.md` alone); `--only <section>` (one of `deadline`,
-//! `remote`, `metrics`, `local`, `fanout`, `throughput`, `spawn`, `growth`; implies
+//! `remote`, `metrics`, `local`, `fanout`, `throughput`, `spawn`, `growth`, `audit`, `policy`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
 //! a profiler: `remote`, `floor`, `floor-deadline`, `local`, `canon`,
-//! `concurrent`, `concurrent-floor`, or `parts` for native timings of the
-//! engine's per-emission work). `HOOKWIRE_BENCH_PORTS="<allow> <delay>
+//! `concurrent`, `concurrent-floor`, `policy` (in-process Rego decisions), or
+//! `parts` for native timings of the engine's per-emission work). `HOOKWIRE_BENCH_PORTS="<allow> <delay>
 //! <floor>"` points `--profile` at a server started by hand (`--serve`),
 //! e.g. one running under `valgrind --tool=callgrind`.
 //!
 //! One file per part: `child.rs` (the services' process and CPU
 //! accounting), one per section (`remote.rs` for `remote` and `deadline`,
-//! `metrics.rs`,
-//! `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `growth.rs`),
+//! `metrics.rs`, `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `growth.rs`,
+//! `audit.rs`, `policy.rs` with its own services' process),
 //! `profile.rs` (`--profile`), and the shared `fixtures.rs`, `measure.rs`,
 //! `report.rs` and `serve.rs` (the services themselves).
 
+mod audit;
 mod child;
 mod fanout;
 mod fixtures;
@@ -45,6 +51,7 @@ mod growth;
 mod local;
 mod measure;
 mod metrics;
+mod policy;
 mod profile;
 mod remote;
 mod report;
@@ -135,6 +142,9 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--serve") {
         serve::run();
+    }
+    if args.iter().any(|a| a == policy::SERVE_FLAG) {
+        policy::serve();
     }
     let quick = args.iter().any(|a| a == "--quick");
     let plan = if quick { QUICK } else { FULL };
@@ -234,6 +244,12 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Report {
     }
     if want("spawn") {
         spawn::versus_remote(plan, &args_1k, &mut remote.ours, &mut headline).await;
+    }
+    if want("audit") {
+        audit::section(plan, &ep.allow, &call_1k, &mut headline).await;
+    }
+    if want("policy") {
+        policy::section(plan, &mut headline).await;
     }
     let growth = if want("growth") {
         eprintln!("growth ...");

@@ -84,6 +84,7 @@ pub async fn profile(what: &str, n: usize, ep: &Endpoints) {
             }
         }
         "parts" => parts(&args, n),
+        "policy" => crate::policy::profile(n),
         "sessions" => {
             let host = fixtures::local_host(Chain::allow(1));
             for sessions in [1usize, 10, 100, 1000] {

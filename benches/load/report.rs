@@ -58,6 +58,19 @@ impl Headline {
         }
     }
 
+    /// A measure of hookwire alone, with no baseline and no ratio (the
+    /// median, p99 alongside).
+    pub fn alone(label: &str, a: &Samples) -> Self {
+        Self {
+            label: label.to_owned(),
+            ours: format!("{} (p99 {})", time(a.median()), time(a.pct(99.0))),
+            base: "–".to_owned(),
+            ratio: f64::NAN,
+            key: "",
+            target: None,
+        }
+    }
+
     /// A ratio computed from other rows.
     pub fn ratio_only(label: &str, ratio: f64, key: &'static str, target: (f64, bool)) -> Self {
         Self {
@@ -164,10 +177,15 @@ impl Report {
         s.push_str("| --- | --- | --- | --- | --- | --- |\n");
         for h in &self.headline {
             let (target, met) = h.target_cells();
+            let ratio = if h.ratio.is_nan() {
+                "–".to_owned()
+            } else {
+                format!("{:.2}", h.ratio)
+            };
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {:.2} | {} | {} |",
-                h.label, h.ours, h.base, h.ratio, target, met
+                "| {} | {} | {} | {ratio} | {} | {} |",
+                h.label, h.ours, h.base, target, met
             );
         }
 
@@ -230,6 +248,8 @@ impl Report {
             "throughput_vs_tonic",
             "spawn_vs_remote",
             "metrics_overhead",
+            "policy_vs_rust",
+            "policy_throughput_vs_rust",
         ];
         let mut line = String::from("ratios:");
         for k in keys {

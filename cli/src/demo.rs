@@ -45,12 +45,14 @@ pub(crate) async fn run(
     stream: bool,
     args: &RegistryArgs,
     otlp: Option<OtlpRecordSink>,
+    signed: &crate::audit::RecordsArgs,
 ) -> Result<(), CliError> {
     let records = RecordLog::new();
     let sink = DemoRecords {
         log: records.clone(),
         otlp,
     };
+    let signed = signed.open()?;
     let mut stops = Vec::new();
     let host = match declaration {
         None => {
@@ -65,7 +67,10 @@ pub(crate) async fn run(
             if stream {
                 builder = builder.bind(secret_guard());
             }
-            let host = builder.record_sink(sink.clone()).build()?;
+            let host = builder
+                .record_sink(sink.clone())
+                .record_sink(signed.clone())
+                .build()?;
             stops.push(Running::Local(policy));
             stops.push(Running::Local(redactor));
             host
@@ -84,6 +89,7 @@ pub(crate) async fn run(
             let host = Host::declared("demo-agent", "hookwire")
                 .agent_name("hookwire demo", env!("CARGO_PKG_VERSION"))
                 .record_sink(sink.clone())
+                .record_sink(signed.clone())
                 .load(&declaration, &registry)?;
             println!(
                 "governed by {} ({})\n",
@@ -101,10 +107,12 @@ pub(crate) async fn run(
     } else {
         run_and_report(&host, &records).await.map(drop)
     };
+    let signed_finished = signed.finish();
     for running in stops {
         running.stop().await?;
     }
     session?;
+    signed_finished?;
     Ok(())
 }
 
@@ -133,9 +141,13 @@ pub(crate) async fn serve(
                 .local_addr()
                 .map_err(hookwire_server::Error::LocalAddr)?;
             println!("metrics  serving on http://{bound}/metrics");
-            Some(tokio::spawn(serve_metrics(listener, registry, async move {
-                let _ = metrics_stopped.await;
-            })))
+            Some(tokio::spawn(serve_metrics(
+                listener,
+                registry,
+                async move {
+                    let _ = metrics_stopped.await;
+                },
+            )))
         }
         None => None,
     };
@@ -201,11 +213,12 @@ async fn serve_at<S: Interceptor>(
     if let Some(m) = metrics {
         server = server.metrics(m);
     }
-    let task = tokio::spawn(server.service(service).serve_with_listener(
-        listener,
-        async move {
-            let _ = stopped.await;
-        },
-    ));
+    let task = tokio::spawn(
+        server
+            .service(service)
+            .serve_with_listener(listener, async move {
+                let _ = stopped.await;
+            }),
+    );
     Ok((Running::Fixed(stop, task), bound))
 }

@@ -16,4 +16,13 @@ pub enum CliError {
     /// `hookwire check` found endpoints that are down or answer wrongly.
     #[error("{0} of the declared endpoints failed their checks")]
     Unhealthy(usize),
+    /// A signing key, a signed record log or its checkpoint failed.
+    #[error(transparent)]
+    Audit(#[from] hookwire_audit::AuditError),
+    /// `hookwire policy` could not load, evaluate or serve policies.
+    #[error(transparent)]
+    Policy(#[from] hookwire_policy::Error),
+    /// `hookwire policy test` found failing tests, or `eval` a bad input.
+    #[error("policy: {0}")]
+    PolicyTests(String),
 }

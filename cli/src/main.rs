@@ -13,14 +13,18 @@
 //! - `hookwire serve-demo` serves the demo's two interceptor services on
 //!   fixed loopback ports, for `check` and `demo --declaration` to talk to;
 //!   with `--metrics-addr ADDR`, their Prometheus metrics at `/metrics`.
+//! - `hookwire audit keygen|verify`: signed, hash-chained record logs.
+//! - `hookwire policy serve|test|eval`: OPA Rego policies as an interceptor.
 //!
 //! `demo` and `serve-demo` take `--otlp-endpoint URL`: spans (and the demo
 //! host's interception records, as logs) are exported over OTLP/gRPC.
 
 mod args;
+mod audit;
 mod check;
 mod demo;
 mod error;
+mod policy;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -71,7 +75,12 @@ enum Command {
         registry: RegistryArgs,
         #[command(flatten)]
         telemetry: TelemetryArgs,
+        #[command(flatten)]
+        records: audit::RecordsArgs,
     },
+    /// Serve, test or evaluate OPA Rego policies as an interceptor.
+    #[command(subcommand)]
+    Policy(policy::PolicyCommand),
     /// Serve the demo's policy and redactor services until interrupted.
     ServeDemo {
         /// The policy service's address.
@@ -87,6 +96,11 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         metrics_addr: Option<SocketAddr>,
     },
+    /// Signing keys and signed, hash-chained record logs.
+    Audit {
+        #[command(subcommand)]
+        command: audit::AuditCommand,
+    },
 }
 
 impl Command {
@@ -95,7 +109,7 @@ impl Command {
         let (args, service) = match self {
             Self::Demo { telemetry, .. } => (telemetry, "hookwire-demo"),
             Self::ServeDemo { telemetry, .. } => (telemetry, "hookwire-serve-demo"),
-            Self::Check { .. } => return None,
+            Self::Check { .. } | Self::Audit { .. } | Self::Policy(_) => return None,
         };
         let endpoint = args.otlp_endpoint.clone()?;
         Some(hookwire_telemetry::OtlpExport::new(endpoint).service_name(service))
@@ -130,10 +144,19 @@ fn main() -> ExitCode {
                 serve,
                 stream,
                 registry,
+                records,
                 ..
             } => {
                 let sink = telemetry.as_ref().map(|t| t.record_sink());
-                demo::run(declaration.as_deref(), serve, stream, &registry, sink).await
+                demo::run(
+                    declaration.as_deref(),
+                    serve,
+                    stream,
+                    &registry,
+                    sink,
+                    &records,
+                )
+                .await
             }
             Command::ServeDemo {
                 policy,
@@ -141,6 +164,8 @@ fn main() -> ExitCode {
                 metrics_addr,
                 ..
             } => demo::serve(policy, redactor, metrics_addr).await,
+            Command::Audit { command } => audit::run(&command),
+            Command::Policy(command) => policy::run(command).await,
         };
         if let Some(t) = telemetry
             && let Err(e) = t.shutdown()

@@ -1,0 +1,233 @@
+//! `hookwire policy`: OPA Rego policies as an interceptor service, without
+//! writing one (see `docs/policies.md`).
+//!
+//! - `serve DIR --addr ADDR` serves the policies of DIR and reloads them
+//!   when a file changes (a set that fails to load is reported and the
+//!   previous one keeps serving);
+//! - `test DIR` runs the Rego unit tests (`test_*` rules), one line each,
+//!   and fails when one does not pass;
+//! - `eval DIR --point POINT --context FILE` prints the verdict for one
+//!   context.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use hookwire::{AgentContext, InterceptionPoint};
+use hookwire_policy::{Policies, PolicyOptions, PolicyService, PolicySet, ReloadEvent, TestStatus};
+use hookwire_server::Server;
+use serde_json::Value;
+
+use crate::error::CliError;
+
+/// Where `policy serve` listens unless told otherwise (what
+/// `examples/declarations/policy.json` points at).
+pub(crate) const POLICY_ADDR: &str = "127.0.0.1:50153";
+
+/// The `policy` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum PolicyCommand {
+    /// Serve the Rego policies of DIR as an interceptor service, reloading
+    /// them when a file changes.
+    Serve {
+        /// The policy directory: `*.rego` modules and `data.json` /
+        /// `data.yaml` documents.
+        dir: PathBuf,
+        /// The address to listen on.
+        #[arg(long, default_value = POLICY_ADDR, value_name = "ADDR")]
+        addr: SocketAddr,
+        /// Do not watch DIR for changes.
+        #[arg(long)]
+        no_watch: bool,
+        #[command(flatten)]
+        bounds: Bounds,
+    },
+    /// Run the Rego unit tests (`test_*` rules) of DIR; exits non-zero when
+    /// one fails.
+    Test {
+        /// The policy directory.
+        dir: PathBuf,
+        #[command(flatten)]
+        bounds: Bounds,
+    },
+    /// Print the verdict the policies of DIR give for one context.
+    Eval {
+        /// The policy directory.
+        dir: PathBuf,
+        /// The interception point, e.g. `pre_tool_call`.
+        #[arg(long, value_name = "POINT", value_parser = parse_point)]
+        point: InterceptionPoint,
+        /// The agent context (§4 JSON; `interception_point` may be left
+        /// out).
+        #[arg(long, value_name = "FILE")]
+        context: PathBuf,
+        /// Also print each package's raw decision document.
+        #[arg(long)]
+        explain: bool,
+        #[command(flatten)]
+        bounds: Bounds,
+    },
+}
+
+/// How long one evaluation may run.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Bounds {
+    /// Bound of one evaluation; a policy running longer is cut off (an
+    /// error status, so the host denies).
+    #[arg(long, default_value_t = 100, value_name = "MS")]
+    eval_timeout_ms: u64,
+}
+
+impl Bounds {
+    fn options(&self) -> PolicyOptions {
+        PolicyOptions {
+            eval_limit: Duration::from_millis(self.eval_timeout_ms.max(1)),
+            ..PolicyOptions::default()
+        }
+    }
+}
+
+fn parse_point(s: &str) -> Result<InterceptionPoint, String> {
+    s.parse().map_err(|_| {
+        let names: Vec<&str> = InterceptionPoint::ALL.iter().map(|p| p.as_str()).collect();
+        format!("not a point; one of {}", names.join(", "))
+    })
+}
+
+/// Runs one `policy` subcommand.
+pub(crate) async fn run(command: PolicyCommand) -> Result<(), CliError> {
+    match command {
+        PolicyCommand::Serve {
+            dir,
+            addr,
+            no_watch,
+            bounds,
+        } => serve(dir, addr, no_watch, bounds.options()).await,
+        PolicyCommand::Test { dir, bounds } => test(&dir, bounds.options()),
+        PolicyCommand::Eval {
+            dir,
+            point,
+            context,
+            explain,
+            bounds,
+        } => eval(&dir, point, &context, explain, bounds.options()),
+    }
+}
+
+async fn serve(
+    dir: PathBuf,
+    addr: SocketAddr,
+    no_watch: bool,
+    options: PolicyOptions,
+) -> Result<(), CliError> {
+    let policies = Policies::load(dir, options)?;
+    let set = policies.current();
+    for package in set.packages() {
+        let points: Vec<&str> = package.points.iter().map(|p| p.as_str()).collect();
+        println!("{:<40} at {}", package.name, points.join(", "));
+    }
+    let _watcher = if no_watch {
+        None
+    } else {
+        Some(policies.watch(|event| match event {
+            ReloadEvent::Reloaded {
+                generation,
+                packages,
+            } => eprintln!(
+                "policies reloaded: generation {generation}, {packages} decision packages"
+            ),
+            ReloadEvent::Rejected { serving, error } => {
+                eprintln!("policy reload rejected (generation {serving} keeps serving): {error}");
+            }
+        })?)
+    };
+    let service = PolicyService::new(policies).on_failure(|ctx, error| {
+        eprintln!(
+            "decision failed at {} (seq {}): {error}",
+            ctx.point(),
+            ctx.sequence()
+        );
+    });
+    println!(
+        "policy serving {} on http://{addr} (Ctrl-C to stop)",
+        set.dir().display()
+    );
+    Server::builder()
+        .service(service)
+        .serve_with_shutdown(addr, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
+
+fn test(dir: &Path, options: PolicyOptions) -> Result<(), CliError> {
+    let set = PolicySet::load(dir, options)?;
+    let outcomes = set.run_tests();
+    let mut failed = 0;
+    for outcome in &outcomes {
+        let (word, detail) = match &outcome.status {
+            TestStatus::Passed => ("PASS", String::new()),
+            TestStatus::Failed => ("FAIL", String::new()),
+            TestStatus::Error(e) => ("ERROR", format!("\n    {}", e.replace('\n', "\n    "))),
+        };
+        if outcome.status != TestStatus::Passed {
+            failed += 1;
+        }
+        println!(
+            "{word:<5} {}.{} ({}, {:.1?}){detail}",
+            outcome.test.package, outcome.test.name, outcome.test.file, outcome.duration
+        );
+    }
+    println!("\n{} passed, {failed} failed", outcomes.len() - failed);
+    if outcomes.is_empty() {
+        return Err(CliError::PolicyTests("no test_ rules found".into()));
+    }
+    if failed > 0 {
+        return Err(CliError::PolicyTests(format!(
+            "{failed} of {} tests failed",
+            outcomes.len()
+        )));
+    }
+    Ok(())
+}
+
+fn eval(
+    dir: &Path,
+    point: InterceptionPoint,
+    context: &Path,
+    explain: bool,
+    options: PolicyOptions,
+) -> Result<(), CliError> {
+    let set = PolicySet::load(dir, options)?;
+    let text = std::fs::read_to_string(context)
+        .map_err(|e| CliError::PolicyTests(format!("cannot read {}: {e}", context.display())))?;
+    let mut value: Value = serde_json::from_str(&text)
+        .map_err(|e| CliError::PolicyTests(format!("{}: not JSON: {e}", context.display())))?;
+    if let Value::Object(members) = &mut value {
+        match members.get("interception_point").and_then(Value::as_str) {
+            None => {
+                members.insert("interception_point".into(), point.as_str().into());
+            }
+            Some(given) if given != point.as_str() => {
+                return Err(CliError::PolicyTests(format!(
+                    "{} is a {given} context, not {point}",
+                    context.display()
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    let ctx = AgentContext::from_json(value).map_err(hookwire_policy::Error::from)?;
+    if explain {
+        for (package, document) in set.decision_documents(&ctx)? {
+            println!("{package}: {document}");
+        }
+    }
+    let verdict = set.decide(&ctx)?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&verdict.to_json()).unwrap_or_default()
+    );
+    Ok(())
+}

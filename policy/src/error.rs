@@ -1,0 +1,112 @@
+//! The crate's one error type.
+//!
+//! Loading a policy directory, evaluating a decision and watching for
+//! changes all fail with an [`Error`]. On the emission path every error
+//! becomes an error status at the gRPC edge ([`crate::service`]), which the
+//! host records as a fail-closed deny; none of them is ever an allow.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What went wrong while loading, evaluating or watching policies.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file or directory of the policy set could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// A `.rego` module does not parse.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The module's file.
+        path: PathBuf,
+        /// The parser's diagnostic (it quotes the policy, never a context).
+        message: String,
+    },
+    /// A data document (`data.json`, `data.yaml`) is not valid JSON/YAML or
+    /// conflicts with another document.
+    #[error("data document {path}: {message}")]
+    Data {
+        /// The document's file.
+        path: PathBuf,
+        /// What was wrong.
+        message: String,
+    },
+    /// The modules parse but do not compile together (unsafe variables,
+    /// conflicting rules, unknown functions, ...).
+    #[error("policies do not compile: {0}")]
+    Compile(String),
+    /// A package breaks the load-time part of the decision contract
+    /// (`points` missing or invalid, a reserved package name, ...).
+    #[error("package {package}: {message}")]
+    Contract {
+        /// The package, e.g. `hookwire.destructive_commands`.
+        package: String,
+        /// The rule that was broken.
+        message: String,
+    },
+    /// The directory holds no decision package: serving it would allow
+    /// everything, so it is refused.
+    #[error("{0}: no decision package (a `package hookwire.<name>` declaring `points`)")]
+    NoDecisions(PathBuf),
+    /// Evaluating a decision failed (a runtime error in a policy, e.g. a
+    /// conflict between complete-rule values or a builtin error).
+    #[error("evaluation failed: {0}")]
+    Evaluation(String),
+    /// An evaluation ran past its bound and was cut off.
+    #[error("evaluation cut off after {limit:?} (policy runs too long)")]
+    Bounded {
+        /// The configured bound.
+        limit: Duration,
+    },
+    /// The decision document does not follow the contract
+    /// (see `docs/policies.md`). Never turned into an allow.
+    #[error("ill-formed decision from {package}.{rule}: {message}")]
+    IllFormed {
+        /// The package that produced the document (or `*` when the problem
+        /// is in how documents of several packages combine).
+        package: String,
+        /// The contract rule (`deny`, `transform`, ...).
+        rule: &'static str,
+        /// What is wrong with it, without its value.
+        message: String,
+    },
+    /// The context given to `eval` is not a valid agent context.
+    #[error("invalid agent context: {0}")]
+    Context(#[from] hookwire::InvalidContext),
+    /// The file watcher could not be started.
+    #[error("cannot watch {path}: {source}")]
+    Watch {
+        /// The watched directory.
+        path: PathBuf,
+        /// What the watcher said.
+        source: notify::Error,
+    },
+}
+
+impl Error {
+    /// A regorus error, classified: a time-limit error is [`Error::Bounded`],
+    /// anything else `wrap(message)`.
+    pub(crate) fn from_engine(
+        error: &anyhow::Error,
+        limit: Duration,
+        wrap: fn(String) -> Self,
+    ) -> Self {
+        let timed_out = error.chain().any(|cause| {
+            matches!(
+                cause.downcast_ref::<regorus::LimitError>(),
+                Some(regorus::LimitError::TimeLimitExceeded { .. })
+            )
+        });
+        if timed_out {
+            Self::Bounded { limit }
+        } else {
+            wrap(format!("{error:#}"))
+        }
+    }
+}

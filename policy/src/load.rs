@@ -1,0 +1,101 @@
+//! Reading a policy directory from disk: its Rego modules and its data
+//! documents, nothing evaluated yet.
+//!
+//! The layout follows OPA's bundles: every `*.rego` file below the
+//! directory is a module; a file named `data.json`, `data.yaml` or
+//! `data.yml` is a data document placed at the path of its folder (the
+//! root's under `data`, `tools/data.json` under `data.tools`). Other files
+//! (example contexts, READMEs) are ignored, and so are hidden entries
+//! (names starting with `.`), which keeps editors' swap files out.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+
+/// One `.rego` module: where it came from and its text.
+#[derive(Debug, Clone)]
+pub(crate) struct Module {
+    /// The file.
+    pub(crate) path: PathBuf,
+    /// Its source text.
+    pub(crate) text: String,
+}
+
+/// One data document and where it goes under `data`.
+#[derive(Debug, Clone)]
+pub(crate) struct DataDocument {
+    /// The file.
+    pub(crate) path: PathBuf,
+    /// Folder names from the policy directory to the document.
+    pub(crate) at: Vec<String>,
+    /// Its text.
+    pub(crate) text: String,
+    /// YAML (else JSON).
+    pub(crate) yaml: bool,
+}
+
+/// Everything a policy directory holds, in a stable (sorted) order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Sources {
+    /// The Rego modules.
+    pub(crate) modules: Vec<Module>,
+    /// The data documents.
+    pub(crate) data: Vec<DataDocument>,
+}
+
+/// Reads `dir` recursively.
+pub(crate) fn read_dir(dir: &Path) -> Result<Sources, Error> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    let meta = fs::metadata(dir).map_err(io(dir))?;
+    if !meta.is_dir() {
+        return Err(Error::Io {
+            path: dir.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
+        });
+    }
+    let mut sources = Sources::default();
+    let mut pending = vec![(dir.to_path_buf(), Vec::<String>::new())];
+    while let Some((folder, at)) = pending.pop() {
+        let mut entries = fs::read_dir(&folder)
+            .map_err(io(&folder))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(io(&folder))?;
+        entries.sort_by_key(fs::DirEntry::file_name);
+        for entry in entries {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            let kind = entry.file_type().map_err(io(&path))?;
+            let is_dir = if kind.is_symlink() {
+                fs::metadata(&path).map_err(io(&path))?.is_dir()
+            } else {
+                kind.is_dir()
+            };
+            if is_dir {
+                let mut below = at.clone();
+                below.push(name);
+                pending.push((path, below));
+            } else if name.ends_with(".rego") {
+                let text = fs::read_to_string(&path).map_err(io(&path))?;
+                sources.modules.push(Module { path, text });
+            } else if matches!(name.as_str(), "data.json" | "data.yaml" | "data.yml") {
+                let text = fs::read_to_string(&path).map_err(io(&path))?;
+                sources.data.push(DataDocument {
+                    yaml: !name.ends_with(".json"),
+                    path,
+                    at: at.clone(),
+                    text,
+                });
+            }
+        }
+    }
+    sources.modules.sort_by(|a, b| a.path.cmp(&b.path));
+    sources.data.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(sources)
+}
