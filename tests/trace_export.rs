@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hookwire::{AgentContext, InterceptionPoint, Verdict};
-use hookwire_client::{Host, ToolCall};
+use hookwire_client::{Host, InputRole, ToolCall};
 use hookwire_server::prelude::*;
 use hookwire_telemetry::{OtlpExport, Telemetry};
 use opentelemetry_proto::tonic::collector::logs::v1::logs_service_server::{
@@ -234,6 +234,9 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
 
     let plain = host.session("plain").unwrap();
     assert!(plain.start(["bash"]).await.unwrap().proceeds());
+    // §3.1 rule 3: the tool call belongs to a turn an input opened.
+    let input = plain.input(json!("list the files"), InputRole::User).await;
+    assert!(input.unwrap().proceeds());
     let call = ToolCall::new("c1", "bash", json!({"cmd": SECRET}));
     let denied = plain.pre_tool_call(&call).await.unwrap();
     assert!(!denied.proceeds());
@@ -262,9 +265,9 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
     let emissions = named("hookwire.emission");
     let dispatches = named("hookwire.dispatch");
     let handles = named("hookwire.handle");
-    assert_eq!(emissions.len(), 3, "{all:#?}");
-    assert_eq!(dispatches.len(), 3, "{all:#?}");
-    assert_eq!(handles.len(), 3, "{all:#?}");
+    assert_eq!(emissions.len(), 4, "{all:#?}");
+    assert_eq!(dispatches.len(), 4, "{all:#?}");
+    assert_eq!(handles.len(), 4, "{all:#?}");
 
     for e in &emissions {
         assert_eq!(e.service, "agent-host");
@@ -312,7 +315,7 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
     assert!(
         matches!(
             attr(&deny.attributes, "hookwire.sequence"),
-            Some(Any::IntValue(1))
+            Some(Any::IntValue(2))
         ),
         "{:?}",
         deny.attributes
@@ -340,7 +343,7 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
         .flat_map(|r| &r.scope_logs)
         .flat_map(|s| &s.log_records)
         .collect();
-    assert_eq!(logs.len(), 3, "{logs:#?}");
+    assert_eq!(logs.len(), 4, "{logs:#?}");
     let mut seen = HashMap::new();
     for log in &logs {
         let e = emissions
@@ -367,7 +370,7 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
         );
         seen.insert(e.span_id.clone(), record);
     }
-    assert_eq!(seen.len(), 3, "one record per emission");
+    assert_eq!(seen.len(), 4, "one record per emission");
 
     // Nothing exported carries the tool's arguments.
     let bytes = String::from_utf8_lossy(&received.bytes);
