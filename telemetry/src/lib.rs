@@ -43,7 +43,7 @@ use opentelemetry_sdk::logs::{SdkLogger, SdkLoggerProvider};
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use tracing_opentelemetry::{OpenTelemetryLayer, OpenTelemetrySpanExt};
 use tracing_subscriber::Layer;
-use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::filter::{Filtered, LevelFilter};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
@@ -163,10 +163,9 @@ impl OtlpExport {
         let logs = tracing_subscriber::fmt::layer()
             .with_writer(std::io::stderr)
             .with_filter(filter);
-        let spans = telemetry.layer().with_filter(LevelFilter::INFO);
         tracing_subscriber::registry()
             .with(logs)
-            .with(spans)
+            .with(telemetry.layer())
             .try_init()
             .map_err(|e| Error::Subscriber(e.to_string()))?;
         Ok(telemetry)
@@ -184,14 +183,19 @@ pub struct Telemetry {
 }
 
 impl Telemetry {
-    /// The `tracing` layer that turns spans into OpenTelemetry spans of
-    /// this export, and lets hookwire read and propagate their trace
-    /// context. Compose it into a subscriber of your own.
-    pub fn layer<S>(&self) -> OpenTelemetryLayer<S, SdkTracer>
+    /// The `tracing` layer that turns spans at `INFO` and above into
+    /// OpenTelemetry spans of this export, and lets hookwire read and
+    /// propagate their trace context. Compose it into a subscriber of your
+    /// own. The level filter is part of the layer: without it every
+    /// `DEBUG`/`TRACE` span of the HTTP/2 stack beneath each call would be
+    /// exported too, which costs more than the emission itself.
+    pub fn layer<S>(&self) -> Filtered<OpenTelemetryLayer<S, SdkTracer>, LevelFilter, S>
     where
         S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
     {
-        tracing_opentelemetry::layer().with_tracer(self.tracer_provider.tracer(SCOPE))
+        tracing_opentelemetry::layer()
+            .with_tracer(self.tracer_provider.tracer(SCOPE))
+            .with_filter(LevelFilter::INFO)
     }
 
     /// A record sink exporting each interception record as an OTLP log
