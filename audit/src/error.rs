@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::verify::Broken;
+use crate::broken::Broken;
 
 /// What went wrong with a key, a log or a checkpoint.
 #[derive(Debug, thiserror::Error)]

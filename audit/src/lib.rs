@@ -26,6 +26,7 @@
 //! # Ok(()) }
 //! ```
 
+mod broken;
 mod error;
 mod hex;
 mod key;
@@ -33,11 +34,12 @@ mod line;
 mod sink;
 mod verify;
 
+pub use broken::{Broken, Problem};
 pub use error::AuditError;
 pub use key::{AuditKey, PublicKey, public_key_path};
 pub use line::{GENESIS, Hash, line_hash};
 pub use sink::{Delivery, Fsync, SigningSink, SinkOptions, SinkStatus};
-pub use verify::{Broken, Checkpoint, Problem, Verified, checkpoint_path, verify_log};
+pub use verify::{Checkpoint, Verified, checkpoint_path, verify_log};
 
 #[cfg(test)]
 mod tests;

@@ -20,9 +20,9 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::broken::Problem;
 use crate::hex;
 use crate::key::{AuditKey, PublicKey};
-use crate::verify::Problem;
 
 /// A SHA-256 digest: of a line, or the chain's start.
 pub type Hash = [u8; 32];
