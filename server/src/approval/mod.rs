@@ -31,9 +31,10 @@
 //! # }
 //! ```
 
-pub mod grpc;
-pub mod queue;
-pub mod serve;
+mod events;
+mod grpc;
+mod queue;
+mod serve;
 pub mod web;
 
 /// Why the queue refused a decision; defined with the crate's [`Error`](crate::Error).
