@@ -11,13 +11,15 @@
 //! - `load`: the directory layout (modules, data documents).
 //! - `input`: the context as Rego `input`, converted only as far as the
 //!   modules read it.
-//! - [`set`]: [`PolicySet`], a compiled set: decision packages, the points
+//! - `report`: [`PolicyOptions`] and what a set reports about itself
+//!   ([`DecisionPackage`], [`TestRule`], [`TestOutcome`]).
+//! - `set`: [`PolicySet`], a compiled set: decision packages, the points
 //!   they decide at, bounded evaluation, the Rego test runner.
 //! - [`contract`]: decision documents → [`hookwire::Verdict`].
-//! - [`reload`]: [`Policies`], the serving set, atomically swapped on
+//! - `reload`: [`Policies`], the serving set, atomically swapped on
 //!   reload; [`Policies::watch`] reloads on file changes.
-//! - [`service`]: [`PolicyService`], the interceptor service.
-//! - [`error`]: the crate's [`Error`].
+//! - `service`: [`PolicyService`], the interceptor service.
+//! - `error`: the crate's [`Error`].
 //!
 //! Failure is never an allow: a set that does not load keeps the previous
 //! one serving, and an evaluation error, an ill-formed decision document or
@@ -25,14 +27,16 @@
 //! which the host records as a fail-closed deny.
 
 pub mod contract;
-pub mod error;
+mod error;
 mod input;
 mod load;
-pub mod reload;
-pub mod service;
-pub mod set;
+mod reload;
+mod report;
+mod service;
+mod set;
 
 pub use error::Error;
-pub use reload::{Policies, ReloadEvent, ReloadStatus, Watcher};
-pub use service::PolicyService;
-pub use set::{DecisionPackage, PolicyOptions, PolicySet, TestOutcome, TestRule, TestStatus};
+pub use reload::{Policies, RELOAD_DEBOUNCE, ReloadEvent, ReloadStatus, Watcher};
+pub use report::{DecisionPackage, PolicyOptions, TestOutcome, TestRule, TestStatus};
+pub use service::{FailureReporter, PolicyService, SERVICE_NAME};
+pub use set::PolicySet;

@@ -24,7 +24,8 @@ use hookwire::{AgentContext, Verdict};
 use notify::{RecursiveMode, Watcher as _};
 
 use crate::error::Error;
-use crate::set::{PolicyOptions, PolicySet};
+use crate::report::PolicyOptions;
+use crate::set::PolicySet;
 
 /// How long the directory must be quiet before a change is reloaded.
 pub const RELOAD_DEBOUNCE: Duration = Duration::from_millis(150);

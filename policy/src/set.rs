@@ -30,6 +30,7 @@ use crate::contract::{self, DECISION_RULES, POINTS_RULE};
 use crate::error::Error;
 use crate::input::InputPaths;
 use crate::load::{self, Sources};
+use crate::report::{DecisionPackage, PolicyOptions, TestOutcome, TestRule, TestStatus};
 
 /// The package holding the generated per-point rules; policies may not use
 /// it.
@@ -40,79 +41,6 @@ const DECISION_ROOT: &str = "hookwire";
 
 /// Engines kept for reuse between evaluations (more are cloned on demand).
 const POOL_MAX: usize = 64;
-
-/// How a policy set is evaluated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PolicyOptions {
-    /// Wall-clock bound of one evaluation (one decision, or one test rule).
-    /// A policy running longer is cut off with [`Error::Bounded`].
-    pub eval_limit: Duration,
-    /// Decide with each point's rule compiled to a regorus VM program
-    /// (the default: several times cheaper per decision); `false` runs
-    /// every decision on the tree-walking interpreter, as the Rego tests do.
-    pub compiled: bool,
-}
-
-impl PolicyOptions {
-    /// The default bound: 100 ms, well under a host's usual per-interceptor
-    /// timeout, so that a runaway policy is reported as an error by the
-    /// service rather than as a timeout by the host.
-    pub const DEFAULT_EVAL_LIMIT: Duration = Duration::from_millis(100);
-}
-
-impl Default for PolicyOptions {
-    fn default() -> Self {
-        Self {
-            eval_limit: Self::DEFAULT_EVAL_LIMIT,
-            compiled: true,
-        }
-    }
-}
-
-/// A package that decides: its name and the points it decides at.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecisionPackage {
-    /// Dotted name, e.g. `hookwire.destructive_commands`.
-    pub name: String,
-    /// Where it decides, from its `points` rule.
-    pub points: Vec<InterceptionPoint>,
-    /// The contract rules it declares (`deny`, `transform`, ...).
-    pub rules: Vec<&'static str>,
-}
-
-/// A Rego unit test found in the set: a rule named `test_*`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TestRule {
-    /// Dotted package name.
-    pub package: String,
-    /// The rule's name.
-    pub name: String,
-    /// The module that declares it, relative to the policy directory.
-    pub file: String,
-    rule_path: String,
-}
-
-/// How one test ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TestStatus {
-    /// Defined and not `false`.
-    Passed,
-    /// Undefined or `false`.
-    Failed,
-    /// The evaluation failed (runtime error or bound).
-    Error(String),
-}
-
-/// One test and its result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TestOutcome {
-    /// The test.
-    pub test: TestRule,
-    /// What happened.
-    pub status: TestStatus,
-    /// How long it took.
-    pub duration: Duration,
-}
 
 /// One point's decision rule as a VM program, and the VMs that ran it
 /// cleanly, for reuse.
