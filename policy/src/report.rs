@@ -11,7 +11,7 @@ use hookwire::InterceptionPoint;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PolicyOptions {
     /// Wall-clock bound of one evaluation (one decision, or one test rule).
-    /// A policy running longer is cut off with [`Error::Bounded`].
+    /// A policy running longer is cut off with [`Error::Bounded`](crate::Error::Bounded).
     pub eval_limit: Duration,
     /// Decide with each point's rule compiled to a regorus VM program
     /// (the default: several times cheaper per decision); `false` runs

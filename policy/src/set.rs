@@ -81,7 +81,7 @@ pub struct PolicySet {
 }
 
 impl PolicySet {
-    /// Reads and compiles `dir` (see [`crate::load`] for the layout).
+    /// Reads and compiles `dir` (the layout: `docs/policies.md`).
     pub fn load(dir: &Path, options: PolicyOptions) -> Result<Self, Error> {
         let sources = load::read_dir(dir)?;
         Self::compile(dir, &sources, options)
