@@ -18,9 +18,10 @@ use hookwire_client::{
     ApprovalResolver, BoxError, BoxFuture, Host, HostMetrics, InputRole, InterceptorBinding,
     RecordLog, RecordSink, ShutdownReason, ToolCall, ToolResult, interceptor_fn,
 };
+use hookwire_server::Server;
 use hookwire_server::approval::ApprovalServer;
+use hookwire_server::metrics::ServerMetrics;
 use hookwire_server::metrics::{SharedRegistry, render, serve_metrics};
-use hookwire_server::{Server, ServerMetrics};
 use hookwire_testkit::{
     Scripted, metric_sample as sample, metric_value as value, promtool, promtool_accepts,
     target_str, workspace_root,

@@ -11,8 +11,9 @@ use hookwire_cli::demo_agent::{
 };
 use hookwire_client::declaration::Declaration;
 use hookwire_client::{Host, InterceptorBinding, RecordLog, RecordSink};
+use hookwire_server::metrics::ServerMetrics;
 use hookwire_server::metrics::{SharedRegistry, serve_metrics};
-use hookwire_server::{Interceptor, Server, ServerMetrics, spawn_local};
+use hookwire_server::{Interceptor, Server, spawn_local};
 use hookwire_telemetry::OtlpRecordSink;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;

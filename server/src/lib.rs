@@ -20,7 +20,7 @@
 //! - `trace`: the `hookwire.handle` and `hookwire.approval.request` spans,
 //!   parented on the W3C trace context the host sends; `reflection`: the
 //!   gRPC reflection services mounted next to every service.
-//! - [`metrics`]: [`ServerMetrics`], the approval service's series and the
+//! - [`metrics`]: [`metrics::ServerMetrics`], the approval service's series and the
 //!   `/metrics` endpoint over a registry of the caller's.
 //! - [`approval`]: approval services (§9): the queue of pending approvals,
 //!   the `hookwire.v1.ApprovalService` streams, and the approval web page.
@@ -58,7 +58,6 @@ mod trace;
 
 pub use adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
 pub use error::Error;
-pub use metrics::ServerMetrics;
 pub use peer::Peer;
 
 /// The Prometheus client the metrics register in, re-exported so that
