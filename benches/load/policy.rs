@@ -150,11 +150,13 @@ async fn window(sessions: &[Arc<Session>], call: &ToolCall, window: Duration) ->
     let tasks: Vec<_> = sessions
         .iter()
         .map(|s| {
-            let (s, call) = (s.clone(), call.clone());
+            let (s, mut call) = (s.clone(), call.clone());
             tokio::spawn(async move {
                 let deadline = Instant::now() + window;
                 let mut lat = Vec::new();
                 while Instant::now() < deadline {
+                    // A distinct id per emission (§3.1 rule 5).
+                    crate::fixtures::renumber(&mut call);
                     let t = Instant::now();
                     let e = s.pre_tool_call(&call).await.expect("emits");
                     assert!(e.proceeds(), "unexpected verdict {:?}", e.verdict());
