@@ -1,113 +1,20 @@
-//! Remote interceptors: an interceptor service reached over gRPC.
-//!
-//! The channel connects lazily, so a host builds even when a service is not
-//! up yet; an unreachable service is a failed call, i.e.
-//! `host_error:interceptor_failed`, never a build error. Each call carries
-//! the binding's timeout both as a local deadline (the call future is
-//! dropped, which cancels the HTTP/2 stream) and as the `grpc-timeout`
-//! header, so a well-behaved service stops working on it too.
-//!
-//! A response is decoded and validated once, by the wire conversion
-//! (`InterceptorResponse::try_from`, which applies
-//! [`InterceptorResponse::validate`]); [`TlsConfig`] says how an
-//! `https://` endpoint is verified and, with a [`ClientIdentity`], how the
-//! host proves who it is to a service requiring mutual TLS.
+//! One replica of an interceptor service: its lazily connecting channel,
+//! the point call under the binding's deadline, and the `Describe` and
+//! `grpc.health.v1` questions a host asks it.
 
 use std::time::{Duration, Instant};
 
 use hookwire::pb;
 use hookwire::pb::interceptor_client::InterceptorClient;
 use hookwire::wire::PointRequest;
-use hookwire::{HostError, InterceptorResponse, InvalidVerdict, Manifest};
-use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
-use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
+use hookwire::{InterceptorResponse, Manifest};
+use tonic::metadata::MetadataMap;
+use tonic::transport::{Channel, Endpoint};
 
+use super::metadata::metadata_entry;
+use super::tls::{TlsConfig, client_tls};
+use super::{CallFailure, HEALTH_UNIMPLEMENTED};
 use crate::error::Error;
-
-/// How a host verifies an interceptor service reached over `https://`.
-/// Without one, an `https://` endpoint is verified against the public Web
-/// PKI roots.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TlsConfig {
-    /// PEM certificate(s) of the authority that signs the service's
-    /// certificate; replaces the public roots when set.
-    pub ca_pem: Option<Vec<u8>>,
-    /// The name the service's certificate must carry, when it differs from
-    /// the endpoint's host (e.g. an IP endpoint with a named certificate).
-    pub domain_name: Option<String>,
-    /// The certificate and key the host presents to a service that
-    /// requires client certificates (mutual TLS); none by default.
-    pub client_identity: Option<ClientIdentity>,
-}
-
-/// A client certificate chain and its private key, both PEM, which a host
-/// presents to prove who it is to a service requiring mutual TLS. Its
-/// `Debug` output never shows the key.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ClientIdentity {
-    cert_pem: Vec<u8>,
-    key_pem: Vec<u8>,
-}
-
-impl ClientIdentity {
-    /// The PEM certificate chain (leaf first) and the PEM private key
-    /// (PKCS#8, PKCS#1 or SEC1). Checked when the host is built.
-    pub fn from_pem(cert_pem: impl Into<Vec<u8>>, key_pem: impl Into<Vec<u8>>) -> Self {
-        Self {
-            cert_pem: cert_pem.into(),
-            key_pem: key_pem.into(),
-        }
-    }
-
-    /// Reads the certificate and key from PEM files. The error is the I/O
-    /// error of the file that could not be read.
-    pub fn from_files(
-        cert_path: impl AsRef<std::path::Path>,
-        key_path: impl AsRef<std::path::Path>,
-    ) -> std::io::Result<Self> {
-        Ok(Self::from_pem(
-            std::fs::read(cert_path)?,
-            std::fs::read(key_path)?,
-        ))
-    }
-}
-
-impl std::fmt::Debug for ClientIdentity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientIdentity")
-            .field("cert_pem", &format_args!("{} bytes", self.cert_pem.len()))
-            .field("key_pem", &format_args!("<redacted>"))
-            .finish()
-    }
-}
-
-/// What [`Host::health_remotes`](crate::Host::health_remotes) reports for
-/// a reachable service that does not serve `grpc.health.v1` (it answered
-/// `UNIMPLEMENTED`): health is recommended, `Describe` is the contract.
-pub const HEALTH_UNIMPLEMENTED: &str = "UNIMPLEMENTED";
-
-/// How a call to an interceptor failed, remote or in-process; each maps to
-/// one reserved reason (§6.3).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum CallFailure {
-    /// Transport error or error status; or an in-process interceptor that
-    /// panicked or returned an error.
-    Failed(String),
-    /// The deadline passed.
-    TimedOut,
-    /// The response failed §5 / §5.5 validation.
-    Invalid(InvalidVerdict),
-}
-
-impl CallFailure {
-    pub(crate) fn host_error(&self) -> HostError {
-        match self {
-            Self::Failed(_) => HostError::InterceptorFailed,
-            Self::TimedOut => HostError::InterceptorTimeout,
-            Self::Invalid(_) => HostError::VerdictInvalid,
-        }
-    }
-}
 
 /// A connection to one interceptor service.
 #[derive(Debug, Clone)]
@@ -271,23 +178,6 @@ impl RemoteInterceptor {
     }
 }
 
-/// The client TLS settings for an `https://` endpoint: the given authority,
-/// or the public Web PKI roots.
-fn client_tls(tls: Option<&TlsConfig>) -> ClientTlsConfig {
-    let mut config = ClientTlsConfig::new();
-    match tls.and_then(|t| t.ca_pem.as_ref()) {
-        Some(pem) => config = config.ca_certificate(Certificate::from_pem(pem)),
-        None => config = config.with_webpki_roots(),
-    }
-    if let Some(name) = tls.and_then(|t| t.domain_name.as_ref()) {
-        config = config.domain_name(name.clone());
-    }
-    if let Some(id) = tls.and_then(|t| t.client_identity.as_ref()) {
-        config = config.identity(Identity::from_pem(&id.cert_pem, &id.key_pem));
-    }
-    config
-}
-
 /// Whether a failed call ended because its deadline passed (§6.3
 /// `host_error:interceptor_timeout`): `DEADLINE_EXCEEDED`, or `CANCELLED`
 /// once the deadline has passed. A service that honours `grpc-timeout`
@@ -302,47 +192,6 @@ fn is_deadline(code: tonic::Code, elapsed: Duration, timeout: Option<Duration>) 
         tonic::Code::Cancelled => timeout.is_some_and(|t| elapsed >= t),
         _ => false,
     }
-}
-
-/// Header names gRPC and HTTP/2 reserve for themselves.
-const RESERVED_HEADERS: [&str; 6] = [
-    "content-type",
-    "te",
-    "user-agent",
-    "host",
-    "connection",
-    "authority",
-];
-
-/// Checks one static metadata entry: a lowercase ASCII header name that is
-/// neither reserved nor binary (`-bin`), and a visible-ASCII value. The
-/// reason names the rule, never the value.
-pub(crate) fn metadata_entry(
-    key: &str,
-    value: &str,
-) -> Result<(AsciiMetadataKey, AsciiMetadataValue), String> {
-    let name_ok = !key.is_empty()
-        && key.bytes().all(|b| {
-            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.')
-        });
-    if !name_ok {
-        return Err("metadata keys are lowercase ASCII letters, digits, '-', '_' and '.'".into());
-    }
-    if key.starts_with("grpc-") || key.starts_with(':') || RESERVED_HEADERS.contains(&key) {
-        return Err("the metadata key is reserved by gRPC or HTTP/2".into());
-    }
-    if key.ends_with("-bin") {
-        return Err("binary (-bin) metadata is not supported".into());
-    }
-    if value.is_empty() || !value.bytes().all(|b| (0x20..0x7f).contains(&b)) {
-        return Err("metadata values are non-empty visible ASCII (spaces allowed)".into());
-    }
-    let key = AsciiMetadataKey::from_bytes(key.as_bytes())
-        .map_err(|_| "invalid metadata key".to_owned())?;
-    let mut value =
-        AsciiMetadataValue::try_from(value).map_err(|_| "invalid metadata value".to_owned())?;
-    value.set_sensitive(true);
-    Ok((key, value))
 }
 
 #[cfg(test)]
