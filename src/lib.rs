@@ -50,7 +50,10 @@ pub use record::{
     InterceptionRecord, RECORD_MESSAGE_MAX_BYTES, ResolvedBy, VerdictSummary, payload_free,
     truncate_message,
 };
-pub use response::InterceptorResponse;
+pub use response::{
+    APPROVAL_MAX_BYTES, InterceptorResponse, LABEL_MAX_BYTES, MESSAGE_MAX_BYTES, REASON_MAX_BYTES,
+    RESULT_LABELS_MAX, TRANSFORM_PATH_MAX_BYTES, WARNINGS_MAX,
+};
 pub use verdict::{
     Decision, EVIDENCE_MAX_BYTES, InvalidVerdict, RESPONSE_EXTENSIONS_MAX_BYTES, Severity,
     Transform, Verdict, Warning,

@@ -167,6 +167,15 @@ pub enum InvalidVerdict {
     /// [`RESPONSE_EXTENSIONS_MAX_BYTES`] canonical bytes (§5.5).
     #[error("response extensions exceed {RESPONSE_EXTENSIONS_MAX_BYTES} canonical bytes (§5.5)")]
     ExtensionsTooLarge,
+    /// A string, list or object of the verdict is larger than the bound
+    /// hookwire sets on it (see [`InterceptorResponse::validate`](crate::InterceptorResponse::validate)).
+    #[error("verdict {member} exceeds its bound of {max}")]
+    Oversized {
+        /// Which member (`reason`, `message`, `warnings`, ...).
+        member: &'static str,
+        /// The bound: bytes for strings and objects, entries for lists.
+        max: usize,
+    },
 }
 
 impl Verdict {

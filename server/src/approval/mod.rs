@@ -41,7 +41,9 @@ pub mod web;
 pub use crate::error::Refusal;
 pub use grpc::{ApprovalGrpc, DEFAULT_HEARTBEAT_INTERVAL};
 pub use queue::{
-    ApprovalQueue, CloseReason, HostDelivery, HostLink, MAX_DEADLINE, PendingApproval, QueueEvent,
-    Subscription,
+    Acceptance, ApprovalQueue, ApproverIdentity, AuthMethod, CloseReason, DEFAULT_INSTANCE,
+    DecisionOutcome, DecisionRecord, DecisionSubject, HistoryQuery, HostDelivery, HostLink,
+    MAX_APPROVER_NAME, MAX_DEADLINE, MAX_HISTORY, PendingApproval, QueueEvent, REATTACH_GRACE,
+    Reattached, Subscription,
 };
 pub use serve::{ApprovalServer, RunningApprovalServer};
