@@ -14,6 +14,28 @@ use hookwire::{AgentContext, ContextLimits, HostError, InterceptionPoint, Verdic
 use crate::identity::IdentityProvider;
 use crate::interceptor::{BoxError, BoxFuture};
 
+tokio::task_local! {
+    /// The approver a resolver named while answering the consultation
+    /// running in this task (see [`report_approver`]).
+    static APPROVER: std::cell::RefCell<Option<String>>;
+}
+
+/// Longest approver name the host records.
+const MAX_APPROVER_NAME: usize = 128;
+
+/// Names who made the resolution the current consultation is about to
+/// receive: a resolver whose service authenticated its approvers calls it
+/// before returning, and the host's interception record carries the name
+/// under `extensions.hookwire.approval.approver` (payload-free). Outside a
+/// consultation it does nothing.
+pub(crate) fn report_approver(name: &str) {
+    let name: String = name.chars().take(MAX_APPROVER_NAME).collect();
+    if name.is_empty() {
+        return;
+    }
+    let _ = APPROVER.try_with(|a| *a.borrow_mut() = Some(name));
+}
+
 /// Default time a resolver has to answer: sized for humans.
 pub const DEFAULT_APPROVAL_DEADLINE: Duration = Duration::from_secs(300);
 
@@ -43,8 +65,27 @@ pub(crate) struct ApprovalSeam {
 
 impl ApprovalSeam {
     /// Offers `verdict` to the resolver with `ctx` as presented at
-    /// consultation time, and validates the answer in the §9 order.
+    /// consultation time, and validates the answer in the §9 order. Also
+    /// returns the approver the resolver named, if any.
     pub(crate) async fn consult(
+        &self,
+        identity: &IdentityProvider,
+        limits: &ContextLimits,
+        point: InterceptionPoint,
+        verdict: Verdict,
+        ctx: &AgentContext,
+    ) -> (Resolved, Option<String>) {
+        APPROVER
+            .scope(std::cell::RefCell::new(None), async {
+                let resolved = self
+                    .consult_unnamed(identity, limits, point, verdict, ctx)
+                    .await;
+                (resolved, APPROVER.with(|a| a.borrow_mut().take()))
+            })
+            .await
+    }
+
+    async fn consult_unnamed(
         &self,
         identity: &IdentityProvider,
         limits: &ContextLimits,

@@ -143,9 +143,10 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
                 let resolved = match &host.approval {
                     Some(seam) => {
                         let asked = std::time::Instant::now();
-                        let resolved = seam
+                        let (resolved, approver) = seam
                             .consult(&host.identity, &host.limits, point, verdict, &ctx)
                             .await;
+                        trust.approver = approver;
                         if let Some(m) = &host.metrics {
                             m.approval_resolved(&resolved, asked.elapsed());
                         }
@@ -250,11 +251,13 @@ fn prepare(
 /// answered with a transform outside their mutation grant. They go under
 /// the record's `extensions.hookwire` as `visibility` (`{binding:
 /// [member, ...]}`) and `mutation_refused` (`[binding, ...]`), each only
-/// when not empty.
+/// when not empty; and the approver the approval service authenticated,
+/// as `approval: {approver}`, when the seam was consulted.
 #[derive(Default)]
 struct TrustFacts {
     withheld: Map<String, Value>,
     outside_grant: Vec<Value>,
+    approver: Option<String>,
 }
 
 impl TrustFacts {
@@ -281,6 +284,11 @@ impl TrustFacts {
         }
         if !self.outside_grant.is_empty() {
             hookwire.insert("mutation_refused".into(), Value::Array(self.outside_grant));
+        }
+        if let Some(approver) = self.approver {
+            let mut approval = Map::new();
+            approval.insert("approver".into(), Value::String(approver));
+            hookwire.insert("approval".into(), Value::Object(approval));
         }
         let mut extensions = Map::new();
         if !hookwire.is_empty() {

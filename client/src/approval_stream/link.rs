@@ -16,9 +16,31 @@ use hookwire::pb::approval_service_client::ApprovalServiceClient;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_stream::wrappers::UnboundedReceiverStream;
+use tonic::metadata::MetadataValue;
 use tonic::transport::Endpoint;
 
 use crate::error::StreamFailure;
+
+/// Largest message the host accepts from an approval service: a resolution
+/// carries at most what an approver could send (the service's 8 MiB bound)
+/// plus a small envelope. A larger one breaks the stream and fails every
+/// pending request closed, without being read into memory.
+pub(super) const MAX_APPROVAL_MESSAGE_BYTES: usize = 8 * 1024 * 1024 + 64 * 1024;
+
+/// Largest message the host sends (a request with its redacted context);
+/// a larger request fails closed before it is sent.
+pub(super) const MAX_APPROVAL_REQUEST_BYTES: usize = 8 * 1024 * 1024;
+
+/// A host's bearer token for the approval service. Its `Debug` output
+/// never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub(super) struct BearerToken(pub(super) String);
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken(<redacted>)")
+    }
+}
 
 /// The longest any duration setting may be (longer ones are cut to it):
 /// 30 days, far beyond any human's answer and far from timer overflow.
@@ -35,6 +57,7 @@ pub(super) struct Settings {
     pub(super) backoff_min: Duration,
     pub(super) backoff_max: Duration,
     pub(super) heartbeat: Duration,
+    pub(super) token: Option<BearerToken>,
 }
 
 /// An approver is looking at one of this host's pending requests.
@@ -95,8 +118,11 @@ pub(super) struct LinkState {
     pub(super) pending: HashMap<String, Slot>,
 }
 
+/// A resolution and the approver the service says made it.
+pub(super) type Answer = (ApprovalResolution, String);
+
 pub(super) struct Slot {
-    pub(super) reply: oneshot::Sender<Result<ApprovalResolution, StreamFailure>>,
+    pub(super) reply: oneshot::Sender<Result<Answer, StreamFailure>>,
     pub(super) point: InterceptionPoint,
     pub(super) session_id: String,
 }
@@ -181,8 +207,8 @@ async fn open(shared: &Shared, endpoint: &Endpoint) -> Result<Open, &'static str
         .map_err(|_| "connect timed out")?
         .map_err(|_| "connect failed")?;
     let mut client = ApprovalServiceClient::new(channel)
-        .max_decoding_message_size(usize::MAX)
-        .max_encoding_message_size(usize::MAX);
+        .max_decoding_message_size(MAX_APPROVAL_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_APPROVAL_REQUEST_BYTES);
     let (outbound, rx) = mpsc::unbounded_channel();
     let hello = pb::HostMessage {
         kind: Some(pb::host_message::Kind::Hello(pb::HostHello {
@@ -190,15 +216,22 @@ async fn open(shared: &Shared, endpoint: &Endpoint) -> Result<Open, &'static str
         })),
     };
     let _ = outbound.send(hello);
-    let response = tokio::time::timeout(bound, client.resolve(UnboundedReceiverStream::new(rx)))
+    let mut request = tonic::Request::new(UnboundedReceiverStream::new(rx));
+    if let Some(token) = &settings.token {
+        let mut value = MetadataValue::try_from(format!("Bearer {}", token.0))
+            .map_err(|_| "the bearer token is not a valid header value")?;
+        value.set_sensitive(true);
+        request.metadata_mut().insert("authorization", value);
+    }
+    let response = tokio::time::timeout(bound, client.resolve(request))
         .await
         .map_err(|_| "stream open timed out")?
-        .map_err(|_| "stream refused")?;
+        .map_err(refused)?;
     let mut inbound = response.into_inner();
     let first = tokio::time::timeout(bound, inbound.message())
         .await
         .map_err(|_| "no ready message")?
-        .map_err(|_| "stream broke before ready")?;
+        .map_err(refused)?;
     let heartbeat = match first.and_then(|m| m.kind) {
         Some(pb::service_message::Kind::Ready(r)) if r.heartbeat_interval_ms > 0 => {
             Duration::from_millis(r.heartbeat_interval_ms)
@@ -216,6 +249,18 @@ async fn open(shared: &Shared, endpoint: &Endpoint) -> Result<Open, &'static str
     })
 }
 
+/// Why the service refused the stream, for the log (never the token).
+fn refused(status: tonic::Status) -> &'static str {
+    match status.code() {
+        tonic::Code::Unauthenticated => "the service did not accept the host's credential",
+        tonic::Code::PermissionDenied => "the host's credential may not submit requests",
+        tonic::Code::ResourceExhausted | tonic::Code::OutOfRange => {
+            "a message exceeded the size bound"
+        }
+        _ => "stream refused",
+    }
+}
+
 /// Serves one stream until it ends; returns why it ended.
 async fn serve(shared: &Shared, mut open: Open, stop: &mut watch::Receiver<bool>) -> &'static str {
     let period = open.heartbeat.clamp(Duration::from_millis(10), MAX_SETTING);
@@ -229,7 +274,10 @@ async fn serve(shared: &Shared, mut open: Open, stop: &mut watch::Receiver<bool>
                 let message = match message {
                     Ok(Some(m)) => m,
                     Ok(None) => return "closed by the service",
-                    Err(_) => return "broken",
+                    Err(status) => return match refused(status) {
+                        "stream refused" => "broken",
+                        why => why,
+                    },
                 };
                 heard = Instant::now();
                 deliver(shared, message);
@@ -263,7 +311,7 @@ fn deliver(shared: &Shared, message: pb::ServiceMessage) {
                         outcome = ?r.resolution.outcome,
                         "approval resolution received"
                     );
-                    let _ = slot.reply.send(Ok(r.resolution));
+                    let _ = slot.reply.send(Ok((r.resolution, r.approver)));
                 }
                 None => {
                     tracing::debug!(request_id = %r.request_id, "resolution for an unknown request ignored")

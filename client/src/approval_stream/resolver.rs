@@ -13,15 +13,17 @@ use tokio::sync::{broadcast, oneshot};
 use tokio::time::Instant;
 use tonic::transport::Endpoint;
 
-use super::link::{self, MAX_SETTING, SeenEvent, Settings, Shared, Slot, StopOnDrop};
-use crate::approval::{ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
+use super::link::{self, BearerToken, MAX_SETTING, SeenEvent, Settings, Shared, Slot, StopOnDrop};
+use crate::approval::{ApprovalResolver, DEFAULT_APPROVAL_DEADLINE, report_approver};
 use crate::error::{Error, StreamFailure};
 use crate::interceptor::{BoxError, BoxFuture};
+use crate::remote::{TlsConfig, client_tls};
 
 /// Settings of a [`StreamResolver`]; start from [`StreamResolver::builder`].
 #[derive(Debug, Clone)]
 pub struct StreamResolverBuilder {
     settings: Settings,
+    tls: Option<TlsConfig>,
 }
 
 impl StreamResolverBuilder {
@@ -80,6 +82,28 @@ impl StreamResolverBuilder {
         self
     }
 
+    /// How the service is verified on an `https://` endpoint: its
+    /// authority (instead of the public roots), the name its certificate
+    /// must carry, and the client certificate the host presents when the
+    /// service authenticates hosts by mutual TLS. A service whose
+    /// certificate does not verify is never reached: every request fails
+    /// closed.
+    #[must_use]
+    pub fn tls(mut self, tls: TlsConfig) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// The bearer token the operator issued this host: sent as
+    /// `authorization: Bearer <token>` when the stream opens, marked
+    /// sensitive, never logged or shown by `Debug`. Use it over
+    /// `https://` only.
+    #[must_use]
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.settings.token = Some(BearerToken(token.into()));
+        self
+    }
+
     /// Validates the endpoint and starts the background task that keeps
     /// the stream up. Must be called within a tokio runtime.
     pub fn build(self) -> Result<StreamResolver, Error> {
@@ -101,11 +125,23 @@ impl StreamResolverBuilder {
                 "expected an absolute http:// or https:// URL".into(),
             ));
         }
+        let endpoint = match (endpoint.uri().scheme_str(), &self.tls) {
+            (Some("https"), tls) => endpoint
+                .tls_config(client_tls(tls.as_ref()))
+                .map_err(|_| invalid("unusable TLS settings".into()))?,
+            (_, Some(_)) => {
+                return Err(invalid(
+                    "TLS settings need an https:// endpoint".into(),
+                ));
+            }
+            (_, None) => endpoint,
+        };
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| Error::ApprovalStream(StreamFailure::NoRuntime))?;
         let (shared, stop) = link::spawn(&runtime, self.settings, endpoint);
         Ok(StreamResolver {
             shared,
+            deadline: None,
             _stop: Arc::new(stop),
         })
     }
@@ -142,6 +178,9 @@ impl StreamResolverBuilder {
 #[derive(Clone)]
 pub struct StreamResolver {
     shared: Arc<Shared>,
+    /// This clone's per-request deadline, when it differs from the
+    /// builder's ([`StreamResolver::with_deadline`]).
+    deadline: Option<Duration>,
     _stop: Arc<StopOnDrop>,
 }
 
@@ -168,7 +207,9 @@ impl StreamResolver {
                 backoff_min: Duration::from_millis(100),
                 backoff_max: Duration::from_secs(5),
                 heartbeat: Duration::from_secs(5),
+                token: None,
             },
+            tls: None,
         }
     }
 
@@ -214,7 +255,19 @@ impl StreamResolver {
 
     /// The per-request deadline.
     pub fn deadline(&self) -> Duration {
-        self.shared.settings.deadline
+        self.deadline.unwrap_or(self.shared.settings.deadline)
+    }
+
+    /// A clone sharing this resolver's stream whose requests wait
+    /// `deadline` (cut to [`StreamResolverBuilder::MAX_SETTING`]) and tell
+    /// the service so: how a declaration's `approval_resolver_ms` reaches
+    /// the approvers' countdown.
+    #[must_use]
+    pub fn with_deadline(&self, deadline: Duration) -> Self {
+        Self {
+            deadline: Some(deadline.min(MAX_SETTING)),
+            ..self.clone()
+        }
     }
 
     /// Every "an approver is looking" notice from now on, for logs and
@@ -228,7 +281,17 @@ impl StreamResolver {
         request: &ApprovalRequest,
     ) -> Result<ApprovalResolution, StreamFailure> {
         let shared = &self.shared;
-        let deadline = Instant::now() + shared.settings.deadline;
+        // A request too large for the stream fails alone, before it is
+        // sent (the encoder's bound would break the whole stream). The
+        // context's JSON text is nearly all of the message.
+        if request.context.to_json().to_string().len() + 64 * 1024
+            > super::link::MAX_APPROVAL_REQUEST_BYTES
+        {
+            return Err(StreamFailure::Refused(
+                "the request exceeds the size bound".into(),
+            ));
+        }
+        let deadline = Instant::now() + self.deadline();
         if !self.is_connected() {
             let wait = shared
                 .settings
@@ -277,7 +340,11 @@ impl StreamResolver {
         match tokio::time::timeout_at(deadline, answer).await {
             Ok(answered) => {
                 guard.id = None;
-                answered.unwrap_or(Err(StreamFailure::Lost))
+                let (resolution, approver) = answered.unwrap_or(Err(StreamFailure::Lost))?;
+                // The service names the approver it authenticated; the
+                // host's record carries it (payload-free).
+                report_approver(&approver);
+                Ok(resolution)
             }
             // Dropping the guard withdraws the request.
             Err(_) => Err(StreamFailure::Deadline),

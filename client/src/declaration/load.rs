@@ -240,7 +240,10 @@ impl DeclaredHostBuilder {
             .mode(resolved.mode)
             .composition(resolved.composition)
             .identity_provider(registry.identity(resolved.identity_provider.as_deref()));
-        if let Some(resolver) = registry.resolver(resolved.approval_resolver.as_deref()) {
+        if let Some(resolver) = registry.resolver(
+            resolved.approval_resolver.as_deref(),
+            resolved.approval_resolver_ms.map(Duration::from_millis),
+        ) {
             builder = builder.approval_resolver_shared(resolver);
         }
         if let Some(redactor) = registry.redactor(resolved.approval_redactor.as_deref()) {

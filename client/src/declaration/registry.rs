@@ -24,7 +24,7 @@ use super::refusal::{Finding, Refusal, RefusalClass};
 use super::resolved::ResolvedDeclaration;
 use super::surface::HostSurface;
 use crate::approval::{ApprovalRedactor, ApprovalResolver};
-use crate::approval_stream::StreamResolver;
+use crate::approval_stream::{StreamResolver, StreamResolverBuilder};
 use crate::binding::InterceptorBinding;
 use crate::error::Error;
 use crate::identity::{IdentityProvider, JCS_SHA256};
@@ -37,6 +37,10 @@ pub struct Registry {
     kinds: BTreeMap<String, Arc<KindResolver>>,
     identity_providers: BTreeMap<String, IdentityProvider>,
     approval_resolvers: BTreeMap<String, Arc<dyn ApprovalResolver>>,
+    /// The resolvers registered with [`Registry::approval_stream`], by
+    /// name, so that each document's `approval_resolver_ms` becomes the
+    /// deadline the service is told (and the approvers count down).
+    approval_streams: BTreeMap<String, StreamResolver>,
     approval_redactors: BTreeMap<String, Arc<ApprovalRedactor>>,
 }
 
@@ -88,6 +92,7 @@ impl Registry {
             kinds: BTreeMap::new(),
             identity_providers: BTreeMap::new(),
             approval_resolvers: BTreeMap::new(),
+            approval_streams: BTreeMap::new(),
             approval_redactors: BTreeMap::new(),
         }
     }
@@ -210,11 +215,30 @@ impl Registry {
     /// line), not in the document: a declaration names a resolver by a
     /// registered name only and carries no configuration for it (§7.7.3),
     /// and the loader never reads `extensions`.
+    ///
+    /// Each request tells the service the document's
+    /// `approval_resolver_ms` as its deadline (the most a document may
+    /// declare when it declares `null`), so approvers see the host's real
+    /// remaining time.
     pub fn approval_stream(self, name: &str, endpoint: &str) -> Result<Self, Error> {
-        let resolver = StreamResolver::builder(endpoint)
+        self.approval_stream_with(name, StreamResolver::builder(endpoint))
+    }
+
+    /// [`approval_stream`](Self::approval_stream) with the resolver's
+    /// settings: TLS (the service's authority, a client certificate) and
+    /// the host's bearer token, e.g.
+    /// `StreamResolver::builder("https://approvals:50061").tls(tls).bearer_token(token)`.
+    pub fn approval_stream_with(
+        mut self,
+        name: &str,
+        builder: StreamResolverBuilder,
+    ) -> Result<Self, Error> {
+        let resolver = builder
             .deadline(Duration::from_millis(MAX_TIMEOUT_MS))
             .build()?;
-        self.approval_resolver(name, resolver)
+        self = self.approval_resolver(name, resolver.clone())?;
+        self.approval_streams.insert(name.to_owned(), resolver);
+        Ok(self)
     }
 
     /// Registers an approval redactor under `name`.
@@ -297,8 +321,19 @@ impl Registry {
         }
     }
 
-    pub(crate) fn resolver(&self, name: Option<&str>) -> Option<Arc<dyn ApprovalResolver>> {
-        self.approval_resolvers.get(name?).cloned()
+    /// The resolver named `name`; a stream resolver waits `deadline` (the
+    /// document's `approval_resolver_ms`) per request.
+    pub(crate) fn resolver(
+        &self,
+        name: Option<&str>,
+        deadline: Option<Duration>,
+    ) -> Option<Arc<dyn ApprovalResolver>> {
+        let name = name?;
+        if let Some(stream) = self.approval_streams.get(name) {
+            let deadline = deadline.unwrap_or(Duration::from_millis(MAX_TIMEOUT_MS));
+            return Some(Arc::new(stream.with_deadline(deadline)));
+        }
+        self.approval_resolvers.get(name).cloned()
     }
 
     pub(crate) fn redactor(&self, name: Option<&str>) -> Option<Arc<ApprovalRedactor>> {

@@ -29,6 +29,8 @@ use hookwire::{HostError, InvalidVerdict};
 pub(crate) use endpoint::RemoteInterceptor;
 pub(crate) use metadata::metadata_entry;
 pub use tls::{ClientIdentity, TlsConfig};
+/// The approval stream reaches its service with the same TLS settings.
+pub(crate) use tls::client_tls;
 
 /// What [`Host::health_remotes`](crate::Host::health_remotes) reports for
 /// a reachable service that does not serve `grpc.health.v1` (it answered

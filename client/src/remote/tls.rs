@@ -63,7 +63,7 @@ impl std::fmt::Debug for ClientIdentity {
 
 /// The client TLS settings for an `https://` endpoint: the given authority,
 /// or the public Web PKI roots.
-pub(super) fn client_tls(tls: Option<&TlsConfig>) -> ClientTlsConfig {
+pub(crate) fn client_tls(tls: Option<&TlsConfig>) -> ClientTlsConfig {
     let mut config = ClientTlsConfig::new();
     match tls.and_then(|t| t.ca_pem.as_ref()) {
         Some(pem) => config = config.ca_certificate(Certificate::from_pem(pem)),
