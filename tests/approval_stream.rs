@@ -25,7 +25,7 @@ use hookwire_client::{
 };
 use hookwire_server::RunningServer;
 use hookwire_server::approval::{
-    ApprovalQueue, ApprovalServer, CloseReason, QueueEvent, RunningApprovalServer,
+    ApprovalQueue, ApprovalServer, ApproverIdentity, CloseReason, QueueEvent, RunningApprovalServer,
 };
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -122,16 +122,20 @@ fn auto_approve(queue: ApprovalQueue) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut sub = queue.subscribe();
         for p in sub.pending.drain(..) {
-            let _ = queue.resolve(
-                &p.id,
-                "robot",
-                ApprovalResolution::approve(&p.request, Verdict::allow()),
-            );
+            let _ = queue
+                .resolve(
+                    &p.id,
+                    &ApproverIdentity::in_process("robot"),
+                    ApprovalResolution::approve(&p.request, Verdict::allow()),
+                )
+                .await;
         }
         while let Ok(e) = sub.events.recv().await {
             if let QueueEvent::Added(p) = e {
                 let r = ApprovalResolution::approve(&p.request, Verdict::allow());
-                let _ = queue.resolve(&p.id, "robot", r);
+                let _ = queue
+                    .resolve(&p.id, &ApproverIdentity::in_process("robot"), r)
+                    .await;
             }
         }
     })
@@ -166,9 +170,10 @@ async fn fifty_concurrent_sessions_each_get_their_own_resolution() {
         queue
             .resolve(
                 &p.id,
-                "ann",
+                &ApproverIdentity::in_process("ann"),
                 ApprovalResolution::approve(&p.request, approved),
             )
+            .await
             .expect("first decision");
     }
 
@@ -260,7 +265,14 @@ async fn a_missed_deadline_fails_the_request_and_withdraws_it() {
         "{closed:?}"
     );
     let late = ApprovalResolution::approve(&p.request, Verdict::allow());
-    assert!(service.queue().resolve(&p.id, "late", late).is_err());
+    let late_approver = ApproverIdentity::in_process("late");
+    assert!(
+        service
+            .queue()
+            .resolve(&p.id, &late_approver, late)
+            .await
+            .is_err()
+    );
 }
 
 #[tokio::test]

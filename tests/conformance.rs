@@ -72,7 +72,7 @@ use hookwire_client::{
     InterceptorBinding, Model, ModelResponse, RecordLog, ShutdownReason, StreamEvent,
     StreamResolver, ToolCall, ToolError, Toolbox,
 };
-use hookwire_server::approval::{ApprovalServer, QueueEvent};
+use hookwire_server::approval::{ApprovalServer, ApproverIdentity, QueueEvent};
 use hookwire_server::{Interceptor, Server, async_trait, manifest};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -449,12 +449,17 @@ impl HookwireHarness {
                         let answer = AssertUnwindSafe(resolver.resolve(&pending.request))
                             .catch_unwind()
                             .await;
-                        let _ = match answer {
+                        match answer {
                             Ok(Ok(resolution)) => {
-                                queue.resolve(&pending.id, "ctk-scripted", resolution)
+                                let scripted = ApproverIdentity::in_process("ctk-scripted");
+                                let _ = queue.resolve(&pending.id, &scripted, resolution).await;
                             }
-                            _ => queue.fail(&pending.id, "the scripted resolver failed"),
-                        };
+                            _ => {
+                                let _ = queue
+                                    .fail(&pending.id, "the scripted resolver failed")
+                                    .await;
+                            }
+                        }
                     });
                 }
             };

@@ -19,7 +19,7 @@ use hookwire_client::{
     RecordLog, RecordSink, ShutdownReason, ToolCall, ToolResult, interceptor_fn,
 };
 use hookwire_server::Server;
-use hookwire_server::approval::ApprovalServer;
+use hookwire_server::approval::{ApprovalServer, ApproverIdentity};
 use hookwire_server::metrics::ServerMetrics;
 use hookwire_server::metrics::{SharedRegistry, render, serve_metrics};
 use hookwire_testkit::{
@@ -341,9 +341,10 @@ async fn the_approval_service_exposes_its_backlog_decisions_and_connections() {
     queue
         .resolve(
             &first,
-            "alice",
+            &ApproverIdentity::in_process("alice"),
             ApprovalResolution::approve(&approval_request(1), Verdict::allow()),
         )
+        .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
 

@@ -25,7 +25,9 @@ use tokio::time::{Instant, MissedTickBehavior};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use super::queue::{ApprovalQueue, CloseReason, HostDelivery, PendingApproval, QueueEvent};
+use super::queue::{
+    ApprovalQueue, ApproverIdentity, CloseReason, HostDelivery, PendingApproval, QueueEvent,
+};
 use crate::adapter::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::error::{Error, Refusal};
 
@@ -143,9 +145,9 @@ fn close_reason(r: CloseReason) -> pb::CloseReason {
 }
 
 /// The wire status of a decision's result.
-pub(crate) fn decision_status(result: &Result<(), Error>) -> pb::DecisionStatus {
+pub(crate) fn decision_status<T>(result: &Result<T, Error>) -> pb::DecisionStatus {
     match result {
-        Ok(()) => pb::DecisionStatus::Accepted,
+        Ok(_) => pb::DecisionStatus::Accepted,
         Err(Error::Refused { refusal, .. }) => match refusal {
             Refusal::UnknownRequest => pb::DecisionStatus::UnknownRequest,
             Refusal::AlreadyResolved => pb::DecisionStatus::AlreadyResolved,
@@ -162,7 +164,7 @@ fn queue_event_to_pb(e: QueueEvent) -> pb::WatchEvent {
         QueueEvent::Added(p) => Kind::Added(pending_to_pb(&p)),
         QueueEvent::Seen { id, approver } => Kind::Seen(pb::Seen {
             request_id: id,
-            approver,
+            approver: approver.name().to_owned(),
         }),
         QueueEvent::Resolved {
             id,
@@ -170,7 +172,7 @@ fn queue_event_to_pb(e: QueueEvent) -> pb::WatchEvent {
             outcome,
         } => Kind::Resolved(pb::Resolved {
             request_id: id,
-            approver,
+            approver: approver.name().to_owned(),
             outcome: pb::ApprovalOutcome::from(outcome) as i32,
         }),
         QueueEvent::Closed { id, reason } => Kind::Closed(pb::Closed {
@@ -308,11 +310,11 @@ impl ApprovalService for ApprovalGrpc {
                         match message.kind {
                             Some(Kind::Hello(h)) if !h.name.is_empty() => approver = h.name,
                             Some(Kind::Seen(s)) => {
-                                let _ = queue.seen(&s.request_id, &approver);
+                                let _ = queue.seen(&s.request_id, &ApproverIdentity::unverified(approver.as_str())).await;
                             }
                             Some(Kind::Decide(d)) => {
                                 let decided = StreamResolution::from(d);
-                                let result = queue.resolve(&decided.request_id, &approver, decided.resolution);
+                                let result = queue.resolve(&decided.request_id, &ApproverIdentity::unverified(approver.as_str()), decided.resolution).await;
                                 let ack = pb::DecisionAck {
                                     request_id: decided.request_id,
                                     status: decision_status(&result) as i32,
@@ -358,15 +360,16 @@ impl ApprovalService for ApprovalGrpc {
                 "DecideRequest.resolution is missing",
             ));
         };
-        let approver = if m.approver.is_empty() {
+        let approver = ApproverIdentity::unverified(if m.approver.is_empty() {
             peer
         } else {
             m.approver
-        };
+        });
         let decided = StreamResolution::from(resolution);
         let result = self
             .queue
-            .resolve(&decided.request_id, &approver, decided.resolution);
+            .resolve(&decided.request_id, &approver, decided.resolution)
+            .await;
         Ok(Response::new(pb::DecideResponse {
             status: decision_status(&result) as i32,
         }))

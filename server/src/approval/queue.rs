@@ -17,15 +17,25 @@
 //! - a request whose deadline passes is closed as expired; the queue sends
 //!   the host nothing then (the host's own deadline, which comes first,
 //!   fails the request as `host_error:approval_resolver_failed`);
-//! - when a [`HostLink`] is dropped (its stream ended) its pending
-//!   requests are withdrawn.
+//! - when a [`HostLink`] is dropped (its host's stream ended) its pending
+//!   requests are withdrawn;
+//! - when the link is [detached](HostLink::detach) instead (the service,
+//!   not the host, ended the stream: the instance is going away), its
+//!   requests stay pending, and decidable, for [`REATTACH_GRACE`]: the
+//!   host may take them back, on a new link, with
+//!   [`HostLink::reattach`], keeping their ids and original deadlines (a
+//!   decision taken meanwhile is delivered on re-attach); after the grace
+//!   they are withdrawn as [`CloseReason::HostGone`];
+//! - every decision, accepted or refused, is kept in the audit log
+//!   ([`ApprovalQueue::history`]): who ([`ApproverIdentity`], as verified by the
+//!   front end), when, which request, which outcome, on which instance.
 //!
 //! The queue never judges a decision's content: the host validates it in
 //! the §9 order, so a malformed decision is forwarded as made.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use hookwire::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution, StreamResolution};
 use tokio::sync::{broadcast, mpsc};
@@ -35,7 +45,11 @@ use tokio::time::Instant;
 use crate::error::{Error, Refusal};
 use crate::metrics::ApprovalCounters;
 
-pub use super::events::{CloseReason, HostDelivery, PendingApproval, QueueEvent};
+pub use super::events::{
+    Acceptance, ApproverIdentity, AuthMethod, CloseReason, DecisionOutcome, DecisionRecord,
+    DecisionSubject, HistoryQuery, HostDelivery, MAX_APPROVER_NAME, MAX_HISTORY, PendingApproval,
+    QueueEvent, Reattached,
+};
 
 /// Longest deadline the queue honours; longer ones are cut to this.
 pub const MAX_DEADLINE: Duration = Duration::from_secs(24 * 60 * 60);
@@ -43,6 +57,18 @@ pub const MAX_DEADLINE: Duration = Duration::from_secs(24 * 60 * 60);
 /// How many closed request ids the queue remembers, to tell a late
 /// approver *why* its decision was refused.
 const CLOSED_MEMORY: usize = 10_000;
+
+/// How long a request whose link was [detached](HostLink::detach) stays
+/// pending for its host to [re-attach](HostLink::reattach) it (its own
+/// deadline, when sooner, still closes it first).
+pub const REATTACH_GRACE: Duration = Duration::from_secs(30);
+
+/// How many decisions the in-memory audit log keeps (oldest dropped
+/// first).
+const HISTORY_MEMORY: usize = 10_000;
+
+/// The instance name of a queue made by [`ApprovalQueue::new`].
+pub const DEFAULT_INSTANCE: &str = "local";
 
 /// Capacity of the change feed; a subscriber further behind is told it
 /// lagged and should re-read [`ApprovalQueue::pending`].
@@ -67,6 +93,8 @@ pub struct ApprovalQueue {
 
 #[derive(Debug)]
 struct Inner {
+    /// This instance's name, recorded with each decision it takes.
+    instance: String,
     state: Mutex<State>,
     events: broadcast::Sender<QueueEvent>,
     /// Set once metrics are registered ([`ApprovalQueue::register_metrics`]).
@@ -81,12 +109,29 @@ struct State {
     hosts: HashMap<u64, HostState>,
     closed: HashMap<String, Refusal>,
     closed_order: VecDeque<String>,
+    /// The decision audit log, oldest first.
+    history: VecDeque<DecisionRecord>,
+    /// Decisions taken while their host was away, by (host, host request
+    /// id), for it to collect on re-attach until the request's deadline.
+    undelivered: HashMap<(String, String), Undelivered>,
+}
+
+#[derive(Debug)]
+struct Undelivered {
+    id: String,
+    /// The request's identity and point, which a re-attach must match.
+    context_identity: Option<String>,
+    point: hookwire::InterceptionPoint,
+    resolution: StreamResolution,
+    deadline: Instant,
 }
 
 #[derive(Debug)]
 struct Entry {
     seq: u64,
-    host: u64,
+    /// The link it came on; `None` while it waits for its host to
+    /// re-attach.
+    host: Option<u64>,
     host_request_id: String,
     approval: PendingApproval,
     timer: Option<AbortHandle>,
@@ -111,14 +156,25 @@ impl Default for ApprovalQueue {
 impl ApprovalQueue {
     /// An empty queue.
     pub fn new() -> Self {
+        Self::with_instance(DEFAULT_INSTANCE)
+    }
+
+    /// An empty queue whose decisions are recorded as taken by `instance`.
+    pub fn with_instance(instance: impl Into<String>) -> Self {
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         Self {
             inner: Arc::new(Inner {
+                instance: instance.into(),
                 state: Mutex::new(State::default()),
                 events,
                 metrics: OnceLock::new(),
             }),
         }
+    }
+
+    /// This instance's name, as recorded with its decisions.
+    pub fn instance(&self) -> &str {
+        &self.inner.instance
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -201,52 +257,125 @@ impl ApprovalQueue {
         }
     }
 
-    /// Records that `approver` is looking at request `id`, and tells its
-    /// host and the other approvers.
-    pub fn seen(&self, id: &str, approver: &str) -> Result<(), Error> {
+    /// Records that `approver` opened request `id` (a person looking at
+    /// it, not a page listing it), and tells its host and the other
+    /// approvers. Repeats are recorded once.
+    pub async fn seen(&self, id: &str, approver: &ApproverIdentity) -> Result<(), Error> {
         let mut state = self.state();
         let entry = match state.pending.get_mut(id) {
             Some(e) => e,
             None => return Err(refused(&state, id)),
         };
-        if entry.approval.seen_by.iter().any(|a| a == approver) {
+        if entry.approval.seen_by.iter().any(|a| a == approver.name()) {
             return Ok(());
         }
-        entry.approval.seen_by.push(approver.to_owned());
+        entry.approval.seen_by.push(approver.name().to_owned());
         let (host, request_id) = (entry.host, entry.host_request_id.clone());
-        if let Some(h) = state.hosts.get(&host) {
+        if let Some(h) = host.and_then(|h| state.hosts.get(&h)) {
             let _ = h.deliver.send(HostDelivery::Seen {
                 request_id,
-                approver: approver.to_owned(),
+                approver: approver.name().to_owned(),
             });
         }
         self.emit(QueueEvent::Seen {
             id: id.to_owned(),
-            approver: approver.to_owned(),
+            approver: approver.clone(),
         });
         Ok(())
     }
 
-    /// Decides request `id`: the first decision for a pending request
-    /// within its deadline goes to the host, unchanged. Later ones are
-    /// refused ([`Error::Refused`]).
-    pub fn resolve(
+    /// The decision audit log, newest first, as `query` selects it.
+    pub async fn history(&self, query: &HistoryQuery) -> Result<Vec<DecisionRecord>, Error> {
+        let limit = query.limit.min(MAX_HISTORY);
+        Ok(self
+            .state()
+            .history
+            .iter()
+            .rev()
+            .filter(|r| query.matches(r))
+            .take(limit)
+            .cloned()
+            .collect())
+    }
+
+    /// Records in the audit log that `approver` tried to decide request
+    /// `id` and the front end refused it because their rules do not allow
+    /// it ([`Acceptance::Forbidden`]). The queue does not change.
+    pub async fn audit_forbidden(
         &self,
         id: &str,
-        approver: &str,
-        resolution: ApprovalResolution,
-    ) -> Result<(), Error> {
+        approver: &ApproverIdentity,
+        resolution: &ApprovalResolution,
+    ) -> Result<DecisionRecord, Error> {
         let mut state = self.state();
-        let Some(entry) = state.pending.get(id) else {
-            return Err(refused(&state, id));
+        let record = self.record(&state, id, approver, resolution, Acceptance::Forbidden);
+        tracing::info!(
+            id,
+            approver = approver.name(),
+            "approval decision forbidden"
+        );
+        push_history(&mut state, record.clone());
+        Ok(record)
+    }
+
+    /// An audit entry for a decision about `id` (pending or not).
+    fn record(
+        &self,
+        state: &State,
+        id: &str,
+        approver: &ApproverIdentity,
+        resolution: &ApprovalResolution,
+        acceptance: Acceptance,
+    ) -> DecisionRecord {
+        DecisionRecord {
+            request_id: id.to_owned(),
+            subject: state
+                .pending
+                .get(id)
+                .map(|e| DecisionSubject::of(&e.approval, &e.host_request_id)),
+            approver: approver.clone(),
+            instance: self.inner.instance.clone(),
+            decided_at: SystemTime::now(),
+            outcome: DecisionOutcome::of(resolution),
+            acceptance,
+        }
+    }
+
+    /// Decides request `id` as `approver`: the first decision for a
+    /// pending request within its deadline goes to the host, unchanged,
+    /// and is returned as its audit entry. Later ones are refused
+    /// ([`Error::Refused`]). Both are kept in the audit log.
+    pub async fn resolve(
+        &self,
+        id: &str,
+        approver: &ApproverIdentity,
+        resolution: ApprovalResolution,
+    ) -> Result<DecisionRecord, Error> {
+        let mut state = self.state();
+        let refusal = match state.pending.get(id) {
+            None => Some(refusal_of(&state, id)),
+            Some(entry) if entry.approval.deadline <= Instant::now() => Some(Refusal::Expired),
+            Some(_) => None,
         };
-        if entry.approval.deadline <= Instant::now() {
-            self.close(&mut state, id, CloseReason::Expired);
+        if let Some(refusal) = refusal {
+            let record = self.record(
+                &state,
+                id,
+                approver,
+                &resolution,
+                Acceptance::Refused(refusal),
+            );
+            push_history(&mut state, record);
+            if refusal == Refusal::Expired {
+                self.close(&mut state, id, CloseReason::Expired);
+            }
             return Err(Error::Refused {
                 request_id: id.to_owned(),
-                refusal: Refusal::Expired,
+                refusal,
             });
         }
+        let record = self.record(&state, id, approver, &resolution, Acceptance::Accepted);
+        push_history(&mut state, record.clone());
         let Some(entry) = self.take(&mut state, id, Refusal::AlreadyResolved) else {
             return Err(refused(&state, id));
         };
@@ -259,35 +388,49 @@ impl ApprovalQueue {
             };
             m.left(label, entry.queued.elapsed());
         }
-        if let Some(h) = state.hosts.get(&entry.host) {
-            let _ = h
-                .deliver
-                .send(HostDelivery::Resolution(Box::new(StreamResolution {
-                    request_id: entry.host_request_id,
-                    approver: approver.to_owned(),
-                    resolution,
-                })));
+        let decided = StreamResolution {
+            request_id: entry.host_request_id.clone(),
+            approver: approver.name().to_owned(),
+            resolution,
+        };
+        match entry.host.and_then(|h| state.hosts.get(&h)) {
+            Some(h) => {
+                let _ = h.deliver.send(HostDelivery::Resolution(Box::new(decided)));
+            }
+            // Its host is away: kept for it to collect on re-attach.
+            None => {
+                state.undelivered.insert(
+                    (entry.approval.host.clone(), entry.host_request_id),
+                    Undelivered {
+                        id: id.to_owned(),
+                        context_identity: entry.approval.request.context_identity.clone(),
+                        point: entry.approval.request.interception_point,
+                        resolution: decided,
+                        deadline: entry.approval.deadline,
+                    },
+                );
+            }
         }
-        tracing::info!(id, approver, outcome = ?outcome, "approval resolved");
+        tracing::info!(id, approver = approver.name(), outcome = ?outcome, "approval resolved");
         self.emit(QueueEvent::Resolved {
             id: id.to_owned(),
-            approver: approver.to_owned(),
+            approver: approver.clone(),
             outcome,
         });
-        Ok(())
+        Ok(record)
     }
 
     /// Gives up on request `id`: its host fails it at once (as
     /// `host_error:approval_resolver_failed`) and approvers see it closed.
     /// For approvers that cannot decide and will not wait (a ticket system
     /// that is down, a bridge that crashed).
-    pub fn fail(&self, id: &str, reason: &str) -> Result<(), Error> {
+    pub async fn fail(&self, id: &str, reason: &str) -> Result<(), Error> {
         let mut state = self.state();
         let Some(entry) = state.pending.get(id) else {
             return Err(refused(&state, id));
         };
         let (host, request_id) = (entry.host, entry.host_request_id.clone());
-        if let Some(h) = state.hosts.get(&host) {
+        if let Some(h) = host.and_then(|h| state.hosts.get(&h)) {
             let _ = h.deliver.send(HostDelivery::Failed {
                 request_id,
                 reason: reason.to_owned(),
@@ -306,6 +449,16 @@ impl ApprovalQueue {
             .is_some_and(|e| e.approval.deadline <= Instant::now())
         {
             self.close(&mut state, id, CloseReason::Expired);
+        }
+        let now = Instant::now();
+        state.undelivered.retain(|_, u| u.deadline > now);
+    }
+
+    /// Withdraws `id` if its host is still away.
+    fn abandon(&self, id: &str) {
+        let mut state = self.state();
+        if state.pending.get(id).is_some_and(|e| e.host.is_none()) {
+            self.close(&mut state, id, CloseReason::HostGone);
         }
     }
 
@@ -330,7 +483,7 @@ impl ApprovalQueue {
         if let Some(timer) = entry.timer.take() {
             timer.abort();
         }
-        if let Some(h) = state.hosts.get_mut(&entry.host) {
+        if let Some(h) = entry.host.and_then(|h| state.hosts.get_mut(&h)) {
             h.requests.remove(&entry.host_request_id);
         }
         state.closed.insert(id.to_owned(), refusal);
@@ -395,7 +548,7 @@ impl ApprovalQueue {
             id.clone(),
             Entry {
                 seq,
-                host,
+                host: Some(host),
                 host_request_id: request_id,
                 approval: approval.clone(),
                 timer: Some(timer),
@@ -422,14 +575,25 @@ fn sorted(state: &State) -> Vec<PendingApproval> {
     entries.into_iter().map(|e| e.approval.clone()).collect()
 }
 
+fn refusal_of(state: &State, id: &str) -> Refusal {
+    state
+        .closed
+        .get(id)
+        .copied()
+        .unwrap_or(Refusal::UnknownRequest)
+}
+
 fn refused(state: &State, id: &str) -> Error {
     Error::Refused {
         request_id: id.to_owned(),
-        refusal: state
-            .closed
-            .get(id)
-            .copied()
-            .unwrap_or(Refusal::UnknownRequest),
+        refusal: refusal_of(state, id),
+    }
+}
+
+fn push_history(state: &mut State, record: DecisionRecord) {
+    state.history.push_back(record);
+    while state.history.len() > HISTORY_MEMORY {
+        state.history.pop_front();
     }
 }
 
@@ -529,6 +693,107 @@ impl HostLink {
     }
 }
 
+impl HostLink {
+    /// Ends the link *without* withdrawing its requests: for the service
+    /// ending a host's stream because the instance is going away, not
+    /// because the host did. Its pending requests stay pending and
+    /// decidable for [`REATTACH_GRACE`] (or until their deadline), for the
+    /// host to [re-attach](Self::reattach) on another link.
+    pub fn detach(self) {
+        let mut state = self.queue.state();
+        let Some(host) = state.hosts.remove(&self.id) else {
+            return;
+        };
+        for id in host.requests.into_values() {
+            if let Some(entry) = state.pending.get_mut(&id) {
+                entry.host = None;
+                let queue = Arc::downgrade(&self.queue.inner);
+                tokio::spawn(async move {
+                    tokio::time::sleep(REATTACH_GRACE).await;
+                    if let Some(inner) = Weak::upgrade(&queue) {
+                        ApprovalQueue { inner }.abandon(&id);
+                    }
+                });
+            }
+        }
+        drop(state);
+        // Already removed: dropping withdraws nothing.
+    }
+
+    /// Takes back a request this host submitted on a link that has gone
+    /// away with its instance: the same host (by name, as set at connect
+    /// or by [`set_name`](Self::set_name)), the same `request_id`, and the
+    /// same request (its `context_identity` and point). The request keeps
+    /// its queue id and original deadline; `deadline` is not extended. If
+    /// it was decided meanwhile, the decision is delivered on this link
+    /// at once. A request that is unknown, closed, still attached to a
+    /// live link, or does not match is refused
+    /// ([`Refusal::UnknownRequest`]): the host then fails it.
+    pub async fn reattach(
+        &self,
+        request_id: &str,
+        request: &ApprovalRequest,
+    ) -> Result<Reattached, Error> {
+        let mut state = self.queue.state();
+        let Some(host) = state.hosts.get(&self.id) else {
+            return Err(Error::Refused {
+                request_id: request_id.to_owned(),
+                refusal: Refusal::Withdrawn,
+            });
+        };
+        let name = host.name.clone();
+        let matches = |p: &PendingApproval| {
+            p.host == name
+                && p.request.context_identity == request.context_identity
+                && p.request.interception_point == request.interception_point
+        };
+        let orphan = state
+            .pending
+            .values()
+            .find(|e| e.host.is_none() && e.host_request_id == request_id && matches(&e.approval))
+            .map(|e| (e.approval.id.clone(), e.approval.deadline));
+        if let Some((id, deadline)) = orphan {
+            if let Some(entry) = state.pending.get_mut(&id) {
+                entry.host = Some(self.id);
+            }
+            if let Some(h) = state.hosts.get_mut(&self.id) {
+                h.requests.insert(request_id.to_owned(), id.clone());
+            }
+            tracing::info!(id = %id, "approval request re-attached");
+            return Ok(Reattached {
+                id,
+                deadline,
+                decided: false,
+            });
+        }
+        let key = (name, request_id.to_owned());
+        let now = Instant::now();
+        let collectable = state.undelivered.get(&key).is_some_and(|u| {
+            u.deadline > now
+                && u.context_identity == request.context_identity
+                && u.point == request.interception_point
+        });
+        if collectable
+            && let Some(u) = state.undelivered.remove(&key)
+            && let Some(h) = state.hosts.get(&self.id)
+        {
+            let _ = h
+                .deliver
+                .send(HostDelivery::Resolution(Box::new(u.resolution)));
+            tracing::info!(id = %u.id, "approval request re-attached after its decision");
+            return Ok(Reattached {
+                id: u.id,
+                deadline: u.deadline,
+                decided: true,
+            });
+        }
+        Err(Error::Refused {
+            request_id: request_id.to_owned(),
+            refusal: Refusal::UnknownRequest,
+        })
+    }
+}
+
 impl Drop for HostLink {
     fn drop(&mut self) {
         let mut state = self.queue.state();
@@ -569,7 +834,11 @@ mod tests {
         }
     }
 
-    fn refusal(r: Result<(), Error>) -> Option<Refusal> {
+    fn who(name: &str) -> ApproverIdentity {
+        ApproverIdentity::in_process(name)
+    }
+
+    fn refusal<T>(r: Result<T, Error>) -> Option<Refusal> {
         match r {
             Err(Error::Refused { refusal, .. }) => Some(refusal),
             _ => None,
@@ -591,17 +860,24 @@ mod tests {
         assert_eq!((p.id.as_str(), p.host.as_str()), (id.as_str(), "host-a"));
         assert_eq!(p.tool_name(), Some("wire_transfer"));
         assert_eq!(p.target(), Some(&json!({"amount": 1})));
-        queue.seen(&id, "ann").unwrap();
-        queue.seen(&id, "ann").unwrap();
+        queue.seen(&id, &who("ann")).await.unwrap();
+        queue.seen(&id, &who("ann")).await.unwrap();
         assert_eq!(queue.get(&id).unwrap().seen_by, ["ann"]);
         let r = ApprovalResolution::approve(&p.request, Verdict::allow());
-        queue.resolve(&id, "bob", r.clone()).unwrap();
+        let won = queue.resolve(&id, &who("bob"), r.clone()).await.unwrap();
+        assert_eq!(won.acceptance, Acceptance::Accepted);
+        assert_eq!(won.outcome, DecisionOutcome::Allow);
+        assert_eq!(won.instance, DEFAULT_INSTANCE);
         assert_eq!(
-            refusal(queue.resolve(&id, "ann", r.clone())),
+            won.subject.as_ref().map(|s| s.host_request_id.as_str()),
+            Some("r1")
+        );
+        assert_eq!(
+            refusal(queue.resolve(&id, &who("ann"), r.clone()).await),
             Some(Refusal::AlreadyResolved)
         );
         assert_eq!(
-            refusal(queue.resolve("q-999", "ann", r.clone())),
+            refusal(queue.resolve("q-999", &who("ann"), r.clone()).await),
             Some(Refusal::UnknownRequest)
         );
         assert_eq!(
@@ -626,12 +902,35 @@ mod tests {
         assert_eq!(
             sub.events.recv().await.ok(),
             Some(QueueEvent::Resolved {
-                id,
-                approver: "bob".into(),
+                id: id.clone(),
+                approver: who("bob"),
                 outcome: Some(ApprovalOutcome::Approve)
             })
         );
         assert!(queue.is_empty());
+        // Every attempt is audited, newest first.
+        let log = queue.history(&HistoryQuery::default()).await.unwrap();
+        let seen: Vec<(&str, &str, Acceptance)> = log
+            .iter()
+            .map(|r| (r.request_id.as_str(), r.approver.name(), r.acceptance))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("q-999", "ann", Acceptance::Refused(Refusal::UnknownRequest)),
+                (
+                    id.as_str(),
+                    "ann",
+                    Acceptance::Refused(Refusal::AlreadyResolved)
+                ),
+                (id.as_str(), "bob", Acceptance::Accepted),
+            ]
+        );
+        let bobs = HistoryQuery {
+            approver: Some("bob".into()),
+            ..HistoryQuery::default()
+        };
+        assert_eq!(queue.history(&bobs).await.unwrap(), [won]);
     }
 
     #[tokio::test(start_paused = true)]
@@ -651,7 +950,10 @@ mod tests {
             })
         );
         let r = ApprovalResolution::unresolved(&request(1));
-        assert_eq!(refusal(queue.resolve(&id, "a", r)), Some(Refusal::Expired));
+        assert_eq!(
+            refusal(queue.resolve(&id, &who("a"), r).await),
+            Some(Refusal::Expired)
+        );
     }
 
     #[tokio::test]
@@ -690,7 +992,7 @@ mod tests {
         );
         let r = ApprovalResolution::unresolved(&request(1));
         assert_eq!(
-            refusal(queue.resolve(&qa, "x", r)),
+            refusal(queue.resolve(&qa, &who("x"), r).await),
             Some(Refusal::Withdrawn)
         );
     }
@@ -702,11 +1004,133 @@ mod tests {
         let id = link
             .submit("r", request(1), Duration::from_secs(60))
             .unwrap();
-        queue.fail(&id, "ticket system down").unwrap();
+        queue.fail(&id, "ticket system down").await.unwrap();
         assert!(matches!(
             deliveries.recv().await,
             Some(HostDelivery::Failed { request_id, .. }) if request_id == "r"
         ));
-        assert!(queue.fail(&id, "again").is_err());
+        assert!(queue.fail(&id, "again").await.is_err());
+    }
+
+    #[test]
+    fn outcomes_read_as_allow_edited_deny_or_unresolved() {
+        let req = request(1);
+        let of = |r: ApprovalResolution| DecisionOutcome::of(&r);
+        assert_eq!(
+            of(ApprovalResolution::approve(&req, Verdict::allow())),
+            DecisionOutcome::Allow
+        );
+        assert_eq!(
+            of(ApprovalResolution::approve(
+                &req,
+                Verdict::transform("$target", json!({"amount": 5}))
+            )),
+            DecisionOutcome::AllowEdited {
+                path: "$target".into(),
+                value: json!({"amount": 5})
+            }
+        );
+        assert_eq!(
+            of(ApprovalResolution::reject(&req, Verdict::deny("no"))),
+            DecisionOutcome::Deny
+        );
+        assert_eq!(
+            of(ApprovalResolution::unresolved(&req)),
+            DecisionOutcome::Unresolved
+        );
+        assert_eq!(
+            of(ApprovalResolution::approve(&req, Verdict::deny("no"))),
+            DecisionOutcome::Malformed
+        );
+    }
+
+    #[tokio::test]
+    async fn forbidden_decisions_are_audited_and_change_nothing() {
+        let queue = ApprovalQueue::with_instance("i-1");
+        let (link, _d) = queue.connect_host("h");
+        let id = link
+            .submit("r", request(1), Duration::from_secs(60))
+            .unwrap();
+        let r = ApprovalResolution::approve(&request(1), Verdict::allow());
+        let audited = queue.audit_forbidden(&id, &who("eve"), &r).await.unwrap();
+        assert_eq!(audited.acceptance, Acceptance::Forbidden);
+        assert_eq!(audited.instance, "i-1");
+        assert_eq!(queue.len(), 1);
+        assert_eq!(
+            queue.history(&HistoryQuery::latest(10)).await.unwrap(),
+            [audited]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_detached_request_is_reattached_with_its_deadline_or_withdrawn_after_the_grace() {
+        let queue = ApprovalQueue::new();
+        let (old, _gone) = queue.connect_host("billing");
+        let id = old
+            .submit("r1", request(1), Duration::from_secs(600))
+            .unwrap();
+        let other = old
+            .submit("r2", request(2), Duration::from_secs(600))
+            .unwrap();
+        let deadline = queue.get(&id).unwrap().deadline;
+        old.detach();
+        // Still pending and decidable while its host is away.
+        assert_eq!(queue.len(), 2);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+
+        let (new, mut deliveries) = queue.connect_host("billing");
+        // A different request under the same id is not taken.
+        assert_eq!(
+            refusal(new.reattach("r1", &request(9)).await),
+            Some(Refusal::UnknownRequest)
+        );
+        let back = new.reattach("r1", &request(1)).await.unwrap();
+        assert_eq!(
+            (back.id.as_str(), back.deadline, back.decided),
+            (id.as_str(), deadline, false)
+        );
+        // Another host of another name cannot take r2.
+        let (stranger, _s) = queue.connect_host("someone-else");
+        assert!(stranger.reattach("r2", &request(2)).await.is_err());
+
+        let r = ApprovalResolution::approve(&request(1), Verdict::allow());
+        queue.resolve(&id, &who("ann"), r.clone()).await.unwrap();
+        assert!(matches!(
+            deliveries.recv().await,
+            Some(HostDelivery::Resolution(d)) if d.request_id == "r1" && d.resolution == r
+        ));
+
+        // r2 was never taken back: withdrawn once the grace is over.
+        let mut sub = queue.subscribe();
+        tokio::time::sleep(REATTACH_GRACE).await;
+        assert_eq!(
+            sub.events.recv().await.ok(),
+            Some(QueueEvent::Closed {
+                id: other,
+                reason: CloseReason::HostGone
+            })
+        );
+        assert!(queue.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_decision_taken_while_the_host_was_away_is_delivered_on_reattach() {
+        let queue = ApprovalQueue::new();
+        let (old, _gone) = queue.connect_host("billing");
+        let id = old
+            .submit("r1", request(1), Duration::from_secs(600))
+            .unwrap();
+        old.detach();
+        let r = ApprovalResolution::reject(&request(1), Verdict::deny("no"));
+        queue.resolve(&id, &who("ann"), r.clone()).await.unwrap();
+        let (new, mut deliveries) = queue.connect_host("billing");
+        let back = new.reattach("r1", &request(1)).await.unwrap();
+        assert!(back.decided);
+        assert!(matches!(
+            deliveries.recv().await,
+            Some(HostDelivery::Resolution(d)) if d.request_id == "r1" && d.resolution == r
+        ));
+        // Collected once.
+        assert!(new.reattach("r1", &request(1)).await.is_err());
     }
 }

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
-use super::queue::{ApprovalQueue, PendingApproval, QueueEvent};
+use super::queue::{ApprovalQueue, ApproverIdentity, PendingApproval, QueueEvent};
 use crate::error::Error;
 
 /// The page, embedded at build time.
@@ -232,7 +232,11 @@ fn approver_name(name: &str) -> String {
 async fn seen(State(s): State<WebState>, Json(body): Json<SeenBody>) -> StatusCode {
     match s
         .queue
-        .seen(&body.request_id, &approver_name(&body.approver))
+        .seen(
+            &body.request_id,
+            &ApproverIdentity::unverified(approver_name(&body.approver)),
+        )
+        .await
     {
         Ok(()) => StatusCode::NO_CONTENT,
         Err(_) => StatusCode::CONFLICT,
@@ -265,8 +269,13 @@ async fn decide(State(s): State<WebState>, Json(body): Json<DecideBody>) -> Resp
         context_identity: body.context_identity,
         verdict: Some(verdict),
     };
-    match s.queue.resolve(&body.request_id, &approver, resolution) {
-        Ok(()) => (StatusCode::OK, Json(json!({"status": "accepted"}))).into_response(),
+    let approver = ApproverIdentity::unverified(approver);
+    match s
+        .queue
+        .resolve(&body.request_id, &approver, resolution)
+        .await
+    {
+        Ok(_) => (StatusCode::OK, Json(json!({"status": "accepted"}))).into_response(),
         Err(Error::Refused { refusal, .. }) => (
             StatusCode::CONFLICT,
             Json(json!({"status": refusal.as_str()})),
