@@ -1,0 +1,202 @@
+//! Recursion protection: the callback tokens the gateway issues to its
+//! interceptors.
+//!
+//! Every governed request gets one token, minted when the request arrives
+//! and placed in the contexts of its emissions as
+//! `extensions.hookwire.callback` (`{"token", "base_url", "header",
+//! "depth", "expires_in_ms"}`). An interceptor that wants the model (an
+//! LLM judge, a summariser) calls the gateway at `base_url` with the token
+//! in the `x-hookwire-callback` header: that nested request is forwarded
+//! without interception, so the interceptor is not asked about its own
+//! call. A token
+//! - is 256 random bits; the table keys it by its SHA-256, never stores it;
+//! - is good only while the request it was minted for is in flight (it is
+//!   revoked when that request finishes), for at most `ttl`, and for at
+//!   most `max_uses` nested requests;
+//! - carries the nested depth (the issuing request's depth + 1); no token
+//!   is minted at the depth bound, so nesting stops there.
+//!
+//! A token the table does not know is forged; one that was revoked, used
+//! up or expired is replayed: both are refused (`401`,
+//! `invalid_callback_token`). The table is bounded; the oldest entries go
+//! first.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+/// How many tokens (live or remembered as spent) the table holds at most.
+pub const MAX_TOKENS: usize = 65_536;
+
+/// The grant a redeemed token carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Grant {
+    /// The session the issuing request belonged to.
+    pub(crate) session: String,
+    /// The depth of the nested request.
+    pub(crate) depth: u32,
+}
+
+#[derive(Debug)]
+struct Entry {
+    grant: Grant,
+    expires: Instant,
+    uses_left: u32,
+    revoked: bool,
+}
+
+type Digest32 = [u8; 32];
+
+/// The token table; see the module docs.
+#[derive(Debug)]
+pub(crate) struct CallbackTokens {
+    ttl: Duration,
+    max_uses: u32,
+    state: Mutex<Table>,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    entries: HashMap<Digest32, Entry>,
+    order: VecDeque<Digest32>,
+}
+
+/// A minted token: the text handed to interceptors, revoked on drop of
+/// the request's guard.
+#[derive(Debug)]
+pub(crate) struct Minted {
+    pub(crate) token: String,
+    pub(crate) depth: u32,
+    digest: Digest32,
+}
+
+impl CallbackTokens {
+    pub(crate) fn new(ttl: Duration, max_uses: u32) -> Self {
+        Self {
+            ttl,
+            max_uses: max_uses.max(1),
+            state: Mutex::new(Table::default()),
+        }
+    }
+
+    /// How long a token lives at most.
+    pub(crate) fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    fn table(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Mints a token for a request of `session` whose nested calls run at
+    /// `depth`. `None` when the OS has no randomness to give (the request
+    /// then carries no token: its interceptors cannot call back).
+    pub(crate) fn mint(&self, session: &str, depth: u32) -> Option<Minted> {
+        let mut raw = [0u8; 32];
+        getrandom::getrandom(&mut raw).ok()?;
+        let token = format!("hwcb_{}", hex(&raw));
+        let digest = digest(&token);
+        let mut t = self.table();
+        while t.order.len() >= MAX_TOKENS {
+            if let Some(old) = t.order.pop_front() {
+                t.entries.remove(&old);
+            }
+        }
+        t.entries.insert(
+            digest,
+            Entry {
+                grant: Grant {
+                    session: session.to_owned(),
+                    depth,
+                },
+                expires: Instant::now() + self.ttl,
+                uses_left: self.max_uses,
+                revoked: false,
+            },
+        );
+        t.order.push_back(digest);
+        Some(Minted {
+            token,
+            depth,
+            digest,
+        })
+    }
+
+    /// Redeems `token` for one nested request.
+    pub(crate) fn redeem(&self, token: &str) -> Result<Grant, &'static str> {
+        if token.len() != 69 || !token.starts_with("hwcb_") {
+            return Err("not a token this gateway issued");
+        }
+        let now = Instant::now();
+        let mut t = self.table();
+        let Some(e) = t.entries.get_mut(&digest(token)) else {
+            return Err("not a token this gateway issued");
+        };
+        if e.revoked || e.uses_left == 0 || now >= e.expires {
+            return Err(
+                "the token was already spent (its request finished, it expired or it was used up)",
+            );
+        }
+        e.uses_left -= 1;
+        Ok(e.grant.clone())
+    }
+
+    /// Revokes a minted token: its request finished. The entry stays (as
+    /// spent) so a replay is told apart from a forgery until it ages out.
+    pub(crate) fn revoke(&self, minted: &Minted) {
+        if let Some(e) = self.table().entries.get_mut(&minted.digest) {
+            e.revoked = true;
+        }
+    }
+}
+
+fn digest(token: &str) -> Digest32 {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_good_while_its_request_runs_and_never_after() {
+        let tokens = CallbackTokens::new(Duration::from_secs(30), 2);
+        let minted = tokens.mint("s1", 1).unwrap();
+        assert_eq!(minted.token.len(), 69);
+        let grant = tokens.redeem(&minted.token).unwrap();
+        assert_eq!(grant.session, "s1");
+        assert_eq!(grant.depth, 1);
+        tokens.revoke(&minted);
+        let replay = tokens.redeem(&minted.token).unwrap_err();
+        assert!(replay.contains("spent"), "{replay}");
+        let mut forged = minted.token.clone();
+        forged.replace_range(10..11, if &forged[10..11] == "0" { "1" } else { "0" });
+        assert!(tokens.redeem(&forged).unwrap_err().contains("not a token"));
+        assert!(tokens.redeem("sk-anything").is_err());
+    }
+
+    #[test]
+    fn uses_and_lifetime_are_bounded() {
+        let tokens = CallbackTokens::new(Duration::from_secs(30), 2);
+        let m = tokens.mint("s", 1).unwrap();
+        tokens.redeem(&m.token).unwrap();
+        tokens.redeem(&m.token).unwrap();
+        assert!(tokens.redeem(&m.token).is_err(), "a third use");
+        let short = CallbackTokens::new(Duration::from_millis(1), 5);
+        let m = short.mint("s", 1).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(short.redeem(&m.token).is_err(), "expired");
+    }
+}

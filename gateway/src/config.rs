@@ -1,0 +1,89 @@
+//! What an operator sets for a gateway: the upstream, the bounds on
+//! bodies, time and sessions, and recursion protection. Every field has
+//! a bounded default.
+
+use std::time::Duration;
+
+use crate::error::Error;
+
+/// The header naming the conversation a request belongs to.
+pub const SESSION_HEADER: &str = "x-hookwire-session";
+/// The header carrying a callback token (recursion protection).
+pub const CALLBACK_HEADER: &str = "x-hookwire-callback";
+/// The header carrying a request's nesting depth to the upstream (and
+/// read from a client, so that chained gateways count hops).
+pub const DEPTH_HEADER: &str = "x-hookwire-depth";
+/// How long a session id may be.
+pub const MAX_SESSION_ID: usize = 128;
+/// How many messages one request may carry.
+pub const MAX_MESSAGES: usize = 4096;
+
+/// The gateway's configuration; start from [`GatewayConfig::new`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct GatewayConfig {
+    /// The upstream base URL, e.g. `https://api.openai.com/v1`; the
+    /// gateway appends `/chat/completions` and `/models`.
+    pub upstream: String,
+    /// The largest request body accepted (default 4 MiB).
+    pub max_body_bytes: usize,
+    /// The largest upstream response read (default 16 MiB).
+    pub max_upstream_bytes: usize,
+    /// How long the upstream may take to answer, head and body each
+    /// (default 300 s).
+    pub upstream_timeout: Duration,
+    /// A conversation idle this long is shut down (default 10 min).
+    pub idle_timeout: Duration,
+    /// How many conversations may be open at once (default 10 000).
+    pub max_sessions: usize,
+    /// How long a callback token lives at most (default 120 s).
+    pub callback_ttl: Duration,
+    /// How many nested requests one callback token allows (default 16).
+    pub callback_max_uses: u32,
+    /// The deepest nesting allowed: a client's request is depth 0, an
+    /// interceptor's callback depth 1 (default 1: callbacks allowed, and
+    /// a request arriving with a larger `x-hookwire-depth`, e.g. through a
+    /// loop of gateways, refused).
+    pub max_depth: u32,
+    /// The URL interceptors call back on (default `http://LISTEN/v1`).
+    pub callback_base_url: Option<String>,
+    /// How many [`Applied`](crate::Applied) entries are kept (default 1024).
+    pub applied_capacity: usize,
+}
+
+impl GatewayConfig {
+    /// The defaults, forwarding to `upstream`.
+    pub fn new(upstream: impl Into<String>) -> Self {
+        Self {
+            upstream: upstream.into(),
+            max_body_bytes: 4 << 20,
+            max_upstream_bytes: 16 << 20,
+            upstream_timeout: Duration::from_secs(300),
+            idle_timeout: Duration::from_secs(600),
+            max_sessions: 10_000,
+            callback_ttl: Duration::from_secs(120),
+            callback_max_uses: 16,
+            max_depth: 1,
+            callback_base_url: None,
+            applied_capacity: 1024,
+        }
+    }
+
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        let positive = [
+            ("max_body_bytes", self.max_body_bytes),
+            ("max_upstream_bytes", self.max_upstream_bytes),
+            ("max_sessions", self.max_sessions),
+        ];
+        if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
+            return Err(Error::Config(format!("{name} must be positive")));
+        }
+        if self.upstream_timeout.is_zero() || self.idle_timeout.is_zero() {
+            return Err(Error::Config("timeouts must be positive".into()));
+        }
+        if self.max_depth > 8 {
+            return Err(Error::Config("max_depth is at most 8".into()));
+        }
+        Ok(())
+    }
+}

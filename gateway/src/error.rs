@@ -1,0 +1,164 @@
+//! The gateway's one error type. Configuration and serving errors stop
+//! the gateway; the request errors become the OpenAI-shaped JSON body the
+//! client receives (`{"error": {"message", "type", "param", "code"}}`),
+//! with a status an OpenAI SDK maps to its own exception classes. No
+//! variant ever carries an upstream key: credentials are named by their
+//! label only.
+
+use std::net::SocketAddr;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use hookwire::InterceptionPoint;
+use serde_json::json;
+
+/// Everything that can go wrong in the gateway.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The upstream URL is not an absolute `http`/`https` URL.
+    #[error("invalid upstream URL {url:?}: {reason}")]
+    InvalidUpstream {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A credential of the pool could not be read (named by its label,
+    /// never by its value).
+    #[error("credential {label}: {reason}")]
+    Credential {
+        /// `env:NAME` or `file:PATH#LINE`.
+        label: String,
+        /// What is wrong (missing, empty, not a header value).
+        reason: String,
+    },
+    /// A configuration value is out of range.
+    #[error("invalid gateway configuration: {0}")]
+    Config(String),
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The HTTP server stopped on an I/O error.
+    #[error("serving failed: {0}")]
+    Serve(std::io::Error),
+
+    /// The request body exceeds the configured bound.
+    #[error("request body exceeds {limit} bytes")]
+    BodyTooLarge {
+        /// The bound, in bytes.
+        limit: usize,
+    },
+    /// The request is not a Chat Completions request the gateway can
+    /// govern.
+    #[error("{0}")]
+    BadRequest(String),
+    /// A combined verdict denied the request at `point`: nothing (more)
+    /// went upstream.
+    #[error("denied at {point}: {reason}")]
+    Denied {
+        /// Where.
+        point: InterceptionPoint,
+        /// The combined verdict's machine reason.
+        reason: String,
+    },
+    /// An emission could not be made (the host refused it): failed
+    /// closed, nothing forwarded.
+    #[error("the hookwire host failed closed: {0}")]
+    Host(#[from] hookwire_client::Error),
+    /// An interceptor asked for an upstream mutation or model override
+    /// the gateway cannot apply: failed closed, nothing forwarded.
+    #[error("interceptor {binding:?} asked for something the gateway cannot apply: {reason}")]
+    InvalidExtension {
+        /// The binding that asked.
+        binding: String,
+        /// What is wrong with the request.
+        reason: String,
+    },
+    /// A callback token was missing its grant: forged, replayed, expired
+    /// or revoked.
+    #[error("callback token refused: {0}")]
+    CallbackRefused(&'static str),
+    /// The request is nested deeper than the configured bound.
+    #[error("request depth {depth} exceeds the bound {max}")]
+    TooDeep {
+        /// The request's depth.
+        depth: u32,
+        /// The bound.
+        max: u32,
+    },
+    /// The session table is full.
+    #[error("too many open sessions ({0}); retry later")]
+    Overloaded(usize),
+    /// The upstream could not be reached or broke off.
+    #[error("upstream unavailable: {0}")]
+    Upstream(String),
+    /// The upstream answered with something the gateway cannot read or
+    /// that exceeds its bound.
+    #[error("upstream response unusable: {0}")]
+    UpstreamResponse(String),
+}
+
+impl Error {
+    /// The HTTP status the client receives.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::BadRequest(_) | Self::TooDeep { .. } => StatusCode::BAD_REQUEST,
+            Self::Denied { .. } => StatusCode::FORBIDDEN,
+            Self::CallbackRefused(_) => StatusCode::UNAUTHORIZED,
+            Self::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Upstream(_) | Self::UpstreamResponse(_) => StatusCode::BAD_GATEWAY,
+            Self::InvalidUpstream { .. }
+            | Self::Credential { .. }
+            | Self::Config(_)
+            | Self::Bind { .. }
+            | Self::Serve(_)
+            | Self::Host(_)
+            | Self::InvalidExtension { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The OpenAI error `type` and `code` of this error.
+    fn kind(&self) -> (&'static str, String) {
+        match self {
+            Self::BodyTooLarge { .. } => ("invalid_request_error", "request_too_large".into()),
+            Self::BadRequest(_) => ("invalid_request_error", "invalid_request".into()),
+            Self::TooDeep { .. } => ("invalid_request_error", "hookwire_depth_exceeded".into()),
+            Self::Denied { reason, .. } => ("hookwire_denied", reason.clone()),
+            Self::CallbackRefused(_) => ("authentication_error", "invalid_callback_token".into()),
+            Self::Overloaded(_) => ("server_error", "hookwire_overloaded".into()),
+            Self::Upstream(_) | Self::UpstreamResponse(_) => {
+                ("server_error", "upstream_unavailable".into())
+            }
+            _ => ("hookwire_host_error", "hookwire_failed_closed".into()),
+        }
+    }
+
+    /// The OpenAI-shaped JSON body of this error.
+    pub fn to_openai_json(&self) -> serde_json::Value {
+        let (kind, code) = self.kind();
+        json!({
+            "error": {
+                "message": self.to_string(),
+                "type": kind,
+                "param": null,
+                "code": code,
+            }
+        })
+    }
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        if self.status().is_server_error() {
+            tracing::warn!(error = %self, "request failed");
+        }
+        (self.status(), axum::Json(self.to_openai_json())).into_response()
+    }
+}

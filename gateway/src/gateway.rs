@@ -1,0 +1,219 @@
+//! The [`Gateway`] handle: built from a [`Host`] and a
+//! [`GatewayConfig`], it serves the OpenAI-compatible routes, reaps idle
+//! conversations, and on shutdown ends every open session
+//! (`agent_shutdown`, `cancelled`).
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::routing::{delete, get, post};
+use hookwire_client::{Host, ShutdownReason};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::applied::{Applied, AppliedLog};
+use crate::callback::CallbackTokens;
+use crate::config::GatewayConfig;
+use crate::credentials::CredentialPool;
+use crate::error::Error;
+use crate::proxy::Inner;
+use crate::sessions::Sessions;
+use crate::upstream::Upstream;
+
+/// An OpenAI-compatible proxy governed by a hookwire host. Cheap to clone.
+#[derive(Clone)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("upstream", &self.inner.upstream.base())
+            .field("credentials", &self.inner.pool.labels())
+            .field("sessions", &self.inner.sessions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    /// A gateway whose emissions go through `host`, forwarding to the
+    /// configured upstream with keys from `pool` (empty: the client's own
+    /// `Authorization` is forwarded).
+    pub fn new(host: Host, config: GatewayConfig, pool: CredentialPool) -> Result<Self, Error> {
+        config.check()?;
+        let upstream = Upstream::new(&config.upstream, config.upstream_timeout)?;
+        let callback_base = std::sync::OnceLock::new();
+        if let Some(url) = &config.callback_base_url {
+            let _ = callback_base.set(url.trim_end_matches('/').to_owned());
+        }
+        Ok(Self {
+            inner: Arc::new(Inner {
+                tokens: CallbackTokens::new(config.callback_ttl, config.callback_max_uses),
+                sessions: Sessions::new(config.max_sessions, config.idle_timeout),
+                applied: AppliedLog::new(config.applied_capacity),
+                host,
+                config,
+                upstream,
+                pool,
+                callback_base,
+                next_request: AtomicU64::new(0),
+            }),
+        })
+    }
+
+    /// The routes: `POST /v1/chat/completions`, `GET /v1/models`,
+    /// `DELETE /v1/hookwire/sessions/{id}`.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route(
+                "/v1/chat/completions",
+                post(
+                    |State(g): State<Arc<Inner>>, headers: HeaderMap, body: Body| async move {
+                        g.chat(headers, body).await
+                    },
+                ),
+            )
+            .route(
+                "/v1/models",
+                get(|State(g): State<Arc<Inner>>, headers: HeaderMap| async move {
+                    g.models(headers).await
+                }),
+            )
+            .route(
+                "/v1/hookwire/sessions/{id}",
+                delete(
+                    |State(g): State<Arc<Inner>>, headers: HeaderMap, Path(id): Path<String>| async move {
+                        g.end_session(headers, id).await
+                    },
+                ),
+            )
+            .with_state(self.inner.clone())
+    }
+
+    /// What the gateway applied to each recent request.
+    pub fn applied(&self) -> Vec<Applied> {
+        self.inner.applied.entries()
+    }
+
+    /// How many conversations are open.
+    pub fn open_sessions(&self) -> usize {
+        self.inner.sessions.len()
+    }
+
+    /// Shuts down every conversation idle past the timeout
+    /// (`agent_shutdown`, `completed`); returns how many. The server runs
+    /// this periodically.
+    pub async fn reap_idle(&self) -> usize {
+        let idle = self.inner.sessions.take_idle();
+        for c in &idle {
+            c.close(ShutdownReason::Completed).await;
+        }
+        idle.len()
+    }
+
+    /// Shuts down every open conversation (`agent_shutdown`, `cancelled`).
+    pub async fn close_all(&self) {
+        for c in self.inner.sessions.take_all() {
+            c.close(ShutdownReason::Cancelled).await;
+        }
+    }
+
+    /// Serves on `listener` until `shutdown` resolves, then ends every
+    /// open session.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), Error> {
+        if let Ok(addr) = listener.local_addr() {
+            let _ = self.inner.callback_base.set(format!("http://{addr}/v1"));
+        }
+        let reaper = {
+            let g = self.clone();
+            let every = (self.inner.config.idle_timeout / 4).max(Duration::from_millis(50));
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(every);
+                loop {
+                    tick.tick().await;
+                    g.reap_idle().await;
+                }
+            })
+        };
+        let served = axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await
+            .map_err(Error::Serve);
+        reaper.abort();
+        self.close_all().await;
+        served
+    }
+
+    /// Binds `addr` (port 0: any free port) and serves in the background.
+    pub async fn spawn(self, addr: SocketAddr) -> Result<RunningGateway, Error> {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| Error::Bind { addr, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| Error::Bind { addr, source })?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(self.serve(listener, async {
+            let _ = stopped.await;
+        }));
+        Ok(RunningGateway {
+            addr,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+}
+
+/// A gateway serving in the background; see [`Gateway::spawn`].
+#[derive(Debug)]
+pub struct RunningGateway {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<Result<(), Error>>>,
+}
+
+impl RunningGateway {
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The base URL an OpenAI SDK takes, `http://ADDR/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Stops serving, ends every session, and waits.
+    pub async fn shutdown(mut self) -> Result<(), Error> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.task.take() {
+            Some(task) => task
+                .await
+                .map_err(|e| Error::Serve(std::io::Error::other(e.to_string())))?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for RunningGateway {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! hookwire-gateway: an OpenAI-compatible proxy that is a hookwire host.
+//!
+//! An agent in any language that talks to its model over the Chat
+//! Completions API points its SDK's `base_url` at the gateway; the
+//! gateway forwards to the real provider and governs the conversation
+//! through a [`hookwire_client::Host`]: the same interceptor services,
+//! declarations, approvals and records as a Rust agent embedding the
+//! client. See `docs/gateway.md` for the mapping of the eight points, the
+//! session header, the `hookwire` response extension and what the client
+//! receives when something is denied.
+//!
+//! ```no_run
+//! # async fn demo(host: hookwire_client::Host) -> Result<(), hookwire_gateway::Error> {
+//! use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig};
+//! let pool = CredentialPool::new().with_env("OPENAI_API_KEY")?;
+//! let gateway = Gateway::new(host, GatewayConfig::new("https://api.openai.com/v1"), pool)?;
+//! let running = gateway.spawn("127.0.0.1:8080".parse().unwrap()).await?;
+//! println!("OPENAI_BASE_URL={}", running.base_url());
+//! # Ok(()) }
+//! ```
+//!
+//! | module | role |
+//! | --- | --- |
+//! | `gateway` | [`Gateway`]: routes, serving, idle reaping, shutdown |
+//! | `proxy` | one governed request, end to end |
+//! | `sessions` | conversations and their sessions |
+//! | `extension` | the `hookwire` response extension: overrides, upstream mutation |
+//! | `credentials` | the pool of upstream keys |
+//! | `callback` | callback tokens: recursion protection |
+//! | `openai` | Chat Completions shapes and server-sent events |
+//! | `upstream` | the HTTP client to the provider |
+//! | `applied` | the gateway's own record of what it applied |
+//! | `config`, `error` | configuration and the one error type |
+
+mod applied;
+mod callback;
+mod config;
+mod credentials;
+mod error;
+mod extension;
+mod gateway;
+mod openai;
+mod proxy;
+mod sessions;
+mod upstream;
+
+pub use applied::{Applied, AppliedLog};
+pub use callback::MAX_TOKENS;
+pub use config::{
+    CALLBACK_HEADER, DEPTH_HEADER, GatewayConfig, MAX_MESSAGES, MAX_SESSION_ID, SESSION_HEADER,
+};
+pub use credentials::{CredentialPool, MAX_CREDENTIALS, MAX_KEY_BYTES, Secret};
+pub use error::Error;
+pub use extension::{
+    MAX_HEADER_VALUE, MAX_HEADERS, MAX_MODEL_NAME, ModelOverrides, NAMESPACE, SetBy,
+    SystemPromptMode,
+};
+pub use gateway::{Gateway, RunningGateway};
+pub use openai::{MAX_EVENT_BYTES, MAX_TOOL_CALLS};
