@@ -22,11 +22,13 @@
 
 //!
 //! The pieces: `model` (what the agent talks to), `tools` (what it may
-//! run), `turn` (what a turn reports) and `session_loop` (the [`Agent`]
-//! driving one session through them).
+//! run), `routing` (a verdict sending a call to a named executor), `turn`
+//! (what a turn reports) and `session_loop` (the [`Agent`] driving one
+//! session through them).
 
 mod labels;
 mod model;
+mod routing;
 mod session_loop;
 mod tools;
 mod turn;
@@ -36,6 +38,7 @@ mod tests;
 
 pub use labels::ResultLabels;
 pub use model::{Model, ModelFn, model_fn};
+pub use routing::RoutedCall;
 pub use session_loop::{Agent, DEFAULT_MAX_MODEL_CALLS};
 pub use tools::{Tool, ToolError, ToolFn, Toolbox, Tools, tool_fn};
 pub use turn::{ToolCallOutcome, Turn, TurnError, TurnOutcome};

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use super::labels::{LabelLedger, ResultLabels};
 use super::model::Model;
+use super::routing::{self, Executors, RoutedCall};
 use super::tools::Toolbox;
 use super::turn::{ToolCallOutcome, Turn, TurnError, TurnOutcome};
 use crate::emission::Emission;
@@ -26,7 +27,8 @@ use crate::error::Error;
 use crate::interceptor::BoxError;
 use crate::payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
 use crate::session::{
-    Session, output_members, post_model_members, pre_model_members, pre_tool_members,
+    Session, output_members, post_model_members, post_tool_members, pre_model_members,
+    pre_tool_members,
 };
 use crate::streaming::{Assembly, ChunkStream, STREAM_INCOMPLETE, StreamEnd, assemble};
 
@@ -64,6 +66,7 @@ pub struct Agent<M, T> {
     incremental: bool,
     on_release: Option<ReleaseFn>,
     labels: LabelLedger,
+    executors: Executors,
 }
 
 impl<M: Model, T: Toolbox> Agent<M, T> {
@@ -79,7 +82,18 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
             incremental: false,
             on_release: None,
             labels: LabelLedger::default(),
+            executors: Executors::default(),
         }
+    }
+
+    /// Registers a named executor (e.g. a sandbox toolbox) that a
+    /// `pre_tool_call` verdict may route a call to instead of the agent's
+    /// own tools, through the `hookwire` response extension
+    /// `{"route": {"executor": NAME}}` (see the `routing` module). A
+    /// later registration under the same name replaces the earlier one.
+    pub fn executor(mut self, name: impl Into<String>, toolbox: impl Toolbox) -> Self {
+        self.executors.register(name.into(), toolbox);
+        self
     }
 
     /// Mediates a streaming model's answers incrementally (§12.1's
@@ -213,10 +227,11 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
                 return self.finish(turn, response.content).await;
             }
             self.transcript.push(assistant_message(&response));
-            let outcomes = self.run_tools(&response.tool_calls).await?;
+            let (outcomes, routed) = self.run_tools(&response.tool_calls).await?;
             self.transcript
                 .extend(outcomes.iter().map(ToolCallOutcome::message));
             turn.tool_calls.extend(outcomes);
+            turn.routed.extend(routed);
         }
     }
 
@@ -241,19 +256,24 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
 
     /// Runs every tool call of one response concurrently, each in its own
     /// `pre_tool_call`/`post_tool_call` bracket (§12.2).
-    async fn run_tools(&mut self, calls: &[ToolCall]) -> Result<Vec<ToolCallOutcome>, Error> {
+    async fn run_tools(
+        &mut self,
+        calls: &[ToolCall],
+    ) -> Result<(Vec<ToolCallOutcome>, Vec<RoutedCall>), Error> {
         let ran: Vec<_> = join_all(calls.iter().map(|c| self.run_tool(c)))
             .await
             .into_iter()
             .collect::<Result<_, _>>()?;
         let mut outcomes = Vec::with_capacity(ran.len());
-        for (outcome, post) in ran {
+        let mut routed = Vec::new();
+        for (outcome, post, route) in ran {
             if let (Some(post), ToolCallOutcome::Completed { call, result }) = (&post, &outcome) {
                 self.labels.persist(post, &call.id, &result.value);
             }
+            routed.extend(route);
             outcomes.push(outcome);
         }
-        Ok(outcomes)
+        Ok((outcomes, routed))
     }
 
     /// One model call and its `post_model_call`: a response in one piece,
@@ -298,10 +318,17 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
         Ok(Answer::Response(response, turn))
     }
 
+    /// One tool call in its bracket. A permitting `pre_tool_call` may
+    /// route the call to a named executor (module `routing`): the call
+    /// runs there, the `post_tool_call` context says where
+    /// (`extensions.hookwire.executor`), and the route is reported; a
+    /// route to an executor the agent does not have fails closed — the
+    /// call does not run and its `post_tool_call` is the host's own deny
+    /// (`host_error:verdict_invalid`), the result discarded.
     async fn run_tool(
         &self,
         requested: &ToolCall,
-    ) -> Result<(ToolCallOutcome, Option<Emission>), Error> {
+    ) -> Result<(ToolCallOutcome, Option<Emission>, Option<RoutedCall>), Error> {
         let pre = self
             .session
             .checked(
@@ -315,14 +342,49 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
                 call: requested.clone(),
                 record: Box::new(pre.record().clone()),
             };
-            return Ok((blocked, None));
+            return Ok((blocked, None, None));
         }
+        let route = routing::route_of(&pre);
         let args = pre.into_target().unwrap_or_else(|| requested.args.clone());
         let call = ToolCall {
             args,
             ..requested.clone()
         };
-        let ran = AssertUnwindSafe(self.tools.call(&call.name, &call.args))
+        let executor = match &route {
+            None => Some(&self.tools as &dyn Toolbox),
+            Some(Ok(name)) => self.executors.get(name),
+            Some(Err(_)) => None,
+        };
+        let Some(executor) = executor else {
+            let asked = match &route {
+                Some(Ok(name)) => format!("executor {name:?} is not registered"),
+                Some(Err(problem)) => problem.clone(),
+                None => String::new(),
+            };
+            let result = ToolResult {
+                value: Value::String(asked),
+                is_error: true,
+            };
+            let post = self
+                .session
+                .self_denied(
+                    InterceptionPoint::PostToolCall,
+                    post_tool_members(&call, &result),
+                    hookwire::HostError::VerdictInvalid,
+                )
+                .await?;
+            let routed = route.and_then(Result::ok).map(|executor| RoutedCall {
+                call_id: call.id.clone(),
+                executor,
+                ran: false,
+            });
+            let discarded = ToolCallOutcome::Discarded {
+                call,
+                record: Box::new(post.record().clone()),
+            };
+            return Ok((discarded, None, routed));
+        };
+        let ran = AssertUnwindSafe(executor.call(&call.name, &call.args))
             .catch_unwind()
             .await;
         let result = match ran {
@@ -339,13 +401,28 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
                 is_error: true,
             },
         };
-        let post = self.session.post_tool_call(&call, &result).await?;
+        let routed = route.and_then(Result::ok).map(|executor| RoutedCall {
+            call_id: call.id.clone(),
+            executor,
+            ran: true,
+        });
+        let mut members = post_tool_members(&call, &result);
+        if let Some(r) = &routed {
+            members.insert(
+                "extensions".into(),
+                json!({routing::NAMESPACE: {"executor": r.executor}}),
+            );
+        }
+        let post = self
+            .session
+            .checked(InterceptionPoint::PostToolCall, members)
+            .await?;
         if !post.proceeds() {
             let discarded = ToolCallOutcome::Discarded {
                 call,
                 record: Box::new(post.record().clone()),
             };
-            return Ok((discarded, None));
+            return Ok((discarded, None, routed));
         }
         let value = post.target().cloned().unwrap_or(Value::Null);
         let completed = ToolCallOutcome::Completed {
@@ -355,7 +432,7 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
                 is_error: result.is_error,
             },
         };
-        Ok((completed, Some(post)))
+        Ok((completed, Some(post), routed))
     }
 
     /// Emits `agent_shutdown` with `reason` (always `error` after a denied

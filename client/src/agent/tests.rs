@@ -551,3 +551,125 @@ async fn lifecycle_misuse_is_an_error() {
     a.start().await.unwrap();
     assert!(matches!(a.start().await, Err(Error::AlreadyStarted(_))));
 }
+
+/// A chain that routes `bash` to the `sandbox` executor and `rm` to one
+/// the agent does not have, and remembers each `post_tool_call` context.
+fn routing_host() -> (Host, RecordLog, Arc<Mutex<Vec<AgentContext>>>) {
+    let posts: Arc<Mutex<Vec<AgentContext>>> = Arc::default();
+    let seen = posts.clone();
+    let records = RecordLog::new();
+    let router = interceptor_fn(move |ctx: AgentContext| {
+        let seen = seen.clone();
+        async move {
+            let mut response = hookwire::InterceptorResponse::from(Verdict::allow());
+            if ctx.point() == PostToolCall {
+                seen.lock().unwrap().push(ctx.clone());
+            }
+            let tool = ctx
+                .get("tool_call")
+                .and_then(|c| c.get("name"))
+                .and_then(Value::as_str);
+            let executor = match (ctx.point(), tool) {
+                (PreToolCall, Some("bash")) => Some("sandbox"),
+                (PreToolCall, Some("rm")) => Some("nowhere"),
+                _ => None,
+            };
+            if let Some(executor) = executor {
+                response
+                    .extensions
+                    .insert("hookwire".into(), json!({"route": {"executor": executor}}));
+            }
+            Ok::<_, BoxError>(response)
+        }
+    });
+    let host = Host::builder("agent-under-test", "hookwire")
+        .interceptor("router", router)
+        .record_sink(records.clone())
+        .build()
+        .unwrap();
+    (host, records, posts)
+}
+
+#[tokio::test]
+async fn a_pre_tool_call_verdict_routes_a_call_to_a_named_executor_and_an_unknown_one_fails_closed()
+{
+    let (host, records, posts) = routing_host();
+    let local = Arc::default();
+    let sandboxed = Arc::default();
+    let model = Scripted::new([
+        calls(&[
+            ("c1", "bash", json!({"cmd": "ls"})),
+            ("c2", "calc", json!({"expr": "1+1"})),
+            ("c3", "rm", json!({"path": "/"})),
+        ]),
+        answer("done"),
+    ]);
+    let mut agent = agent(
+        &host,
+        model.clone(),
+        echo_tools(&["bash", "calc", "rm"], Arc::clone(&local)),
+    )
+    .executor("sandbox", echo_tools(&["bash"], Arc::clone(&sandboxed)));
+    let (turn, _) = agent.run_once(user("go"), InputRole::User).await.unwrap();
+    assert_eq!(turn.outcome_name(), "completed");
+
+    // bash ran in the sandbox only, calc locally, rm nowhere.
+    assert_eq!(
+        *sandboxed.lock().unwrap(),
+        [("bash".to_owned(), json!({"cmd": "ls"}))]
+    );
+    assert_eq!(
+        *local.lock().unwrap(),
+        [("calc".to_owned(), json!({"expr": "1+1"}))]
+    );
+    // The routes are reported, the unknown one as not run.
+    assert_eq!(
+        turn.routed,
+        [
+            RoutedCall {
+                call_id: "c1".into(),
+                executor: "sandbox".into(),
+                ran: true
+            },
+            RoutedCall {
+                call_id: "c3".into(),
+                executor: "nowhere".into(),
+                ran: false
+            },
+        ]
+    );
+    // The routed call's post_tool_call says where it ran; the unknown
+    // executor's post is the host's own deny, never dispatched.
+    let posts = posts.lock().unwrap().clone();
+    let c1 = posts
+        .iter()
+        .find(|c| c.get("tool_call").and_then(|t| t.get("id")) == Some(&json!("c1")))
+        .expect("c1's post_tool_call");
+    assert_eq!(
+        c1.get("extensions"),
+        Some(&json!({"hookwire": {"executor": "sandbox"}}))
+    );
+    assert!(
+        !posts
+            .iter()
+            .any(|c| c.get("tool_call").and_then(|t| t.get("id")) == Some(&json!("c3")))
+    );
+    let recs = records.session("s-1");
+    let c3_post = recs
+        .iter()
+        .filter(|r| r.interception_point == PostToolCall)
+        .find(|r| r.verdict.reason.as_deref() == Some("host_error:verdict_invalid"))
+        .expect("the unknown executor's post_tool_call is a host error deny");
+    assert!(!c3_post.proceeds());
+    match &turn.tool_calls[2] {
+        ToolCallOutcome::Discarded { call, .. } => assert_eq!(call.id, "c3"),
+        other => panic!("c3 should be discarded, got {other:?}"),
+    }
+    // The model saw the failure as a tool error.
+    let second = &model.seen()[1];
+    let c3_msg = second
+        .iter()
+        .find(|m| m["tool_call_id"] == "c3")
+        .expect("a tool message for c3");
+    assert_eq!(c3_msg["is_error"], true);
+}

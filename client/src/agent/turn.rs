@@ -6,6 +6,7 @@
 use hookwire::{InterceptionPoint, InterceptionRecord};
 use serde_json::{Map, Value, json};
 
+use super::routing::RoutedCall;
 use crate::emission::Emission;
 use crate::payload::{ShutdownReason, ToolCall, ToolResult};
 
@@ -137,6 +138,9 @@ pub struct Turn {
     /// streamed under incremental mediation (§12.1), in order; empty for a
     /// buffered turn, whose answer is released only by `output`.
     pub released: String,
+    /// The calls a `pre_tool_call` verdict routed to a named executor, in
+    /// request order.
+    pub routed: Vec<RoutedCall>,
 }
 
 impl Turn {
@@ -148,6 +152,7 @@ impl Turn {
             tool_calls: Vec::new(),
             model_calls: 0,
             released: String::new(),
+            routed: Vec::new(),
         }
     }
 
