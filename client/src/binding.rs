@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use crate::metrics::BindingInstruments;
-use crate::remote::{CallFailure, RemoteInterceptor, TlsConfig};
+use crate::remote::{CallFailure, RemoteInterceptor, ServiceTarget, TlsConfig};
 use crate::trace;
 
 /// The §7 recommended default interceptor timeout, for bindings that set
@@ -46,13 +46,17 @@ pub struct InterceptorBinding {
     pub(crate) visibility: Option<BTreeSet<String>>,
     /// The target paths it may transform (`None`: any, as §5.2 allows).
     pub(crate) mutation: Option<Vec<String>>,
+    /// A remote-only setting given to an in-process binding (a build
+    /// error naming it).
+    pub(crate) misplaced: Option<&'static str>,
 }
 
 /// Where a registered interceptor runs: in the host's process, or as a
-/// service at an endpoint URL (connected when the host is built).
+/// service at one or more endpoint URLs (connected when the host is
+/// built).
 pub(crate) enum Location {
     InProcess(Arc<dyn DynInterceptor>),
-    Service(String),
+    Service(ServiceTarget),
 }
 
 /// A binding's bound: the host default, an explicit one, or none.
@@ -77,21 +81,68 @@ impl InterceptorBinding {
             tls: None,
             visibility: None,
             mutation: None,
+            misplaced: None,
         }
     }
 
     /// An interceptor service at `endpoint`, e.g. `http://127.0.0.1:50051`.
     pub fn remote(name: impl Into<String>, endpoint: impl Into<String>) -> Self {
+        Self::remote_replicas(name, [endpoint])
+    }
+
+    /// An interceptor service run as several replicas, one per endpoint:
+    /// each call goes to one admitted replica, chosen by power of two
+    /// choices on latency and outstanding calls; unhealthy replicas are
+    /// ejected and re-admitted when they recover; with none admitted an
+    /// emission is denied at once (`host_error:interceptor_failed`). A
+    /// call is retried on another replica only when it provably never
+    /// reached a handler. Replicas must be stateless or share their state:
+    /// any of them may take any call. Metadata and TLS settings apply to
+    /// every replica. Checked when the host is built: at least one
+    /// endpoint, none listed twice, each a valid URL.
+    pub fn remote_replicas<S: Into<String>>(
+        name: impl Into<String>,
+        endpoints: impl IntoIterator<Item = S>,
+    ) -> Self {
         Self {
             name: name.into(),
-            location: Location::Service(endpoint.into()),
+            location: Location::Service(ServiceTarget {
+                endpoints: endpoints.into_iter().map(Into::into).collect(),
+                resolve_every: None,
+            }),
             timeout: TimeoutSetting::Default,
             points: None,
             metadata: Vec::new(),
             tls: None,
             visibility: None,
             mutation: None,
+            misplaced: None,
         }
+    }
+
+    /// Adds one more replica of a remote service at `endpoint` (see
+    /// [`InterceptorBinding::remote_replicas`]); a build error on an
+    /// in-process binding.
+    pub fn replica(mut self, endpoint: impl Into<String>) -> Self {
+        match &mut self.location {
+            Location::Service(target) => target.endpoints.push(endpoint.into()),
+            Location::InProcess(_) => self.misplaced = Some("replicas"),
+        }
+        self
+    }
+
+    /// Re-resolves the endpoints' host names every `period` (and before
+    /// the first call), with one replica per address found: a service
+    /// behind a DNS name whose addresses change as it scales. A failed
+    /// resolution keeps the replicas it had. An `https://` replica is
+    /// verified against the name. A build error on an in-process binding
+    /// or with a zero period.
+    pub fn resolve_every(mut self, period: Duration) -> Self {
+        match &mut self.location {
+            Location::Service(target) => target.resolve_every = Some(period),
+            Location::InProcess(_) => self.misplaced = Some("DNS resolution"),
+        }
+        self
     }
 
     /// Bounds each call (default 5000 ms); a breach is
@@ -285,7 +336,7 @@ impl Binding {
         let outcome = match &self.callee {
             Callee::InProcess(interceptor) => self.call_local(interceptor.as_ref(), ctx).await,
             Callee::Service(remote) => match request {
-                Some(Ok(req)) => remote.call(req, self.timeout).await,
+                Some(Ok(req)) => remote.call(req, self.timeout, self.metrics.as_ref()).await,
                 Some(Err(e)) => return self.failed(e, "the context could not be encoded"),
                 None => return self.failed(HostError::InterceptorFailed, "no request"),
             },

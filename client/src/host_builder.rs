@@ -274,6 +274,16 @@ impl HostBuilder {
                         reason: "TLS settings apply to remote bindings only".into(),
                     });
                 }
+                Location::InProcess(_) if b.misplaced.is_some() => {
+                    return Err(Error::InvalidEndpoint {
+                        name: b.name,
+                        endpoint: String::new(),
+                        reason: format!(
+                            "{} apply to remote bindings only",
+                            b.misplaced.unwrap_or_default()
+                        ),
+                    });
+                }
                 Location::InProcess(_) if !b.metadata.is_empty() => {
                     return Err(Error::InvalidMetadata {
                         name: b.name,

@@ -58,6 +58,10 @@ struct Families {
     sink_drops: Counter,
     in_flight: Gauge,
     sessions_open: Gauge,
+    replica_ejections: Family<[Label; 2], Counter>,
+    replica_readmissions: Family<[Label; 1], Counter>,
+    replica_retries: Family<[Label; 1], Counter>,
+    replica_unavailable: Family<[Label; 1], Counter>,
 }
 
 /// Latency buckets for emissions and interceptor calls: 0.25 ms to ~16 s.
@@ -82,6 +86,10 @@ impl HostMetrics {
             sink_drops: Counter::default(),
             in_flight: Gauge::default(),
             sessions_open: Gauge::default(),
+            replica_ejections: Family::default(),
+            replica_readmissions: Family::default(),
+            replica_retries: Family::default(),
+            replica_unavailable: Family::default(),
         };
         registry.register(
             "hookwire_host_emissions",
@@ -137,6 +145,26 @@ impl HostMetrics {
             "hookwire_host_sessions_open",
             "Sessions opened and not yet dropped",
             f.sessions_open.clone(),
+        );
+        registry.register(
+            "hookwire_host_replica_ejections",
+            "Replicas of a binding taken out of balancing, by interceptor name and cause (refused, failures, health, unreachable)",
+            f.replica_ejections.clone(),
+        );
+        registry.register(
+            "hookwire_host_replica_readmissions",
+            "Ejected replicas of a binding put back after answering a probe or reporting SERVING",
+            f.replica_readmissions.clone(),
+        );
+        registry.register(
+            "hookwire_host_replica_retries",
+            "Calls sent to another replica because the first attempt provably never reached a handler",
+            f.replica_retries.clone(),
+        );
+        registry.register(
+            "hookwire_host_replica_unavailable",
+            "Calls failed at once because no replica of the binding was admitted",
+            f.replica_unavailable.clone(),
         );
         Self {
             families: Arc::new(f),
@@ -254,7 +282,25 @@ impl HostInstruments {
             .call_duration
             .get_or_create(&[("interceptor", Cow::Owned(name.to_owned()))])
             .clone();
-        BindingInstruments { outcomes, duration }
+        let interceptor = || [("interceptor", Cow::Owned(name.to_owned()))];
+        let replicas = ReplicaInstruments {
+            ejections: Ejection::ALL.map(|cause| {
+                f.replica_ejections
+                    .get_or_create(&[
+                        ("interceptor", Cow::Owned(name.to_owned())),
+                        ("cause", Cow::Borrowed(cause.as_str())),
+                    ])
+                    .clone()
+            }),
+            readmissions: f.replica_readmissions.get_or_create(&interceptor()).clone(),
+            retries: f.replica_retries.get_or_create(&interceptor()).clone(),
+            unavailable: f.replica_unavailable.get_or_create(&interceptor()).clone(),
+        };
+        BindingInstruments {
+            outcomes,
+            duration,
+            replicas,
+        }
     }
 
     fn finished(&self, point: InterceptionPoint, verdict: &Verdict, took: Duration) {
@@ -319,6 +365,7 @@ impl Drop for OpenSession {
 pub(crate) struct BindingInstruments {
     outcomes: [Counter; 4],
     duration: Histogram,
+    replicas: ReplicaInstruments,
 }
 
 impl BindingInstruments {
@@ -332,6 +379,75 @@ impl BindingInstruments {
         };
         self.outcomes[o as usize].inc();
         self.duration.observe(took.as_secs_f64());
+    }
+
+    /// The handles of the binding's replica fleet.
+    pub(crate) fn replicas(&self) -> &ReplicaInstruments {
+        &self.replicas
+    }
+}
+
+/// One remote binding's pre-resolved replica handles: ejections by cause,
+/// re-admissions, retries on another replica, and calls failed at once.
+#[derive(Debug, Clone)]
+pub(crate) struct ReplicaInstruments {
+    ejections: [Counter; 4],
+    readmissions: Counter,
+    retries: Counter,
+    unavailable: Counter,
+}
+
+impl ReplicaInstruments {
+    /// Counts a replica taken out of balancing.
+    pub(crate) fn ejected(&self, cause: Ejection) {
+        self.ejections[cause as usize].inc();
+    }
+
+    /// Counts an ejected replica put back.
+    pub(crate) fn readmitted(&self) {
+        self.readmissions.inc();
+    }
+
+    /// Counts a call sent on to another replica.
+    pub(crate) fn retried(&self) {
+        self.retries.inc();
+    }
+
+    /// Counts a call failed at once for want of an admitted replica.
+    pub(crate) fn unavailable(&self) {
+        self.unavailable.inc();
+    }
+}
+
+/// Why a replica was ejected: the `cause` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ejection {
+    /// A connection was refused (or HTTP/2 refused the stream).
+    Refused,
+    /// Consecutive transport failures of calls.
+    Failures,
+    /// Its health service reported something other than `SERVING`.
+    Health,
+    /// A health watch or probe got no answer.
+    Unreachable,
+}
+
+impl Ejection {
+    const ALL: [Self; 4] = [
+        Self::Refused,
+        Self::Failures,
+        Self::Health,
+        Self::Unreachable,
+    ];
+
+    /// The label value.
+    pub(crate) const fn as_str(self) -> &'static str {
+        match self {
+            Self::Refused => "refused",
+            Self::Failures => "failures",
+            Self::Health => "health",
+            Self::Unreachable => "unreachable",
+        }
     }
 }
 

@@ -13,7 +13,17 @@
 //! }
 //! ```
 //!
-//! - `endpoint` (required): an absolute `http://` or `https://` URL.
+//! - `endpoint`: an absolute `http://` or `https://` URL.
+//! - `endpoints` (optional): more replicas of the same service, e.g.
+//!   `["http://10.0.0.2:50051", "http://10.0.0.3:50051"]`: with
+//!   `endpoint`, or instead of it (one of the two is required; no URL
+//!   twice; all `http://` or all `https://`). Each call goes to one
+//!   admitted replica; see `InterceptorBinding::remote_replicas` for
+//!   balancing, ejection and the retry rule. Replicas must be stateless or
+//!   share their state.
+//! - `dns_refresh_ms` (optional, ≥ 100): re-resolve the endpoints' host
+//!   names this often, one replica per address found (see
+//!   `InterceptorBinding::resolve_every`).
 //! - `tls` (optional, `https://` only): `{"ca_file": PATH, "domain_name":
 //!   NAME, "cert_file": PATH, "key_file": PATH}` — the PEM file of the
 //!   authority that signs the service's certificate (read when the
@@ -58,7 +68,18 @@ pub const GRPC_KIND: &str = "hookwire.grpc";
 /// The kind of the allow-all passthrough.
 pub const ALLOW_KIND: &str = "hookwire.allow";
 
-const GRPC_MEMBERS: [&str; 5] = ["endpoint", "metadata", "tls", "visibility", "mutation"];
+const GRPC_MEMBERS: [&str; 7] = [
+    "endpoint",
+    "endpoints",
+    "dns_refresh_ms",
+    "metadata",
+    "tls",
+    "visibility",
+    "mutation",
+];
+
+/// The shortest DNS re-resolution period a declaration may ask for.
+const MIN_DNS_REFRESH_MS: u64 = 100;
 
 const TLS_MEMBERS: [&str; 4] = ["ca_file", "domain_name", "cert_file", "key_file"];
 
@@ -74,15 +95,23 @@ pub(crate) fn resolve_grpc(
     if let Some(unknown) = config.keys().find(|k| !GRPC_MEMBERS.contains(&k.as_str())) {
         return Err(format!("config member {unknown:?} is unknown"));
     }
-    let endpoint = match config.get("endpoint") {
-        Some(Value::String(s)) => s,
-        Some(_) => return Err("config.endpoint must be a string".into()),
-        None => return Err("config.endpoint is required".into()),
-    };
-    check_endpoint(endpoint)?;
-    let mut binding = InterceptorBinding::remote(ctx.id, endpoint.as_str());
+    let endpoints = endpoints(config)?;
+    let https = endpoints[0].starts_with("https://");
+    let mut binding = InterceptorBinding::remote_replicas(ctx.id, endpoints);
+    match config.get("dns_refresh_ms") {
+        None => {}
+        Some(Value::Number(n)) if n.as_u64().is_some_and(|ms| ms >= MIN_DNS_REFRESH_MS) => {
+            let ms = n.as_u64().unwrap_or(MIN_DNS_REFRESH_MS);
+            binding = binding.resolve_every(std::time::Duration::from_millis(ms));
+        }
+        Some(_) => {
+            return Err(format!(
+                "config.dns_refresh_ms must be an integer of at least {MIN_DNS_REFRESH_MS}"
+            ));
+        }
+    }
     if let Some(tls) = config.get("tls") {
-        if !endpoint.starts_with("https://") {
+        if !https {
             return Err("config.tls applies to https:// endpoints only".into());
         }
         binding = binding.tls(tls_config(tls)?);
@@ -117,6 +146,46 @@ pub(crate) fn resolve_grpc(
         binding = binding.may_transform(paths);
     }
     Ok(binding)
+}
+
+/// `endpoint` and `endpoints` together: at least one URL, each valid,
+/// none twice, one scheme for all. Findings name the member and index,
+/// never a URL.
+fn endpoints(config: &Map<String, Value>) -> Result<Vec<String>, String> {
+    let mut all = Vec::new();
+    match config.get("endpoint") {
+        Some(Value::String(s)) => {
+            check_endpoint(s, "config.endpoint")?;
+            all.push(s.clone());
+        }
+        Some(_) => return Err("config.endpoint must be a string".into()),
+        None => {}
+    }
+    if let Some(list) = config.get("endpoints") {
+        let list = strings(list, "config.endpoints")?;
+        if list.is_empty() {
+            return Err("config.endpoints must list at least one URL".into());
+        }
+        for (i, url) in list.into_iter().enumerate() {
+            check_endpoint(&url, &format!("config.endpoints[{i}]"))?;
+            if all.contains(&url) {
+                return Err(format!(
+                    "config.endpoints[{i}] repeats an endpoint already given"
+                ));
+            }
+            all.push(url);
+        }
+    }
+    let Some(first) = all.first() else {
+        return Err("config.endpoint (or config.endpoints) is required".into());
+    };
+    let https = first.starts_with("https://");
+    if all.iter().any(|u| u.starts_with("https://") != https) {
+        return Err(
+            "config.endpoint and config.endpoints must all be http:// or all be https://".into(),
+        );
+    }
+    Ok(all)
 }
 
 /// An array of strings at `at`.
@@ -173,24 +242,23 @@ fn read_file(tls: &Map<String, Value>, member: &str) -> Result<Option<Vec<u8>>, 
     }
 }
 
-/// An absolute `http://` or `https://` URL with a host; the reason never
-/// quotes it.
-fn check_endpoint(endpoint: &str) -> Result<(), String> {
+/// An absolute `http://` or `https://` URL with a host at member `at`;
+/// the reason never quotes it.
+fn check_endpoint(endpoint: &str, at: &str) -> Result<(), String> {
     let Some(rest) = endpoint
         .strip_prefix("http://")
         .or_else(|| endpoint.strip_prefix("https://"))
     else {
-        return Err("config.endpoint must be an absolute http:// or https:// URL".into());
+        return Err(format!("{at} must be an absolute http:// or https:// URL"));
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let valid = !authority.is_empty()
         && !authority.contains('@')
         && tonic::transport::Endpoint::from_shared(endpoint.to_owned()).is_ok();
     if !valid {
-        return Err(
-            "config.endpoint must be an absolute http(s):// URL with a host and no user info"
-                .into(),
-        );
+        return Err(format!(
+            "{at} must be an absolute http(s):// URL with a host and no user info"
+        ));
     }
     Ok(())
 }

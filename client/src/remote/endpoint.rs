@@ -1,6 +1,12 @@
 //! One replica of an interceptor service: its lazily connecting channel,
-//! the point call under the binding's deadline, and the `Describe` and
-//! `grpc.health.v1` questions a host asks it.
+//! the point call under the deadline left to the emission, and the
+//! `Describe` and `grpc.health.v1` questions a host asks it.
+//!
+//! A failed attempt says how far it got ([`Reach`]): the balancer may retry
+//! on another replica only an attempt that provably never reached a
+//! handler — the connection was refused, or HTTP/2 refused the stream
+//! (`REFUSED_STREAM`, or a `GOAWAY` that excluded it), both of which the
+//! protocol defines as "not processed".
 
 use std::time::{Duration, Instant};
 
@@ -10,15 +16,48 @@ use hookwire::wire::PointRequest;
 use hookwire::{InterceptorResponse, Manifest};
 use tonic::metadata::MetadataMap;
 use tonic::transport::{Channel, Endpoint};
+use tonic_health::pb::health_client::HealthClient;
+use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
 
-use super::metadata::metadata_entry;
 use super::tls::{TlsConfig, client_tls};
 use super::{CallFailure, HEALTH_UNIMPLEMENTED};
 use crate::error::Error;
 
-/// A connection to one interceptor service.
+/// How far a failed attempt got, which decides what the balancer may do
+/// next: retry elsewhere, eject the replica, or only report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reach {
+    /// The request provably never reached a handler (connection refused,
+    /// stream refused): safe to send to another replica.
+    NeverReached,
+    /// The transport failed after the request may have been sent (a
+    /// reset, a closed connection, a server-side `UNAVAILABLE`): not
+    /// retried, counted toward passive ejection.
+    Transport,
+    /// The deadline passed with no answer: not retried; the replica is
+    /// probed.
+    TimedOut,
+    /// The service answered (a status of its handler or an invalid
+    /// response): the replica is reachable.
+    Answered,
+}
+
+/// A failed attempt: what the binding reports, and how far it got.
+#[derive(Debug)]
+pub(super) struct AttemptFailure {
+    /// The failure the binding turns into its slot deny.
+    pub(super) failure: CallFailure,
+    /// How far the attempt got.
+    pub(super) reach: Reach,
+}
+
+/// The answer of a health question: the serving status, `UNIMPLEMENTED`
+/// for a reachable service without `grpc.health.v1`, or why no answer came.
+pub(super) type HealthAnswer = Result<String, String>;
+
+/// A connection to one replica of an interceptor service.
 #[derive(Debug, Clone)]
-pub(crate) struct RemoteInterceptor {
+pub(super) struct EndpointClient {
     /// The lazily connecting channel every call (and health check) uses.
     channel: Channel,
     endpoint: String,
@@ -26,13 +65,15 @@ pub(crate) struct RemoteInterceptor {
     metadata: std::sync::Arc<MetadataMap>,
 }
 
-impl RemoteInterceptor {
-    /// A lazily connecting client for `endpoint` (e.g. `http://127.0.0.1:50051`)
-    /// sending `metadata` on every call.
-    pub(crate) fn new(
+impl EndpointClient {
+    /// A lazily connecting client for `endpoint` (e.g.
+    /// `http://127.0.0.1:50051`) sending `metadata` on every call. A name
+    /// resolved by the host itself (DNS replicas) passes the name in
+    /// `tls.domain_name`, so the certificate is still checked against it.
+    pub(super) fn new(
         name: &str,
         endpoint: &str,
-        metadata: &[(String, String)],
+        metadata: std::sync::Arc<MetadataMap>,
         tls: Option<&TlsConfig>,
     ) -> Result<Self, Error> {
         let invalid = |reason: String| Error::InvalidEndpoint {
@@ -43,8 +84,9 @@ impl RemoteInterceptor {
         let ep = Endpoint::from_shared(endpoint.to_owned())
             .map_err(|e| invalid(e.to_string()))?
             .tcp_nodelay(true)
-            .connect_timeout(Duration::from_secs(5))
-            .http2_keep_alive_interval(Duration::from_secs(30))
+            .connect_timeout(CONNECT_TIMEOUT)
+            .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
+            .keep_alive_timeout(KEEPALIVE_TIMEOUT)
             .keep_alive_while_idle(true);
         if ep.uri().scheme_str().is_none() || ep.uri().host().is_none() {
             return Err(invalid(
@@ -58,21 +100,11 @@ impl RemoteInterceptor {
             (_, Some(_)) => return Err(invalid("TLS settings need an https:// endpoint".into())),
             (_, None) => ep,
         };
-        let mut map = MetadataMap::new();
-        for (key, value) in metadata {
-            let (key, value) =
-                metadata_entry(key, value).map_err(|reason| Error::InvalidMetadata {
-                    name: name.to_owned(),
-                    key: key.clone(),
-                    reason,
-                })?;
-            map.append(key, value);
-        }
         let channel = ep.connect_lazy();
         Ok(Self {
             channel,
             endpoint: endpoint.to_owned(),
-            metadata: std::sync::Arc::new(map),
+            metadata,
         })
     }
 
@@ -93,16 +125,17 @@ impl RemoteInterceptor {
     }
 
     /// The endpoint URL.
-    pub(crate) fn endpoint(&self) -> &str {
+    pub(super) fn endpoint(&self) -> &str {
         &self.endpoint
     }
 
-    /// Calls the point's RPC with `request`, bounded by `timeout`.
-    pub(crate) async fn call(
+    /// Calls the point's RPC with `request`, bounded by `timeout`; a
+    /// failure says how far the attempt got.
+    pub(super) async fn call(
         &self,
         request: PointRequest,
         timeout: Option<Duration>,
-    ) -> Result<InterceptorResponse, CallFailure> {
+    ) -> Result<InterceptorResponse, AttemptFailure> {
         let mut client = InterceptorClient::new(self.channel.clone());
         let fut = async move {
             macro_rules! rpc {
@@ -120,28 +153,38 @@ impl RemoteInterceptor {
             }
         };
         let started = Instant::now();
+        let timed_out = || AttemptFailure {
+            failure: CallFailure::TimedOut,
+            reach: Reach::TimedOut,
+        };
         let outcome = match timeout {
             Some(t) => tokio::time::timeout(t, fut)
                 .await
-                .map_err(|_| CallFailure::TimedOut)?,
+                .map_err(|_| timed_out())?,
             None => fut.await,
         };
         let response = match outcome {
             Err(status) if is_deadline(status.code(), started.elapsed(), timeout) => {
-                return Err(CallFailure::TimedOut);
+                return Err(timed_out());
             }
-            Err(status) => return Err(CallFailure::Failed(format!("{:?}", status.code()))),
+            Err(status) => {
+                return Err(AttemptFailure {
+                    failure: CallFailure::Failed(format!("{:?}", status.code())),
+                    reach: reach_of(&status),
+                });
+            }
             Ok(r) => r.into_inner(),
         };
-        InterceptorResponse::try_from(response).map_err(CallFailure::Invalid)
+        InterceptorResponse::try_from(response).map_err(|invalid| AttemptFailure {
+            failure: CallFailure::Invalid(invalid),
+            reach: Reach::Answered,
+        })
     }
 
     /// Asks the service's `grpc.health.v1` service how the interceptor
     /// service is doing (with the binding's metadata): `SERVING`,
     /// `NOT_SERVING`, ...
-    pub(crate) async fn health(&self, timeout: Duration) -> Result<String, String> {
-        use tonic_health::pb::health_client::HealthClient;
-        use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
+    pub(super) async fn health(&self, timeout: Duration) -> HealthAnswer {
         let mut client = HealthClient::new(self.channel.clone());
         let req = self.request(
             HealthCheckRequest {
@@ -160,13 +203,11 @@ impl RemoteInterceptor {
             }
             Err(s) => return Err(format!("{:?}: {}", s.code(), s.message())),
         };
-        Ok(ServingStatus::try_from(status)
-            .map_or("UNKNOWN", |s| s.as_str_name())
-            .to_owned())
+        Ok(serving_status_name(status).to_owned())
     }
 
     /// Asks the service for its manifest.
-    pub(crate) async fn describe(&self, timeout: Duration) -> Result<Manifest, String> {
+    pub(super) async fn describe(&self, timeout: Duration) -> Result<Manifest, String> {
         let mut client = InterceptorClient::new(self.channel.clone());
         let req = self.request(pb::DescribeRequest {}, Some(timeout));
         let manifest = tokio::time::timeout(timeout, client.describe(req))
@@ -175,6 +216,69 @@ impl RemoteInterceptor {
             .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
             .into_inner();
         Manifest::try_from(manifest).map_err(|e| e.to_string())
+    }
+}
+
+/// How long a connection attempt may take before the replica counts as
+/// unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// HTTP/2 keepalive: a ping this often on an idle or busy connection ...
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+
+/// ... and the connection is closed (its calls failing as transport
+/// failures) when no pong comes back this fast: how a silently
+/// partitioned replica is noticed without an emission paying for it.
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl EndpointClient {
+    /// Opens a `grpc.health.v1` `Watch` of the interceptor service: a
+    /// stream of serving statuses, or the status the service refused it
+    /// with (`UNIMPLEMENTED` where health is not served).
+    pub(super) async fn watch(
+        &self,
+    ) -> Result<tonic::Streaming<tonic_health::pb::HealthCheckResponse>, tonic::Status> {
+        let mut client = HealthClient::new(self.channel.clone());
+        let req = self.request(
+            HealthCheckRequest {
+                service: pb::interceptor_server::SERVICE_NAME.to_owned(),
+            },
+            None,
+        );
+        Ok(client.watch(req).await?.into_inner())
+    }
+}
+
+/// The name of a `grpc.health.v1` serving status.
+pub(super) fn serving_status_name(status: i32) -> &'static str {
+    ServingStatus::try_from(status).map_or("UNKNOWN", |s| s.as_str_name())
+}
+
+/// How far a call that ended with `status` got. Only a status the client
+/// made from a connection error or an HTTP/2 refusal proves that no
+/// handler saw the request; a status the service sent (it has no local
+/// source error) means it was answered.
+pub(super) fn reach_of(status: &tonic::Status) -> Reach {
+    let mut source = std::error::Error::source(status);
+    let local = source.is_some();
+    while let Some(err) = source {
+        if err.downcast_ref::<tonic::ConnectError>().is_some() {
+            return Reach::NeverReached;
+        }
+        if let Some(h2) = err.downcast_ref::<h2::Error>() {
+            let refused = h2.reason() == Some(h2::Reason::REFUSED_STREAM);
+            // A GOAWAY from the server reaches only the streams it did not
+            // accept (those above its last stream id): not processed.
+            if refused || (h2.is_go_away() && h2.is_remote()) {
+                return Reach::NeverReached;
+            }
+        }
+        source = err.source();
+    }
+    match status.code() {
+        _ if local => Reach::Transport,
+        tonic::Code::Unavailable => Reach::Transport,
+        _ => Reach::Answered,
     }
 }
 

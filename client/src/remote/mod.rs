@@ -1,7 +1,8 @@
-//! Remote interceptors: an interceptor service reached over gRPC.
+//! Remote interceptors: an interceptor service reached over gRPC, at one
+//! endpoint or as a fleet of replicas.
 //!
-//! The channel connects lazily, so a host builds even when a service is not
-//! up yet; an unreachable service is a failed call, i.e.
+//! The channels connect lazily, so a host builds even when a service is
+//! not up yet; an unreachable service is a failed call, i.e.
 //! `host_error:interceptor_failed`, never a build error. Each call carries
 //! the binding's timeout both as a local deadline (the call future is
 //! dropped, which cancels the HTTP/2 stream) and as the `grpc-timeout`
@@ -14,28 +15,77 @@
 //! [`ClientIdentity`], how the host proves who it is to a service requiring
 //! mutual TLS.
 //!
+//! ## Replicas
+//!
+//! A binding may name several endpoints, and/or have its endpoints' names
+//! re-resolved periodically (one replica per address). What that means:
+//!
+//! - **A call is a decision.** One emission is one call to one replica;
+//!   the host never asks two replicas and never asks again after a verdict
+//!   or an error status, because a verdict (or a half-done decision with
+//!   side effects, like an approval request or a rate counter) must not be
+//!   taken twice. So replicas must be stateless, or share their state
+//!   (a database, the shared approval queue): any replica must give the
+//!   answer the service would give.
+//! - **One retry, only when nothing was decided.** An attempt is sent to
+//!   another admitted replica, within the same deadline, only when it
+//!   provably never reached a handler: the connection was refused, or
+//!   HTTP/2 refused the stream (`REFUSED_STREAM`, a `GOAWAY` that excluded
+//!   it), which the protocol defines as not processed. A reset or a closed
+//!   connection after the request went out, a timeout, an error status,
+//!   an invalid verdict: all stand as the call's failure.
+//! - **Balancing** is power of two choices on a peak-EWMA latency ×
+//!   outstanding-calls load (`balance`; why not tower's `Balance` is said
+//!   there).
+//! - **Ejection and recovery** (`pool`): a refused connection ejects a
+//!   replica at once; so do consecutive transport failures, a health
+//!   `Watch` reporting `NOT_SERVING`, and a probe left unanswered after a
+//!   timeout. An ejected replica is probed with backoff and jitter and
+//!   re-admitted when it answers. With no admitted replica an emission is
+//!   denied at once (`interceptor_failed`) instead of waiting out its
+//!   timeout.
+//!
 //! | module | role |
 //! | --- | --- |
+//! | `pool` | the binding's replicas: admission, the call and its retry rule, monitors |
+//! | `balance` | power of two choices and the load estimate |
 //! | `endpoint` | one replica: its lazily connecting channel, the point call, `Describe` and health |
+//! | `dns` | replicas from a name re-resolved periodically |
 //! | `tls` | how an `https://` endpoint is verified and the client certificate presented |
 //! | `metadata` | the static gRPC metadata a binding sends, checked once |
 
+mod balance;
+mod dns;
 mod endpoint;
 mod metadata;
+mod pool;
 mod tls;
+
+use std::time::Duration;
 
 use hookwire::{HostError, InvalidVerdict};
 
-pub(crate) use endpoint::RemoteInterceptor;
 pub(crate) use metadata::metadata_entry;
-pub use tls::{ClientIdentity, TlsConfig};
+pub(crate) use pool::RemoteInterceptor;
 /// The approval stream reaches its service with the same TLS settings.
 pub(crate) use tls::client_tls;
+pub use tls::{ClientIdentity, TlsConfig};
 
 /// What [`Host::health_remotes`](crate::Host::health_remotes) reports for
 /// a reachable service that does not serve `grpc.health.v1` (it answered
 /// `UNIMPLEMENTED`): health is recommended, `Describe` is the contract.
 pub const HEALTH_UNIMPLEMENTED: &str = "UNIMPLEMENTED";
+
+/// Where a remote binding's service runs: its endpoints, and whether their
+/// host names are re-resolved into one replica per address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ServiceTarget {
+    /// The endpoint URLs, one per replica (or per name to resolve).
+    pub(crate) endpoints: Vec<String>,
+    /// Re-resolve the endpoints' names this often (`None`: use them as
+    /// given, one replica each).
+    pub(crate) resolve_every: Option<Duration>,
+}
 
 /// How a call to an interceptor failed, remote or in-process; each maps to
 /// one reserved reason (§6.3).
