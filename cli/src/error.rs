@@ -22,6 +22,9 @@ pub enum CliError {
     /// `hookwire policy` could not load, evaluate or serve policies.
     #[error(transparent)]
     Policy(#[from] hookwire_policy::Error),
+    /// `hookwire gateway` could not be configured or served.
+    #[error(transparent)]
+    Gateway(#[from] hookwire_gateway::Error),
     /// `hookwire policy test` found failing tests, or `eval` a bad input.
     #[error("policy: {0}")]
     PolicyTests(String),

@@ -15,6 +15,8 @@
 //!   with `--metrics-addr ADDR`, their Prometheus metrics at `/metrics`.
 //! - `hookwire audit keygen|verify`: signed, hash-chained record logs.
 //! - `hookwire policy serve|test|eval`: OPA Rego policies as an interceptor.
+//! - `hookwire gateway --listen ADDR --upstream URL --declaration FILE`: an
+//!   OpenAI-compatible proxy governed by the declared chain.
 //!
 //! `demo` and `serve-demo` take `--otlp-endpoint URL`: spans (and the demo
 //! host's interception records, as logs) are exported over OTLP/gRPC.
@@ -24,6 +26,7 @@ mod audit;
 mod check;
 mod demo;
 mod error;
+mod gateway;
 mod policy;
 
 use std::net::SocketAddr;
@@ -96,6 +99,9 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         metrics_addr: Option<SocketAddr>,
     },
+    /// Serve an OpenAI-compatible proxy whose conversations the declared
+    /// chain governs.
+    Gateway(gateway::GatewayArgs),
     /// Signing keys and signed, hash-chained record logs.
     Audit {
         #[command(subcommand)]
@@ -109,7 +115,9 @@ impl Command {
         let (args, service) = match self {
             Self::Demo { telemetry, .. } => (telemetry, "hookwire-demo"),
             Self::ServeDemo { telemetry, .. } => (telemetry, "hookwire-serve-demo"),
-            Self::Check { .. } | Self::Audit { .. } | Self::Policy(_) => return None,
+            Self::Check { .. } | Self::Audit { .. } | Self::Policy(_) | Self::Gateway(_) => {
+                return None;
+            }
         };
         let endpoint = args.otlp_endpoint.clone()?;
         Some(hookwire_telemetry::OtlpExport::new(endpoint).service_name(service))
@@ -166,6 +174,7 @@ fn main() -> ExitCode {
             } => demo::serve(policy, redactor, metrics_addr).await,
             Command::Audit { command } => audit::run(&command),
             Command::Policy(command) => policy::run(command).await,
+            Command::Gateway(args) => gateway::run(args).await,
         };
         if let Some(t) = telemetry
             && let Err(e) = t.shutdown()

@@ -1,0 +1,127 @@
+//! `hookwire gateway`: an OpenAI-compatible proxy governed by a declared
+//! chain (`hookwire-gateway`). Agents in any language point their OpenAI
+//! SDK's `base_url` at it; it forwards to `--upstream` with keys from the
+//! pool (`--key-env`, `--key-file`; never printed) and emits the eight
+//! points through the host the declaration builds. See `docs/gateway.md`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hookwire::InterceptionRecord;
+use hookwire_client::declaration::Declaration;
+use hookwire_client::{Host, RecordSink};
+use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig};
+
+use crate::args::RegistryArgs;
+use crate::audit::RecordsArgs;
+use crate::error::CliError;
+
+/// Where the gateway listens unless told otherwise.
+pub(crate) const GATEWAY_ADDR: &str = "127.0.0.1:8080";
+
+/// The options of `hookwire gateway`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct GatewayArgs {
+    /// The address to listen on (port 0: any free port, printed).
+    #[arg(long, default_value = GATEWAY_ADDR, value_name = "ADDR")]
+    listen: SocketAddr,
+    /// The upstream's base URL, e.g. `https://api.openai.com/v1`.
+    #[arg(long, value_name = "URL")]
+    upstream: String,
+    /// The host declaration whose chain governs every conversation.
+    #[arg(long, value_name = "FILE")]
+    declaration: PathBuf,
+    /// Adds the upstream key held by this environment variable to the
+    /// pool (repeatable). Without any key, the client's own
+    /// `Authorization` is forwarded.
+    #[arg(long = "key-env", value_name = "VAR")]
+    key_env: Vec<String>,
+    /// Adds every line of FILE as an upstream key (repeatable; `#` lines
+    /// and blank lines skipped).
+    #[arg(long = "key-file", value_name = "FILE")]
+    key_file: Vec<PathBuf>,
+    /// A conversation idle this long is shut down (`agent_shutdown`).
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    idle_timeout_s: u64,
+    /// The deepest nesting allowed (1: interceptors may call back once).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    max_depth: u32,
+    /// The largest request body accepted, in bytes.
+    #[arg(long, default_value_t = 4 << 20, value_name = "BYTES")]
+    max_body_bytes: usize,
+    /// The `agent.id` of the gateway's contexts.
+    #[arg(long, default_value = "hookwire-gateway", value_name = "ID")]
+    agent_id: String,
+    /// Print every interception record as a JSON line on stdout.
+    #[arg(long)]
+    print_records: bool,
+    #[command(flatten)]
+    registry: RegistryArgs,
+    #[command(flatten)]
+    records: RecordsArgs,
+}
+
+/// Prints each record as one JSON line.
+struct PrintRecords;
+
+impl RecordSink for PrintRecords {
+    fn record(&self, record: &InterceptionRecord) {
+        println!("{}", record.to_json());
+    }
+}
+
+/// Serves the gateway until interrupted (Ctrl-C), then ends every open
+/// session.
+pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
+    let registry = args.registry.registry()?;
+    let declaration = Declaration::from_path(&args.declaration)?;
+    let signed = args.records.open()?;
+    let mut builder = Host::declared(args.agent_id.clone(), "hookwire").record_sink(signed.clone());
+    if args.print_records {
+        builder = builder.record_sink(PrintRecords);
+    }
+    let host = builder.load(&declaration, &registry)?;
+    let mut pool = CredentialPool::new();
+    for var in &args.key_env {
+        pool = pool.with_env(var)?;
+    }
+    for file in &args.key_file {
+        pool = pool.with_file(file)?;
+    }
+    let mut config = GatewayConfig::new(args.upstream.clone());
+    config.idle_timeout = Duration::from_secs(args.idle_timeout_s.max(1));
+    config.max_depth = args.max_depth;
+    config.max_body_bytes = args.max_body_bytes;
+    let labels = pool.labels();
+    let gateway = Gateway::new(host, config, pool)?;
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|source| hookwire_gateway::Error::Bind {
+            addr: args.listen,
+            source,
+        })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| hookwire_gateway::Error::Bind {
+            addr: args.listen,
+            source,
+        })?;
+    println!(
+        "hookwire gateway: http://{addr}/v1 -> {} ({} pooled key(s){}), governed by {}",
+        args.upstream,
+        labels.len(),
+        if labels.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", labels.join(", "))
+        },
+        args.declaration.display()
+    );
+    gateway
+        .serve(listener, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    signed.finish()
+}
