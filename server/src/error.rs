@@ -72,6 +72,17 @@ pub enum Error {
     /// The `/metrics` endpoint could not be served.
     #[error("metrics endpoint failed: {0}")]
     Metrics(#[source] io::Error),
+    /// An approval service's access configuration is invalid. The message
+    /// names the principal and the rule, never a token or hash.
+    #[error("approval access configuration: {0}")]
+    AccessConfig(String),
+    /// An approval service's certificate, key or client authority is
+    /// unusable. The message never quotes the key.
+    #[error("approval service TLS: {0}")]
+    Tls(String),
+    /// The operating system's random generator failed.
+    #[error("random generator failed: {0}")]
+    Random(String),
 }
 
 impl Error {
@@ -93,7 +104,10 @@ impl Error {
             | Self::Task(_)
             | Self::ClientCaWithoutTls
             | Self::Web(_)
-            | Self::Metrics(_) => Status::internal("interceptor server error"),
+            | Self::Metrics(_)
+            | Self::AccessConfig(_)
+            | Self::Tls(_)
+            | Self::Random(_) => Status::internal("interceptor server error"),
         }
     }
 }

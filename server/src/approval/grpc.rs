@@ -9,6 +9,19 @@
 //!   takes its `Seen` notices and decisions, acknowledging each decision.
 //! - `Decide` is one decision without a stream.
 //!
+//! Every call is authenticated first ([`Access`]): `Resolve` takes a host
+//! credential only, `Watch` and `Decide` an approver credential only. A
+//! caller without one is `UNAUTHENTICATED`, the wrong principal
+//! `PERMISSION_DENIED`, and the queue is not touched. The approver's name
+//! comes from its credential (hellos and `DecideRequest.approver` are
+//! ignored); it sees and decides only what its rules cover, and a
+//! decision outside them is refused (`PERMISSION_DENIED`, which also ends
+//! a `Watch` stream) and audited.
+//!
+//! Every message is bounded both ways ([`MAX_APPROVAL_MESSAGE_BYTES`] in,
+//! [`MAX_APPROVAL_MESSAGE_BYTES`] plus a small envelope out), and so is
+//! every free-text field the service keeps (names, request ids).
+//!
 //! Every stream ends when the server shuts down, so that graceful shutdown
 //! never waits on a long-lived stream.
 
@@ -17,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::Stream;
-use hookwire::approval::{StreamRequest, StreamResolution};
+use hookwire::approval::{ApprovalResolution, StreamRequest, StreamResolution};
 use hookwire::pb;
 use hookwire::pb::approval_service_server::{ApprovalService, ApprovalServiceServer};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -25,11 +38,27 @@ use tokio::time::{Instant, MissedTickBehavior};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
+use super::auth::{Access, ApproverAccess, Credentials, Denial, bearer};
 use super::queue::{
     ApprovalQueue, ApproverIdentity, CloseReason, HostDelivery, PendingApproval, QueueEvent,
 };
-use crate::adapter::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::error::{Error, Refusal};
+use crate::peer::Peer;
+
+/// Largest message an approval service accepts from a host or an approver
+/// (the same bound as an interceptor's request).
+pub const MAX_APPROVAL_MESSAGE_BYTES: usize = crate::adapter::DEFAULT_MAX_MESSAGE_BYTES;
+
+/// Largest message it sends: a request it accepted plus what it adds (the
+/// host's name, who has seen it). A `PendingSet` larger than this is sent
+/// as several messages (one set, then `Added` events).
+pub const MAX_APPROVAL_REPLY_BYTES: usize = MAX_APPROVAL_MESSAGE_BYTES + 64 * 1024;
+
+/// Longest host-chosen request id the service keeps.
+const MAX_REQUEST_ID_LEN: usize = 256;
+
+/// Longest host name suffix (from its hello) the service keeps.
+const MAX_HELLO_LEN: usize = 64;
 
 /// How often each side of a stream sends a heartbeat by default.
 pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
@@ -43,6 +72,7 @@ type EventStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'sta
 #[derive(Debug, Clone)]
 pub struct ApprovalGrpc {
     queue: ApprovalQueue,
+    access: Access,
     settings: Arc<Settings>,
     closing: watch::Receiver<bool>,
 }
@@ -54,17 +84,20 @@ struct Settings {
 }
 
 impl ApprovalGrpc {
-    /// Serves `queue`, announcing `name` and sending heartbeats every
-    /// `heartbeat` (between 10 ms and one hour). Every stream ends once `closing` turns `true` (or its
-    /// sender is dropped).
+    /// Serves `queue` to the principals of `access`, announcing `name`
+    /// and sending heartbeats every `heartbeat` (between 10 ms and one
+    /// hour). Every stream ends once `closing` turns `true` (or its sender
+    /// is dropped).
     pub fn new(
         queue: ApprovalQueue,
+        access: Access,
         name: impl Into<String>,
         heartbeat: Duration,
         closing: watch::Receiver<bool>,
     ) -> Self {
         Self {
             queue,
+            access,
             settings: Arc::new(Settings {
                 name: name.into(),
                 heartbeat: heartbeat.clamp(Duration::from_millis(10), Duration::from_secs(3600)),
@@ -75,7 +108,51 @@ impl ApprovalGrpc {
 
     /// The tonic service to add to a router.
     pub fn into_server(self) -> ApprovalServiceServer<Self> {
-        ApprovalServiceServer::new(self).max_decoding_message_size(DEFAULT_MAX_MESSAGE_BYTES)
+        ApprovalServiceServer::new(self)
+            .max_decoding_message_size(MAX_APPROVAL_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_APPROVAL_REPLY_BYTES)
+    }
+
+    /// Who is calling: the bearer token and the verified client
+    /// certificate of the request, checked against the access list.
+    fn credentials<T>(request: &Request<T>) -> (Option<String>, Option<Peer>) {
+        let token = request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(bearer)
+            .map(str::to_owned);
+        let peer = request
+            .peer_certs()
+            .and_then(|certs| certs.first().and_then(|c| Peer::from_der(c)));
+        (token, peer)
+    }
+
+    fn host<T>(&self, request: &Request<T>) -> Result<String, Status> {
+        let (token, peer) = Self::credentials(request);
+        self.access
+            .host(Credentials {
+                token: token.as_deref(),
+                peer: peer.as_ref(),
+            })
+            .map_err(|d| refuse(d, "Resolve", &peer_addr(request)))
+    }
+
+    fn approver<T>(
+        &self,
+        request: &Request<T>,
+        call: &str,
+    ) -> Result<(Arc<ApproverAccess>, ApproverIdentity), Status> {
+        let (token, peer) = Self::credentials(request);
+        let (access, proof) = self
+            .access
+            .approver(Credentials {
+                token: token.as_deref(),
+                peer: peer.as_ref(),
+            })
+            .map_err(|d| refuse(d, call, &peer_addr(request)))?;
+        let identity = access.identity(proof.method());
+        Ok((access, identity))
     }
 
     fn ready(&self) -> pb::ServiceReady {
@@ -97,10 +174,55 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-fn peer<T>(request: &Request<T>) -> String {
+fn peer_addr<T>(request: &Request<T>) -> String {
     request
         .remote_addr()
         .map_or_else(|| "unknown".to_owned(), |a| a.to_string())
+}
+
+/// The status for a refused caller; logged by kind and peer, never with
+/// the credential.
+fn refuse(denial: Denial, call: &str, peer: &str) -> Status {
+    tracing::warn!(target: "hookwire::approval::audit", %peer, call, denial = denial.as_str(), "approval call refused");
+    if denial.is_unauthenticated() {
+        Status::unauthenticated("approval service: authentication required")
+    } else {
+        Status::permission_denied(format!("approval service: {denial}"))
+    }
+}
+
+/// Whether `approver` may make `resolution` on request `id`. An id that
+/// is not pending passes (the queue refuses it by name). A refusal is
+/// kept in the queue's audit log and logged; the queue does not change.
+pub(crate) async fn may_decide(
+    queue: &ApprovalQueue,
+    approver: &ApproverAccess,
+    identity: &ApproverIdentity,
+    id: &str,
+    resolution: &ApprovalResolution,
+) -> Result<(), Denial> {
+    let Some(pending) = queue.get(id) else {
+        return Ok(());
+    };
+    let Err(rule) = approver.rules.check(&pending) else {
+        return Ok(());
+    };
+    tracing::warn!(
+        target: "hookwire::approval::audit",
+        approver = %approver.name,
+        request_id = id,
+        rule,
+        "decision refused: outside the approver's rules"
+    );
+    if let Err(e) = queue.audit_forbidden(id, identity, resolution).await {
+        tracing::error!(request_id = id, error = %e, "could not audit a forbidden decision");
+    }
+    Err(Denial::OutsideRules)
+}
+
+/// Cuts `s` to at most `max` characters.
+fn bounded(s: &str, max: usize) -> String {
+    s.chars().take(max).collect()
 }
 
 /// Resolves once `closing` is `true` or its sender is gone.
@@ -121,10 +243,29 @@ pub(crate) fn pending_to_pb(p: &PendingApproval) -> pb::PendingApproval {
     }
 }
 
-fn pending_set(pending: &[PendingApproval]) -> pb::WatchEvent {
-    event(pb::watch_event::Kind::Pending(pb::PendingSet {
-        requests: pending.iter().map(pending_to_pb).collect(),
-    }))
+/// The pending requests `approver` may see, as one `PendingSet` and, when
+/// it would not fit in one message, `Added` events for the rest.
+fn pending_set(pending: &[PendingApproval], approver: &ApproverAccess) -> Vec<pb::WatchEvent> {
+    use prost::Message as _;
+    let budget = MAX_APPROVAL_MESSAGE_BYTES / 2;
+    let mut set = Vec::new();
+    let mut size = 0;
+    let mut rest = Vec::new();
+    for p in pending.iter().filter(|p| approver.rules.permits(p)) {
+        let wire = pending_to_pb(p);
+        let len = wire.encoded_len();
+        if rest.is_empty() && (set.is_empty() || size + len <= budget) {
+            size += len;
+            set.push(wire);
+        } else {
+            rest.push(event(pb::watch_event::Kind::Added(wire)));
+        }
+    }
+    let mut events = vec![event(pb::watch_event::Kind::Pending(pb::PendingSet {
+        requests: set,
+    }))];
+    events.extend(rest);
+    events
 }
 
 fn event(kind: pb::watch_event::Kind) -> pb::WatchEvent {
@@ -145,9 +286,9 @@ fn close_reason(r: CloseReason) -> pb::CloseReason {
 }
 
 /// The wire status of a decision's result.
-pub(crate) fn decision_status<T>(result: &Result<T, Error>) -> pb::DecisionStatus {
+pub(crate) fn decision_status(result: &Result<(), Error>) -> pb::DecisionStatus {
     match result {
-        Ok(_) => pb::DecisionStatus::Accepted,
+        Ok(()) => pb::DecisionStatus::Accepted,
         Err(Error::Refused { refusal, .. }) => match refusal {
             Refusal::UnknownRequest => pb::DecisionStatus::UnknownRequest,
             Refusal::AlreadyResolved => pb::DecisionStatus::AlreadyResolved,
@@ -208,9 +349,10 @@ impl ApprovalService for ApprovalGrpc {
         &self,
         request: Request<Streaming<pb::HostMessage>>,
     ) -> Result<Response<Self::ResolveStream>, Status> {
-        let peer = peer(&request);
+        let host = self.host(&request)?;
+        let peer = peer_addr(&request);
         let mut inbound = request.into_inner();
-        let (link, mut deliveries) = self.queue.connect_host(peer.clone());
+        let (link, mut deliveries) = self.queue.connect_host(host.clone());
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         let ready = down(pb::service_message::Kind::Ready(self.ready()));
         let _ = tx.send(Ok(ready)).await;
@@ -220,7 +362,7 @@ impl ApprovalService for ApprovalGrpc {
         tokio::spawn(async move {
             use pb::host_message::Kind;
             let mut heard = Instant::now();
-            tracing::info!(%peer, "approval host connected");
+            tracing::info!(%peer, %host, "approval host connected");
             loop {
                 tokio::select! {
                     message = inbound.message() => {
@@ -234,7 +376,19 @@ impl ApprovalService for ApprovalGrpc {
                         };
                         heard = Instant::now();
                         match message.kind {
-                            Some(Kind::Hello(h)) => link.set_name(h.name),
+                            // The host's name is its credential's: a hello
+                            // is logged, never shown as the name.
+                            Some(Kind::Hello(h)) => {
+                                let hello = bounded(h.name.trim(), MAX_HELLO_LEN);
+                                tracing::debug!(%peer, %host, %hello, "approval host hello");
+                            }
+                            Some(Kind::Request(r)) if r.request_id.len() > MAX_REQUEST_ID_LEN => {
+                                let failed = pb::RequestFailed {
+                                    request_id: bounded(&r.request_id, MAX_REQUEST_ID_LEN),
+                                    reason: "request id too long".into(),
+                                };
+                                let _ = tx.send(Ok(down(pb::service_message::Kind::Failed(failed)))).await;
+                            }
                             Some(Kind::Request(r)) => {
                                 let request_id = r.request_id.clone();
                                 let span = crate::trace::approval_span(&r.trace_context, &request_id, &peer);
@@ -284,12 +438,14 @@ impl ApprovalService for ApprovalGrpc {
         &self,
         request: Request<Streaming<pb::ApproverMessage>>,
     ) -> Result<Response<Self::WatchStream>, Status> {
-        let mut approver = peer(&request);
+        let (approver, identity) = self.approver(&request, "Watch")?;
         let mut inbound = request.into_inner();
         let queue = self.queue.clone();
         let mut sub = queue.subscribe();
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
-        let _ = tx.send(Ok(pending_set(&sub.pending))).await;
+        for e in pending_set(&sub.pending, &approver) {
+            let _ = tx.send(Ok(e)).await;
+        }
         let _ = tx
             .send(Ok(event(pb::watch_event::Kind::Ready(self.ready()))))
             .await;
@@ -308,13 +464,18 @@ impl ApprovalService for ApprovalGrpc {
                             Err(_) => break,
                         };
                         match message.kind {
-                            Some(Kind::Hello(h)) if !h.name.is_empty() => approver = h.name,
                             Some(Kind::Seen(s)) => {
-                                let _ = queue.seen(&s.request_id, &ApproverIdentity::unverified(approver.as_str())).await;
+                                if queue.get(&s.request_id).is_some_and(|p| approver.rules.permits(&p)) {
+                                    let _ = queue.seen(&s.request_id, &identity).await;
+                                }
                             }
                             Some(Kind::Decide(d)) => {
                                 let decided = StreamResolution::from(d);
-                                let result = queue.resolve(&decided.request_id, &ApproverIdentity::unverified(approver.as_str()), decided.resolution).await;
+                                if let Err(denial) = may_decide(&queue, &approver, &identity, &decided.request_id, &decided.resolution).await {
+                                    let _ = tx.send(Err(Status::permission_denied(format!("approval service: {denial}")))).await;
+                                    break;
+                                }
+                                let result = queue.resolve(&decided.request_id, &identity, decided.resolution).await.map(|_| ());
                                 let ack = pb::DecisionAck {
                                     request_id: decided.request_id,
                                     status: decision_status(&result) as i32,
@@ -323,16 +484,22 @@ impl ApprovalService for ApprovalGrpc {
                                     break;
                                 }
                             }
+                            // The approver's name is its credential's.
                             Some(Kind::Hello(_) | Kind::Heartbeat(_)) | None => {}
                         }
                     }
                     change = sub.events.recv() => {
-                        let message = match change {
-                            Ok(e) => queue_event_to_pb(e),
-                            Err(broadcast::error::RecvError::Lagged(_)) => pending_set(&queue.pending()),
+                        let messages = match change {
+                            Ok(QueueEvent::Added(p)) if !approver.rules.permits(&p) => continue,
+                            Ok(e) => vec![queue_event_to_pb(e)],
+                            Err(broadcast::error::RecvError::Lagged(_)) => pending_set(&queue.pending(), &approver),
                             Err(broadcast::error::RecvError::Closed) => break,
                         };
-                        if tx.send(Ok(message)).await.is_err() {
+                        let mut sent = true;
+                        for m in messages {
+                            sent = sent && tx.send(Ok(m)).await.is_ok();
+                        }
+                        if !sent {
                             break;
                         }
                     }
@@ -353,23 +520,29 @@ impl ApprovalService for ApprovalGrpc {
         &self,
         request: Request<pb::DecideRequest>,
     ) -> Result<Response<pb::DecideResponse>, Status> {
-        let peer = peer(&request);
+        let (approver, identity) = self.approver(&request, "Decide")?;
         let m = request.into_inner();
         let Some(resolution) = m.resolution else {
             return Err(Status::invalid_argument(
                 "DecideRequest.resolution is missing",
             ));
         };
-        let approver = ApproverIdentity::unverified(if m.approver.is_empty() {
-            peer
-        } else {
-            m.approver
-        });
+        // `m.approver` is ignored: the name is the credential's.
         let decided = StreamResolution::from(resolution);
+        may_decide(
+            &self.queue,
+            &approver,
+            &identity,
+            &decided.request_id,
+            &decided.resolution,
+        )
+        .await
+        .map_err(|d| Status::permission_denied(format!("approval service: {d}")))?;
         let result = self
             .queue
-            .resolve(&decided.request_id, &approver, decided.resolution)
-            .await;
+            .resolve(&decided.request_id, &identity, decided.resolution)
+            .await
+            .map(|_| ());
         Ok(Response::new(pb::DecideResponse {
             status: decision_status(&result) as i32,
         }))

@@ -15,12 +15,23 @@
 //! - [`web`]: the approval web page and its JSON/SSE API.
 //! - [`serve`]: [`ApprovalServer`], which runs the gRPC service and the web
 //!   page side by side over one queue.
+//! - [`auth`]: [`Access`], who may submit (hosts) and who may decide
+//!   (approvers, within their rules), by token hash or client certificate.
+//! - `tls`: [`ServiceTls`], the certificate, key and optional client
+//!   authority of both ports.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), hookwire_server::Error> {
-//! use hookwire_server::approval::ApprovalServer;
+//! use hookwire_server::approval::{
+//!     Access, AccessConfig, ApprovalServer, ApproverConfig, PrincipalConfig,
+//! };
 //!
-//! let running = ApprovalServer::new().spawn_local().await?;
+//! let access = Access::new(
+//!     &AccessConfig::default()
+//!         .host(PrincipalConfig::token("billing-agent", "host-token"))
+//!         .approver(ApproverConfig::token("ann", "ann-token")),
+//! )?;
+//! let running = ApprovalServer::new(access).spawn_local().await?;
 //! println!("hosts connect to {}", running.endpoint());
 //! println!("approvers open {:?}", running.web_url());
 //! // In-process approvers share the same queue:
@@ -31,15 +42,20 @@
 //! # }
 //! ```
 
+pub mod auth;
 mod events;
 mod grpc;
 mod queue;
 mod serve;
+mod tls;
 pub mod web;
 
 /// Why the queue refused a decision; defined with the crate's [`Error`](crate::Error).
 pub use crate::error::Refusal;
-pub use grpc::{ApprovalGrpc, DEFAULT_HEARTBEAT_INTERVAL};
+pub use auth::{Access, AccessConfig, ApproverConfig, ApproverRules, PrincipalConfig};
+pub use grpc::{
+    ApprovalGrpc, DEFAULT_HEARTBEAT_INTERVAL, MAX_APPROVAL_MESSAGE_BYTES, MAX_APPROVAL_REPLY_BYTES,
+};
 pub use queue::{
     Acceptance, ApprovalQueue, ApproverIdentity, AuthMethod, CloseReason, DEFAULT_INSTANCE,
     DecisionOutcome, DecisionRecord, DecisionSubject, HistoryQuery, HostDelivery, HostLink,
@@ -47,3 +63,4 @@ pub use queue::{
     Reattached, Subscription,
 };
 pub use serve::{ApprovalServer, RunningApprovalServer};
+pub use tls::ServiceTls;

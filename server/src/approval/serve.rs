@@ -1,5 +1,6 @@
 //! Running an approval service: the gRPC service and, optionally, the web
-//! page on a second port, both over one [`ApprovalQueue`].
+//! page on a second port, both over one [`ApprovalQueue`], both behind
+//! one [`Access`] list, both over TLS when given a [`ServiceTls`].
 //!
 //! Shutdown first ends every host, approver and page stream (hosts fail
 //! their pending requests at once), then stops both servers gracefully.
@@ -13,8 +14,10 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tonic::transport::server::TcpIncoming;
 
+use super::auth::Access;
 use super::grpc::{ApprovalGrpc, DEFAULT_HEARTBEAT_INTERVAL};
 use super::queue::ApprovalQueue;
+use super::tls::{ServiceTls, TlsListener};
 use super::web;
 use crate::error::Error;
 
@@ -22,30 +25,36 @@ use crate::error::Error;
 #[derive(Debug, Clone)]
 pub struct ApprovalServer {
     queue: ApprovalQueue,
+    access: Access,
+    tls: Option<ServiceTls>,
     name: String,
     heartbeat: Duration,
 }
 
-impl Default for ApprovalServer {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl ApprovalServer {
-    /// A service over a fresh queue, heartbeats every
-    /// [`DEFAULT_HEARTBEAT_INTERVAL`].
-    pub fn new() -> Self {
-        Self::with_queue(ApprovalQueue::new())
+    /// A service over a fresh queue for the principals of `access`,
+    /// heartbeats every [`DEFAULT_HEARTBEAT_INTERVAL`], without TLS.
+    pub fn new(access: Access) -> Self {
+        Self::with_queue(ApprovalQueue::new(), access)
     }
 
     /// A service over `queue`, shared with in-process approvers.
-    pub fn with_queue(queue: ApprovalQueue) -> Self {
+    pub fn with_queue(queue: ApprovalQueue, access: Access) -> Self {
         Self {
             queue,
+            access,
+            tls: None,
             name: "hookwire-approvals".into(),
             heartbeat: DEFAULT_HEARTBEAT_INTERVAL,
         }
+    }
+
+    /// Serves gRPC and the page over TLS (`https://`), verifying client
+    /// certificates when `tls` has a client authority.
+    #[must_use]
+    pub fn tls(mut self, tls: ServiceTls) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// The name announced to hosts and approvers.
@@ -126,8 +135,14 @@ impl ApprovalServer {
             .map(|l| l.local_addr().map_err(Error::LocalAddr))
             .transpose()?;
         let (closing, closing_rx) = watch::channel(false);
+        let web_tls = self.tls.as_ref().map(ServiceTls::rustls_config).transpose()?;
+        let mut builder = tonic::transport::Server::builder();
+        if let Some(tls) = &self.tls {
+            builder = builder.tls_config(tls.grpc_config())?;
+        }
         let service = ApprovalGrpc::new(
             self.queue.clone(),
+            self.access.clone(),
             self.name,
             self.heartbeat,
             closing_rx.clone(),
@@ -139,7 +154,7 @@ impl ApprovalServer {
             .clamp(Duration::from_secs(1), Duration::from_secs(3600));
         let grpc_task = tokio::spawn(async move {
             tracing::info!(addr = %grpc_addr, "approval service serving");
-            tonic::transport::Server::builder()
+            builder
                 .http2_keepalive_interval(Some(keepalive))
                 .http2_keepalive_timeout(Some(keepalive.saturating_mul(3)))
                 .add_service(service)
@@ -158,22 +173,41 @@ impl ApprovalServer {
             None => (None, None),
             Some(listener) => {
                 let (stop, stopped) = oneshot::channel::<()>();
-                let app = web::router(self.queue.clone(), closing_rx);
-                let task = tokio::spawn(async move {
-                    tracing::info!(addr = ?web_addr, "approval web page serving");
-                    axum::serve(listener, app)
-                        .with_graceful_shutdown(async move {
-                            let _ = stopped.await;
+                let app = web::router(
+                    self.queue.clone(),
+                    self.access.clone(),
+                    web_tls.is_some(),
+                    closing_rx,
+                );
+                let stopped = async move {
+                    let _ = stopped.await;
+                };
+                let task = match web_tls {
+                    None => tokio::spawn(async move {
+                        tracing::info!(addr = ?web_addr, "approval web page serving");
+                        axum::serve(listener, app)
+                            .with_graceful_shutdown(stopped)
+                            .await
+                            .map_err(Error::Web)
+                    }),
+                    Some(config) => {
+                        let listener = TlsListener::new(listener, config).map_err(Error::Web)?;
+                        tokio::spawn(async move {
+                            tracing::info!(addr = ?web_addr, "approval web page serving over TLS");
+                            axum::serve(listener, app)
+                                .with_graceful_shutdown(stopped)
+                                .await
+                                .map_err(Error::Web)
                         })
-                        .await
-                        .map_err(Error::Web)
-                });
+                    }
+                };
                 (Some(stop), Some(task))
             }
         };
         Ok(RunningApprovalServer {
             grpc_addr,
             web_addr,
+            scheme: if self.tls.is_some() { "https" } else { "http" },
             queue: self.queue,
             closing,
             stops: [Some(stop_grpc), stop_web],
@@ -194,6 +228,7 @@ async fn bind(addr: SocketAddr) -> Result<TcpListener, Error> {
 pub struct RunningApprovalServer {
     grpc_addr: SocketAddr,
     web_addr: Option<SocketAddr>,
+    scheme: &'static str,
     queue: ApprovalQueue,
     closing: watch::Sender<bool>,
     stops: [Option<oneshot::Sender<()>>; 2],
@@ -206,9 +241,10 @@ impl RunningApprovalServer {
         self.grpc_addr
     }
 
-    /// The URL hosts and approvers connect to, `http://127.0.0.1:PORT`.
+    /// The URL hosts and approvers connect to, `http://127.0.0.1:PORT`
+    /// (`https://` under TLS).
     pub fn endpoint(&self) -> String {
-        format!("http://{}", self.grpc_addr)
+        format!("{}://{}", self.scheme, self.grpc_addr)
     }
 
     /// The web page's address, when served.
@@ -216,9 +252,10 @@ impl RunningApprovalServer {
         self.web_addr
     }
 
-    /// The web page's URL, `http://127.0.0.1:PORT/`, when served.
+    /// The web page's URL, `http://127.0.0.1:PORT/` (`https://` under
+    /// TLS), when served.
     pub fn web_url(&self) -> Option<String> {
-        self.web_addr.map(|a| format!("http://{a}/"))
+        self.web_addr.map(|a| format!("{}://{a}/", self.scheme))
     }
 
     /// The queue, for in-process approvers.

@@ -1,43 +1,70 @@
-//! The approval web page: pending requests live in a browser, with
-//! Approve and Reject buttons, served over plain HTTP next to the gRPC
-//! port.
+//! The approval web page: a signed-in approver's pending requests live in
+//! a browser, with a detail view, approve (as asked or with edited
+//! arguments), reject, and the decision history.
 //!
 //! Routes (all under the router returned by [`router`]):
 //!
 //! - `GET /`: the page (static HTML and a little vanilla JS, embedded);
-//! - `GET /api/pending`: the pending set as JSON ([`PendingView`]s);
-//! - `GET /api/events`: Server-Sent Events; an `pending` event carrying the
-//!   whole pending set on connect and after every change, and a `notice`
-//!   event (`{request_id, text}`) when a request is resolved or closed;
-//! - `POST /api/seen` `{request_id, approver}`: the approver is looking;
-//! - `POST /api/decide` `{request_id, outcome, context_identity, approver,
-//!   args?, message?}`: approve (with `args`: a `transform` of `$target`
-//!   to the edited value) or reject. Answers `{status}`: `accepted`, or
-//!   the [`Refusal`](super::Refusal) name with `409 Conflict`.
+//! - `POST /api/login` `{token}`: signs an approver in with its
+//!   operator-issued token. Sets the session cookie (`HttpOnly`,
+//!   `SameSite=Strict`, `Secure` under TLS, a random id that is not the
+//!   token) and answers `{approver, csrf}`. An unknown, expired or revoked
+//!   token is `401`, a host's token `403`;
+//! - `GET /api/session`: `{approver, csrf}` of the signed-in session;
+//! - `POST /api/logout`: ends the session;
+//! - `GET /api/pending`: the pending requests the approver's rules cover,
+//!   as JSON ([`PendingView`]s);
+//! - `GET /api/events`: Server-Sent Events; a `pending` event carrying
+//!   that set on connect and after every change, and a `notice` event
+//!   (`{request_id, text}`) when a request is resolved or closed;
+//! - `POST /api/seen` `{request_id}`: the approver opened the request;
+//! - `POST /api/decide` `{request_id, outcome, context_identity, args?,
+//!   message?}`: approve (with `args`: a `transform` of `$target` to the
+//!   edited value, which the host validates, §9) or reject. Answers
+//!   `{status}`: `accepted`, the [`Refusal`](super::Refusal) name with
+//!   `409`, or `forbidden` with `403` when the approver's rules do not
+//!   cover the request (audited);
+//! - `GET /api/history`: the decision history ([`HistoryView`]s), newest
+//!   first.
+//!
+//! Every `/api/` route but `login` needs the session cookie (`401`
+//! without); every `POST` but `login` also needs the session's CSRF token
+//! in the `x-csrf-token` header (`403` without). The approver's name is
+//! the session's, never a body field. Bodies are bounded
+//! ([`MAX_BODY_BYTES`]) and so is the number of sessions.
 //!
 //! The page echoes the `context_identity` it was shown; the host checks
 //! it (§9 echo rule). Nothing here quotes the context anywhere but in the
 //! page that shows it to the approver, and the page inserts every value
 //! as text, never as HTML.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
 
 use axum::Json;
 use axum::Router;
-use axum::extract::State;
-use axum::http::StatusCode;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
-use futures::Stream;
 use hookwire::Verdict;
 use hookwire::approval::{ApprovalOutcome, ApprovalResolution};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
 use tokio::sync::{broadcast, watch};
+use tokio::time::Instant;
 
-use super::queue::{ApprovalQueue, ApproverIdentity, PendingApproval, QueueEvent};
+use super::auth::{Access, ApproverAccess, Credentials, Denial, hex};
+use super::grpc::may_decide;
+use super::queue::{
+    Acceptance, ApprovalQueue, ApproverIdentity, AuthMethod, DecisionRecord, HistoryQuery,
+    PendingApproval, QueueEvent,
+};
 use crate::error::Error;
 
 /// The page, embedded at build time.
@@ -45,6 +72,25 @@ const PAGE: &str = include_str!("page.html");
 
 /// The reason carried by a rejection made on the page.
 pub const REJECT_REASON: &str = "approval:rejected";
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "hookwire_session";
+
+/// The header carrying the session's CSRF token on every `POST`.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// Largest request body the page's API reads.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// How long a session lasts after sign-in.
+pub const SESSION_TTL: Duration = Duration::from_secs(8 * 60 * 60);
+
+/// Most sessions kept at once; sign-ins beyond are refused (`503`) until
+/// some expire.
+const MAX_SESSIONS: usize = 10_000;
+
+/// How many history entries the page shows.
+const HISTORY_LIMIT: usize = 200;
 
 /// A pending request as the page shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -68,11 +114,13 @@ pub struct PendingView {
     pub message: Option<String>,
     /// The identity the page must echo (`null` for the null provider).
     pub context_identity: Option<String>,
-    /// Milliseconds left when this view was made.
+    /// Milliseconds left when this view was made: what is left of the
+    /// deadline the host sent.
     pub remaining_ms: u64,
-    /// Approvers looking at it.
+    /// Approvers who opened it.
     pub seen_by: Vec<String>,
-    /// The whole context as presented, for the details view.
+    /// The whole context as presented (after the host's redactor), for
+    /// the detail view.
     pub context: Value,
 }
 
@@ -95,6 +143,32 @@ impl From<&PendingApproval> for PendingView {
     }
 }
 
+/// One decision as the history view shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryView {
+    /// The queue's id of the request decided.
+    pub request_id: String,
+    /// Who decided, as the credential named them.
+    pub approver: String,
+    /// When, in milliseconds since the Unix epoch.
+    pub decided_at_ms: u64,
+    /// `allow`, `allow_edited`, `deny`, `unresolved` or `malformed`.
+    pub outcome: String,
+    /// `accepted`, `forbidden`, or why the queue refused it.
+    pub status: String,
+    /// The service instance that took it.
+    pub instance: String,
+    /// The tool of the request, when known.
+    pub tool_name: Option<String>,
+}
+
+/// `POST /api/login`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LoginBody {
+    /// The approver's operator-issued token.
+    pub token: String,
+}
+
 /// `POST /api/decide`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct DecideBody {
@@ -105,9 +179,6 @@ pub struct DecideBody {
     /// The identity the page was shown, echoed.
     #[serde(default)]
     pub context_identity: Option<String>,
-    /// Who decides.
-    #[serde(default)]
-    pub approver: String,
     /// On approve: edited arguments, sent as a `transform` of `$target`.
     #[serde(default)]
     pub args: Option<Value>,
@@ -121,46 +192,281 @@ pub struct DecideBody {
 pub struct SeenBody {
     /// The queue's id.
     pub request_id: String,
-    /// Who is looking.
-    #[serde(default)]
-    pub approver: String,
+}
+
+/// A signed-in approver.
+#[derive(Debug, Clone)]
+struct Session {
+    approver: Arc<ApproverAccess>,
+    identity: ApproverIdentity,
+    csrf: String,
+    expires: Instant,
+}
+
+/// Signed-in sessions by their random id.
+#[derive(Debug, Default)]
+struct Sessions {
+    by_id: Mutex<HashMap<String, Session>>,
+}
+
+impl Sessions {
+    fn get(&self, id: &str) -> Option<Session> {
+        let mut map = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        match map.get(id) {
+            Some(s) if s.expires > now => Some(s.clone()),
+            Some(_) => {
+                map.remove(id);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn open(&self, approver: Arc<ApproverAccess>) -> Result<(String, Session), Error> {
+        let session = Session {
+            identity: approver.identity(AuthMethod::WebSession),
+            approver,
+            csrf: random_hex()?,
+            expires: Instant::now() + SESSION_TTL,
+        };
+        let id = random_hex()?;
+        let mut map = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
+        if map.len() >= MAX_SESSIONS {
+            let now = Instant::now();
+            map.retain(|_, s| s.expires > now);
+            if map.len() >= MAX_SESSIONS {
+                return Err(Error::Web(std::io::Error::other("too many sessions")));
+            }
+        }
+        map.insert(id.clone(), session.clone());
+        Ok((id, session))
+    }
+
+    fn close(&self, id: &str) {
+        self.by_id
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+    }
+}
+
+fn random_hex() -> Result<String, Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::getrandom(&mut bytes).map_err(|e| Error::Random(e.to_string()))?;
+    Ok(hex(&bytes))
 }
 
 #[derive(Clone)]
 struct WebState {
     queue: ApprovalQueue,
+    access: Access,
+    sessions: Arc<Sessions>,
+    secure: bool,
     closing: watch::Receiver<bool>,
 }
 
-/// The page and its API over `queue`. Event streams end once `closing`
-/// turns `true` (or its sender is dropped), so graceful shutdown does not
-/// wait on open pages.
-pub fn router(queue: ApprovalQueue, closing: watch::Receiver<bool>) -> Router {
+/// The page and its API over `queue`, for the approvers of `access`.
+/// `secure`: the page is served over TLS (the session cookie is then
+/// `Secure`). Event streams end once `closing` turns `true` (or its
+/// sender is dropped), so graceful shutdown does not wait on open pages.
+pub fn router(
+    queue: ApprovalQueue,
+    access: Access,
+    secure: bool,
+    closing: watch::Receiver<bool>,
+) -> Router {
     Router::new()
         .route("/", get(page))
+        .route("/api/login", post(login))
+        .route("/api/logout", post(logout))
+        .route("/api/session", get(session))
         .route("/api/pending", get(pending))
         .route("/api/events", get(events))
         .route("/api/seen", post(seen))
         .route("/api/decide", post(decide))
-        .with_state(WebState { queue, closing })
+        .route("/api/history", get(history))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(security_headers))
+        .with_state(WebState {
+            queue,
+            access,
+            sessions: Arc::new(Sessions::default()),
+            secure,
+            closing,
+        })
+}
+
+/// No framing (clickjacking), no sniffing, no caching of API answers.
+async fn security_headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let h = response.headers_mut();
+    h.insert(
+        header::X_FRAME_OPTIONS,
+        HeaderValue::from_static("DENY"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'",
+        ),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
 }
 
 async fn page() -> Html<&'static str> {
     Html(PAGE)
 }
 
-fn views(queue: &ApprovalQueue) -> Vec<PendingView> {
-    queue.pending().iter().map(PendingView::from).collect()
+fn status(code: StatusCode, status: &str) -> Response {
+    (code, Json(json!({ "status": status }))).into_response()
 }
 
-async fn pending(State(s): State<WebState>) -> Json<Vec<PendingView>> {
-    Json(views(&s.queue))
+fn unauthenticated() -> Response {
+    status(StatusCode::UNAUTHORIZED, "unauthenticated")
 }
 
-fn pending_event(queue: &ApprovalQueue) -> Event {
-    Event::default()
-        .event("pending")
-        .data(serde_json::to_string(&views(queue)).unwrap_or_else(|_| "[]".into()))
+/// The session id in the request's cookie, if any.
+fn session_id(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(name, _)| *name == SESSION_COOKIE)
+        .map(|(_, value)| value)
+}
+
+impl WebState {
+    /// The signed-in session, or `401`.
+    fn signed_in(&self, headers: &HeaderMap) -> Result<Session, Response> {
+        session_id(headers)
+            .and_then(|id| self.sessions.get(id))
+            .ok_or_else(unauthenticated)
+    }
+
+    /// The signed-in session whose CSRF token the request carries; `401`
+    /// without a session, `403` without the token.
+    fn signed_in_post(&self, headers: &HeaderMap) -> Result<Session, Response> {
+        let session = self.signed_in(headers)?;
+        let sent = headers
+            .get(CSRF_HEADER)
+            .map(HeaderValue::as_bytes)
+            .unwrap_or_default();
+        if bool::from(sent.ct_eq(session.csrf.as_bytes())) {
+            Ok(session)
+        } else {
+            tracing::warn!(
+                target: "hookwire::approval::audit",
+                approver = %session.approver.name,
+                "approval page: request without its CSRF token refused"
+            );
+            Err(status(StatusCode::FORBIDDEN, "csrf"))
+        }
+    }
+
+    fn cookie(&self, id: &str, max_age: Duration) -> HeaderValue {
+        let secure = if self.secure { "; Secure" } else { "" };
+        let value = format!(
+            "{SESSION_COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+            max_age.as_secs()
+        );
+        HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static(""))
+    }
+}
+
+async fn login(State(s): State<WebState>, Json(body): Json<LoginBody>) -> Response {
+    let approver = s.access.approver(Credentials {
+        token: Some(&body.token),
+        peer: None,
+    });
+    let approver = match approver {
+        Ok((a, _)) => a,
+        Err(denial) => {
+            tracing::warn!(
+                target: "hookwire::approval::audit",
+                denial = denial.as_str(),
+                "approval page: sign-in refused"
+            );
+            return if denial == Denial::WrongPrincipal {
+                status(StatusCode::FORBIDDEN, "forbidden")
+            } else {
+                unauthenticated()
+            };
+        }
+    };
+    let (id, session) = match s.sessions.open(approver) {
+        Ok(opened) => opened,
+        Err(_) => return status(StatusCode::SERVICE_UNAVAILABLE, "too_many_sessions"),
+    };
+    tracing::info!(
+        target: "hookwire::approval::audit",
+        approver = %session.approver.name,
+        "approval page: signed in"
+    );
+    let mut response = Json(json!({
+        "approver": session.approver.name,
+        "csrf": session.csrf,
+    }))
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, s.cookie(&id, SESSION_TTL));
+    response
+}
+
+async fn logout(State(s): State<WebState>, headers: HeaderMap) -> Response {
+    if let Err(r) = s.signed_in_post(&headers) {
+        return r;
+    }
+    if let Some(id) = session_id(&headers) {
+        s.sessions.close(id);
+    }
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, s.cookie("", Duration::ZERO));
+    response
+}
+
+async fn session(State(s): State<WebState>, headers: HeaderMap) -> Response {
+    match s.signed_in(&headers) {
+        Ok(session) => Json(json!({
+            "approver": session.approver.name,
+            "csrf": session.csrf,
+        }))
+        .into_response(),
+        Err(r) => r,
+    }
+}
+
+fn views(queue: &ApprovalQueue, approver: &ApproverAccess) -> Vec<PendingView> {
+    queue
+        .pending()
+        .iter()
+        .filter(|p| approver.rules.permits(p))
+        .map(PendingView::from)
+        .collect()
+}
+
+async fn pending(State(s): State<WebState>, headers: HeaderMap) -> Response {
+    match s.signed_in(&headers) {
+        Ok(session) => Json(views(&s.queue, &session.approver)).into_response(),
+        Err(r) => r,
+    }
+}
+
+fn pending_event(queue: &ApprovalQueue, approver: &ApproverAccess) -> Event {
+    Event::default().event("pending").data(
+        serde_json::to_string(&views(queue, approver)).unwrap_or_else(|_| "[]".into()),
+    )
 }
 
 fn notice(e: &QueueEvent) -> Option<Event> {
@@ -182,27 +488,35 @@ fn notice(e: &QueueEvent) -> Option<Event> {
     Some(Event::default().event("notice").data(data))
 }
 
-async fn events(State(s): State<WebState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+async fn events(State(s): State<WebState>, headers: HeaderMap) -> Response {
     struct Feed {
         queue: ApprovalQueue,
+        approver: Arc<ApproverAccess>,
         events: broadcast::Receiver<QueueEvent>,
         closing: watch::Receiver<bool>,
         first: bool,
         queued: Option<Event>,
+        expires: Instant,
     }
+    let session = match s.signed_in(&headers) {
+        Ok(session) => session,
+        Err(r) => return r,
+    };
     let sub = s.queue.subscribe();
     let feed = Feed {
         queue: s.queue,
+        approver: session.approver,
         events: sub.events,
         closing: s.closing,
         first: true,
         queued: None,
+        expires: session.expires,
     };
     let stream = futures::stream::unfold(feed, |mut f| async move {
         if f.first {
             f.first = false;
-            let e = pending_event(&f.queue);
-            return Some((Ok(e), f));
+            let e = pending_event(&f.queue, &f.approver);
+            return Some((Ok::<_, Infallible>(e), f));
         }
         if let Some(e) = f.queued.take() {
             return Some((Ok(e), f));
@@ -210,41 +524,53 @@ async fn events(State(s): State<WebState>) -> Sse<impl Stream<Item = Result<Even
         let change = tokio::select! {
             change = f.events.recv() => change,
             _ = f.closing.wait_for(|c| *c) => return None,
+            // The feed ends with the session.
+            () = tokio::time::sleep_until(f.expires) => return None,
         };
         match change {
             Ok(e) => f.queued = notice(&e),
             Err(broadcast::error::RecvError::Lagged(_)) => {}
             Err(broadcast::error::RecvError::Closed) => return None,
         }
-        let e = pending_event(&f.queue);
+        let e = pending_event(&f.queue, &f.approver);
         Some((Ok(e), f))
     });
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(10)))
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(10)))
+        .into_response()
 }
 
-fn approver_name(name: &str) -> String {
-    match name.trim() {
-        "" => "web".to_owned(),
-        n => n.chars().take(64).collect(),
+async fn seen(
+    State(s): State<WebState>,
+    headers: HeaderMap,
+    Json(body): Json<SeenBody>,
+) -> Response {
+    let session = match s.signed_in_post(&headers) {
+        Ok(session) => session,
+        Err(r) => return r,
+    };
+    let Some(pending) = s.queue.get(&body.request_id) else {
+        return status(StatusCode::CONFLICT, "unknown_request");
+    };
+    if !session.approver.rules.permits(&pending) {
+        return status(StatusCode::FORBIDDEN, "forbidden");
+    }
+    match s.queue.seen(&body.request_id, &session.identity).await {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(_) => status(StatusCode::CONFLICT, "unknown_request"),
     }
 }
 
-async fn seen(State(s): State<WebState>, Json(body): Json<SeenBody>) -> StatusCode {
-    match s
-        .queue
-        .seen(
-            &body.request_id,
-            &ApproverIdentity::unverified(approver_name(&body.approver)),
-        )
-        .await
-    {
-        Ok(()) => StatusCode::NO_CONTENT,
-        Err(_) => StatusCode::CONFLICT,
-    }
-}
-
-async fn decide(State(s): State<WebState>, Json(body): Json<DecideBody>) -> Response {
-    let approver = approver_name(&body.approver);
+async fn decide(
+    State(s): State<WebState>,
+    headers: HeaderMap,
+    Json(body): Json<DecideBody>,
+) -> Response {
+    let session = match s.signed_in_post(&headers) {
+        Ok(session) => session,
+        Err(r) => return r,
+    };
+    let approver = &session.approver;
     let (outcome, mut verdict) = match (body.outcome.as_str(), body.args) {
         ("approve", None) => (ApprovalOutcome::Approve, Verdict::allow()),
         ("approve", Some(args)) => (
@@ -253,7 +579,7 @@ async fn decide(State(s): State<WebState>, Json(body): Json<DecideBody>) -> Resp
         ),
         ("reject", _) => (
             ApprovalOutcome::Reject,
-            Verdict::deny(REJECT_REASON).with_message(format!("rejected by {approver}")),
+            Verdict::deny(REJECT_REASON).with_message(format!("rejected by {}", approver.name)),
         ),
         _ => {
             let error =
@@ -262,25 +588,76 @@ async fn decide(State(s): State<WebState>, Json(body): Json<DecideBody>) -> Resp
         }
     };
     if let Some(m) = body.message.filter(|m| !m.trim().is_empty()) {
-        verdict.message = Some(m);
+        verdict.message = Some(m.chars().take(1024).collect());
     }
     let resolution = ApprovalResolution {
         outcome: Some(outcome),
         context_identity: body.context_identity,
         verdict: Some(verdict),
     };
-    let approver = ApproverIdentity::unverified(approver);
+    let allowed = may_decide(
+        &s.queue,
+        approver,
+        &session.identity,
+        &body.request_id,
+        &resolution,
+    )
+    .await;
+    if allowed.is_err() {
+        return status(StatusCode::FORBIDDEN, "forbidden");
+    }
     match s
         .queue
-        .resolve(&body.request_id, &approver, resolution)
+        .resolve(&body.request_id, &session.identity, resolution)
         .await
     {
-        Ok(_) => (StatusCode::OK, Json(json!({"status": "accepted"}))).into_response(),
-        Err(Error::Refused { refusal, .. }) => (
-            StatusCode::CONFLICT,
-            Json(json!({"status": refusal.as_str()})),
+        Ok(_) => status(StatusCode::OK, "accepted"),
+        Err(Error::Refused { refusal, .. }) => status(StatusCode::CONFLICT, refusal.as_str()),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Json(json!({"status": "error", "error": e.to_string()})),
         )
             .into_response(),
+    }
+}
+
+impl From<&DecisionRecord> for HistoryView {
+    fn from(r: &DecisionRecord) -> Self {
+        let millis = r
+            .decided_at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        Self {
+            request_id: r.request_id.clone(),
+            approver: r.approver.name().to_owned(),
+            decided_at_ms: millis,
+            outcome: r.outcome.as_str().to_owned(),
+            status: r.acceptance.as_str().to_owned(),
+            instance: r.instance.clone(),
+            tool_name: r.subject.as_ref().and_then(|s| s.tool_name.clone()),
+        }
+    }
+}
+
+async fn history(State(s): State<WebState>, headers: HeaderMap) -> Response {
+    let session = match s.signed_in(&headers) {
+        Ok(session) => session,
+        Err(r) => return r,
+    };
+    match s.queue.history(&HistoryQuery::latest(HISTORY_LIMIT)).await {
+        // An approver sees the decisions about what its rules cover, and
+        // its own.
+        Ok(records) => {
+            let views: Vec<HistoryView> = records
+                .iter()
+                .filter(|r| {
+                    r.approver.name() == session.approver.name
+                        || r.acceptance == Acceptance::Accepted
+                })
+                .map(HistoryView::from)
+                .collect();
+            Json(views).into_response()
+        }
         Err(e) => (
             StatusCode::INTERNAL_SERVER_ERROR,
             Json(json!({"status": "error", "error": e.to_string()})),
