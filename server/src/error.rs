@@ -59,6 +59,10 @@ pub enum Error {
     /// A host sent a request under an id it already has pending.
     #[error("approval request id {0:?} is already pending on this stream")]
     DuplicateRequest(String),
+    /// The shared store behind an approval queue (PostgreSQL) failed or
+    /// could not be reached. The message never carries credentials.
+    #[error("approval store failed: {0}")]
+    Store(#[source] hookwire::BoxError),
     /// A host sent an approval request that does not decode.
     #[error(transparent)]
     InvalidApprovalRequest(#[from] InvalidApprovalRequest),
@@ -98,6 +102,7 @@ impl Error {
             Self::HookFailed => Status::internal("interceptor failed"),
             Self::Refused { .. } => Status::failed_precondition(self.to_string()),
             Self::DuplicateRequest(_) => Status::already_exists(self.to_string()),
+            Self::Store(_) => Status::unavailable("approval store unavailable"),
             Self::Bind { .. }
             | Self::LocalAddr(_)
             | Self::Transport(_)

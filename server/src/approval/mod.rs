@@ -47,6 +47,7 @@ mod events;
 mod grpc;
 mod queue;
 mod serve;
+pub mod store;
 mod tls;
 pub mod web;
 
@@ -63,4 +64,5 @@ pub use queue::{
     Reattached, Subscription,
 };
 pub use serve::{ApprovalServer, RunningApprovalServer};
+pub use store::{ApprovalStore, ReattachFound, StoreChange, StoredRequest, StoredState};
 pub use tls::ServiceTls;

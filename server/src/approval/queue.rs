@@ -1,16 +1,20 @@
 //! The queue of pending approvals that hosts fill and approvers drain.
 //!
 //! One [`ApprovalQueue`] is shared by every front end of an approval
-//! service: the gRPC streams ([`super::grpc`]), the web page
+//! service instance: the gRPC streams ([`super::grpc`]), the web page
 //! ([`super::web`]) and any in-process approver. Hosts attach through a
 //! [`HostLink`] and submit requests; approvers read
 //! [`ApprovalQueue::pending`] or [`ApprovalQueue::subscribe`] to a
 //! snapshot plus every change, and answer with [`ApprovalQueue::resolve`].
 //!
-//! The rules it keeps:
+//! A queue is either embedded ([`ApprovalQueue::new`]: its memory is the
+//! store, one process) or shared ([`ApprovalQueue::shared`]: an
+//! [`ApprovalStore`] such as PostgreSQL holds the requests, decisions and
+//! audit log, and several instances on one store behave as one service;
+//! see [`super::store`]). The rules are the same:
 //!
 //! - every approver sees every pending request, under one id the queue
-//!   assigns (`q-1`, `q-2`, ...), whatever id its host chose;
+//!   assigns (`q-1`, `q-2`, ... when embedded), whatever id its host chose;
 //! - the first decision for a request that is pending and within its
 //!   deadline wins and goes to the host; every later one is refused with a
 //!   [`Refusal`], and every subscriber sees [`QueueEvent::Resolved`];
@@ -18,30 +22,35 @@
 //!   the host nothing then (the host's own deadline, which comes first,
 //!   fails the request as `host_error:approval_resolver_failed`);
 //! - when a [`HostLink`] is dropped (its host's stream ended) its pending
-//!   requests are withdrawn;
+//!   requests are withdrawn, on every instance;
 //! - when the link is [detached](HostLink::detach) instead (the service,
-//!   not the host, ended the stream: the instance is going away), its
-//!   requests stay pending, and decidable, for [`REATTACH_GRACE`]: the
-//!   host may take them back, on a new link, with
-//!   [`HostLink::reattach`], keeping their ids and original deadlines (a
-//!   decision taken meanwhile is delivered on re-attach); after the grace
-//!   they are withdrawn as [`CloseReason::HostGone`];
+//!   not the host, ended the stream: the instance is going away), or its
+//!   instance dies, its requests stay pending, and decidable, for
+//!   [`REATTACH_GRACE`]: the host may take them back, on a new link (of
+//!   any instance sharing the store), with [`HostLink::reattach`], keeping
+//!   their ids and original deadlines (a decision taken meanwhile is
+//!   delivered on re-attach); after the grace they are withdrawn as
+//!   [`CloseReason::HostGone`];
 //! - every decision, accepted or refused, is kept in the audit log
-//!   ([`ApprovalQueue::history`]): who ([`ApproverIdentity`], as verified by the
-//!   front end), when, which request, which outcome, on which instance.
+//!   ([`ApprovalQueue::history`]): who ([`ApproverIdentity`], as verified
+//!   by the front end), when, which request, which outcome, on which
+//!   instance.
 //!
 //! The queue never judges a decision's content: the host validates it in
 //! the §9 order, so a malformed decision is forwarded as made.
+
+mod mirror;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::{Duration, SystemTime};
 
 use hookwire::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution, StreamResolution};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use super::store::{ApprovalStore, ReattachFound, StoredRequest};
 use crate::error::{Error, Refusal};
 use crate::metrics::ApprovalCounters;
 
@@ -58,9 +67,10 @@ pub const MAX_DEADLINE: Duration = Duration::from_secs(24 * 60 * 60);
 /// approver *why* its decision was refused.
 const CLOSED_MEMORY: usize = 10_000;
 
-/// How long a request whose link was [detached](HostLink::detach) stays
-/// pending for its host to [re-attach](HostLink::reattach) it (its own
-/// deadline, when sooner, still closes it first).
+/// How long a request whose host is away (its link
+/// [detached](HostLink::detach), or its instance dead) stays pending for
+/// its host to [re-attach](HostLink::reattach) it (its own deadline, when
+/// sooner, still closes it first).
 pub const REATTACH_GRACE: Duration = Duration::from_secs(30);
 
 /// How many decisions the in-memory audit log keeps (oldest dropped
@@ -85,7 +95,8 @@ pub struct Subscription {
     pub events: broadcast::Receiver<QueueEvent>,
 }
 
-/// The shared queue of pending approvals. Cheap to clone; clones share it.
+/// The queue of pending approvals of one service instance. Cheap to
+/// clone; clones share it.
 #[derive(Debug, Clone)]
 pub struct ApprovalQueue {
     inner: Arc<Inner>,
@@ -99,6 +110,28 @@ struct Inner {
     events: broadcast::Sender<QueueEvent>,
     /// Set once metrics are registered ([`ApprovalQueue::register_metrics`]).
     metrics: OnceLock<ApprovalCounters>,
+    /// The shared store, and the writes queued for it; `None` when embedded.
+    shared: Option<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    store: Arc<dyn ApprovalStore>,
+    /// Writes a host's link makes without waiting (submit, cancel, a
+    /// dropped or detached link, an expiry), applied in order by the
+    /// instance's mirror task.
+    writes: mpsc::UnboundedSender<Write>,
+}
+
+/// A store write queued by a synchronous call.
+#[derive(Debug)]
+enum Write {
+    /// A new request; `stored` turns `Some(true)` once it is in the store.
+    Insert(StoredRequest, watch::Sender<Option<bool>>),
+    /// Close a request (see [`ApprovalStore::close`]).
+    Close(String, CloseReason),
+    /// Leave requests for their hosts to re-attach.
+    Detach(Vec<String>),
 }
 
 #[derive(Debug, Default)]
@@ -109,10 +142,11 @@ struct State {
     hosts: HashMap<u64, HostState>,
     closed: HashMap<String, Refusal>,
     closed_order: VecDeque<String>,
-    /// The decision audit log, oldest first.
+    /// The decision audit log, oldest first (embedded queues only).
     history: VecDeque<DecisionRecord>,
     /// Decisions taken while their host was away, by (host, host request
-    /// id), for it to collect on re-attach until the request's deadline.
+    /// id), for it to collect on re-attach until the request's deadline
+    /// (embedded queues only).
     undelivered: HashMap<(String, String), Undelivered>,
 }
 
@@ -129,14 +163,17 @@ struct Undelivered {
 #[derive(Debug)]
 struct Entry {
     seq: u64,
-    /// The link it came on; `None` while it waits for its host to
-    /// re-attach.
+    /// The link of this instance it came on; `None` while its host is
+    /// away, or (shared) attached to another instance.
     host: Option<u64>,
     host_request_id: String,
     approval: PendingApproval,
     timer: Option<AbortHandle>,
     /// When it was queued, for the wait and age metrics.
     queued: Instant,
+    /// Shared: whether the store has it yet (`None` while the write is
+    /// under way); `None` for entries read from the store.
+    stored: Option<watch::Receiver<Option<bool>>>,
 }
 
 #[derive(Debug)]
@@ -154,20 +191,52 @@ impl Default for ApprovalQueue {
 }
 
 impl ApprovalQueue {
-    /// An empty queue.
+    /// An empty embedded queue.
     pub fn new() -> Self {
         Self::with_instance(DEFAULT_INSTANCE)
     }
 
-    /// An empty queue whose decisions are recorded as taken by `instance`.
+    /// An empty embedded queue whose decisions are recorded as taken by
+    /// `instance`.
     pub fn with_instance(instance: impl Into<String>) -> Self {
+        Self::build(instance.into(), None)
+    }
+
+    /// A queue over a shared `store` (one instance of a service whose
+    /// instances share it): reads the store's pending set, then follows
+    /// its changes in a background task until the last clone of the queue
+    /// is dropped. Must be called within a tokio runtime.
+    pub async fn shared(store: Arc<dyn ApprovalStore>) -> Result<Self, Error> {
+        // Subscribed before reading, so no change falls in between.
+        let changes = store.subscribe();
+        let pending = store.pending().await?;
+        let (writes, queued) = mpsc::unbounded_channel();
+        let queue = Self::build(
+            store.instance().to_owned(),
+            Some(Shared {
+                store: Arc::clone(&store),
+                writes,
+            }),
+        );
+        {
+            let mut state = queue.state();
+            for row in pending {
+                queue.mirror_add(&mut state, &row);
+            }
+        }
+        mirror::spawn(Arc::downgrade(&queue.inner), store, queued, changes);
+        Ok(queue)
+    }
+
+    fn build(instance: String, shared: Option<Shared>) -> Self {
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         Self {
             inner: Arc::new(Inner {
-                instance: instance.into(),
+                instance,
                 state: Mutex::new(State::default()),
                 events,
                 metrics: OnceLock::new(),
+                shared,
             }),
         }
     }
@@ -175,6 +244,22 @@ impl ApprovalQueue {
     /// This instance's name, as recorded with its decisions.
     pub fn instance(&self) -> &str {
         &self.inner.instance
+    }
+
+    /// Whether the queue keeps its state in a shared store.
+    pub fn is_shared(&self) -> bool {
+        self.inner.shared.is_some()
+    }
+
+    fn store(&self) -> Option<&Arc<dyn ApprovalStore>> {
+        self.inner.shared.as_ref().map(|s| &s.store)
+    }
+
+    fn write(&self, write: Write) {
+        if let Some(shared) = &self.inner.shared {
+            // The mirror task ends only with the queue.
+            let _ = shared.writes.send(write);
+        }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -188,7 +273,9 @@ impl ApprovalQueue {
 
     /// Attaches a host. Its deliveries (resolutions, notices) arrive on the
     /// returned receiver; dropping the [`HostLink`] withdraws its pending
-    /// requests.
+    /// requests. `name` identifies the host on approvers' screens and, for
+    /// [`HostLink::reattach`], across links: give it the host's verified
+    /// principal (or its hello) rather than its network peer.
     pub fn connect_host(
         &self,
         name: impl Into<String>,
@@ -219,7 +306,9 @@ impl ApprovalQueue {
     /// exposes the queue's gauges (pending, oldest age, connected hosts
     /// and approvers), read at scrape time: the `hookwire_approval_*`
     /// families of docs/operating.md. Registering in a second registry
-    /// shares the same counters.
+    /// shares the same counters. A shared queue counts the requests of
+    /// the hosts attached to this instance; its gauges show the whole
+    /// pending set.
     pub fn register_metrics(&self, registry: &mut prometheus_client::registry::Registry) {
         self.inner
             .metrics
@@ -257,17 +346,52 @@ impl ApprovalQueue {
         }
     }
 
+    /// Waits until a request this instance submitted is in the store (a
+    /// decision on it must not race its insert). `false` if it never got
+    /// there.
+    async fn stored(&self, id: &str) -> bool {
+        let stored = self.state().pending.get(id).and_then(|e| e.stored.clone());
+        match stored {
+            None => true,
+            Some(mut rx) => matches!(
+                rx.wait_for(Option::is_some).await.as_deref(),
+                Ok(Some(true))
+            ),
+        }
+    }
+
     /// Records that `approver` opened request `id` (a person looking at
     /// it, not a page listing it), and tells its host and the other
     /// approvers. Repeats are recorded once.
     pub async fn seen(&self, id: &str, approver: &ApproverIdentity) -> Result<(), Error> {
+        if let Some(store) = self.store() {
+            self.stored(id).await;
+            if let Err(refusal) = store.seen(id, approver).await? {
+                return Err(Error::Refused {
+                    request_id: id.to_owned(),
+                    refusal,
+                });
+            }
+            let mut state = self.state();
+            self.apply_seen(&mut state, id, approver);
+            return Ok(());
+        }
         let mut state = self.state();
-        let entry = match state.pending.get_mut(id) {
-            Some(e) => e,
-            None => return Err(refused(&state, id)),
+        if !state.pending.contains_key(id) {
+            return Err(refused(&state, id));
+        }
+        self.apply_seen(&mut state, id, approver);
+        Ok(())
+    }
+
+    /// Adds `approver` to `id`'s viewers, once, telling its host (when
+    /// attached here) and the subscribers.
+    fn apply_seen(&self, state: &mut State, id: &str, approver: &ApproverIdentity) {
+        let Some(entry) = state.pending.get_mut(id) else {
+            return;
         };
         if entry.approval.seen_by.iter().any(|a| a == approver.name()) {
-            return Ok(());
+            return;
         }
         entry.approval.seen_by.push(approver.name().to_owned());
         let (host, request_id) = (entry.host, entry.host_request_id.clone());
@@ -281,11 +405,18 @@ impl ApprovalQueue {
             id: id.to_owned(),
             approver: approver.clone(),
         });
-        Ok(())
     }
 
-    /// The decision audit log, newest first, as `query` selects it.
+    /// The decision audit log, newest first, as `query` selects it (at
+    /// most [`MAX_HISTORY`] entries).
     pub async fn history(&self, query: &HistoryQuery) -> Result<Vec<DecisionRecord>, Error> {
+        if let Some(store) = self.store() {
+            let query = HistoryQuery {
+                limit: query.limit.min(MAX_HISTORY),
+                ..query.clone()
+            };
+            return store.history(&query).await;
+        }
         let limit = query.limit.min(MAX_HISTORY);
         Ok(self
             .state()
@@ -307,15 +438,28 @@ impl ApprovalQueue {
         approver: &ApproverIdentity,
         resolution: &ApprovalResolution,
     ) -> Result<DecisionRecord, Error> {
-        let mut state = self.state();
-        let record = self.record(&state, id, approver, resolution, Acceptance::Forbidden);
+        let record = {
+            let state = self.state();
+            self.record(&state, id, approver, resolution, Acceptance::Forbidden)
+        };
         tracing::info!(
             id,
             approver = approver.name(),
             "approval decision forbidden"
         );
-        push_history(&mut state, record.clone());
+        self.audit(record.clone()).await?;
         Ok(record)
+    }
+
+    /// Adds a refused or forbidden decision to the audit log.
+    async fn audit(&self, record: DecisionRecord) -> Result<(), Error> {
+        match self.store() {
+            Some(store) => store.audit(&record).await,
+            None => {
+                push_history(&mut self.state(), record);
+                Ok(())
+            }
+        }
     }
 
     /// An audit entry for a decision about `id` (pending or not).
@@ -344,13 +488,19 @@ impl ApprovalQueue {
     /// Decides request `id` as `approver`: the first decision for a
     /// pending request within its deadline goes to the host, unchanged,
     /// and is returned as its audit entry. Later ones are refused
-    /// ([`Error::Refused`]). Both are kept in the audit log.
+    /// ([`Error::Refused`]). Both are kept in the audit log. A shared
+    /// queue takes the decision in the store first: the first one wins
+    /// across instances, and a store that cannot be reached decides
+    /// nothing ([`Error::Store`]).
     pub async fn resolve(
         &self,
         id: &str,
         approver: &ApproverIdentity,
         resolution: ApprovalResolution,
     ) -> Result<DecisionRecord, Error> {
+        if self.store().is_some() {
+            return self.resolve_shared(id, approver, resolution).await;
+        }
         let mut state = self.state();
         let refusal = match state.pending.get(id) {
             None => Some(refusal_of(&state, id)),
@@ -376,11 +526,85 @@ impl ApprovalQueue {
         }
         let record = self.record(&state, id, approver, &resolution, Acceptance::Accepted);
         push_history(&mut state, record.clone());
-        let Some(entry) = self.take(&mut state, id, Refusal::AlreadyResolved) else {
-            return Err(refused(&state, id));
+        let host_request_id = state
+            .pending
+            .get(id)
+            .map(|e| e.host_request_id.clone())
+            .unwrap_or_default();
+        let decided = StreamResolution {
+            request_id: host_request_id,
+            approver: approver.name().to_owned(),
+            resolution,
         };
-        let outcome = resolution.outcome;
-        if let Some(m) = self.inner.metrics.get() {
+        self.apply_decided(&mut state, id, approver, decided);
+        Ok(record)
+    }
+
+    async fn resolve_shared(
+        &self,
+        id: &str,
+        approver: &ApproverIdentity,
+        resolution: ApprovalResolution,
+    ) -> Result<DecisionRecord, Error> {
+        let Some(store) = self.store() else {
+            return Err(Error::Refused {
+                request_id: id.to_owned(),
+                refusal: Refusal::UnknownRequest,
+            });
+        };
+        self.stored(id).await;
+        let (mut record, host_request_id) = {
+            let state = self.state();
+            let host_request_id = state
+                .pending
+                .get(id)
+                .map(|e| e.host_request_id.clone())
+                .unwrap_or_default();
+            let record = self.record(&state, id, approver, &resolution, Acceptance::Accepted);
+            (record, host_request_id)
+        };
+        let decided = StreamResolution {
+            request_id: host_request_id,
+            approver: approver.name().to_owned(),
+            resolution,
+        };
+        match store.decide(&record, &decided).await? {
+            Ok(()) => {
+                let mut state = self.state();
+                self.apply_decided(&mut state, id, approver, decided);
+                Ok(record)
+            }
+            Err(refusal) => {
+                record.acceptance = Acceptance::Refused(refusal);
+                store.audit(&record).await?;
+                if refusal == Refusal::Expired {
+                    self.write(Write::Close(id.to_owned(), CloseReason::Expired));
+                }
+                Err(Error::Refused {
+                    request_id: id.to_owned(),
+                    refusal,
+                })
+            }
+        }
+    }
+
+    /// Takes a decided request out of the pending set: delivers the
+    /// decision to its host (attached here; an embedded queue keeps it
+    /// for a host that is away), tells the subscribers.
+    fn apply_decided(
+        &self,
+        state: &mut State,
+        id: &str,
+        approver: &ApproverIdentity,
+        decided: StreamResolution,
+    ) {
+        let Some(entry) = self.take(state, id, Refusal::AlreadyResolved) else {
+            return;
+        };
+        let outcome = decided.resolution.outcome;
+        if let Some(m) = self.inner.metrics.get()
+            && self.counts(&entry)
+        {
             let label = match outcome {
                 Some(ApprovalOutcome::Approve) => "approved",
                 Some(ApprovalOutcome::Reject) => "rejected",
@@ -388,17 +612,13 @@ impl ApprovalQueue {
             };
             m.left(label, entry.queued.elapsed());
         }
-        let decided = StreamResolution {
-            request_id: entry.host_request_id.clone(),
-            approver: approver.name().to_owned(),
-            resolution,
-        };
         match entry.host.and_then(|h| state.hosts.get(&h)) {
             Some(h) => {
                 let _ = h.deliver.send(HostDelivery::Resolution(Box::new(decided)));
             }
-            // Its host is away: kept for it to collect on re-attach.
-            None => {
+            // Its host is away: an embedded queue keeps the decision for
+            // it to collect on re-attach (a shared store keeps its own).
+            None if self.store().is_none() => {
                 state.undelivered.insert(
                     (entry.approval.host.clone(), entry.host_request_id),
                     Undelivered {
@@ -410,6 +630,7 @@ impl ApprovalQueue {
                     },
                 );
             }
+            None => {}
         }
         tracing::info!(id, approver = approver.name(), outcome = ?outcome, "approval resolved");
         self.emit(QueueEvent::Resolved {
@@ -417,7 +638,13 @@ impl ApprovalQueue {
             approver: approver.clone(),
             outcome,
         });
-        Ok(record)
+    }
+
+    /// Whether this instance counts `entry` in its metrics: every entry
+    /// when embedded, those of its own hosts when shared (so that the sum
+    /// over instances counts each request once).
+    fn counts(&self, entry: &Entry) -> bool {
+        self.store().is_none() || entry.host.is_some()
     }
 
     /// Gives up on request `id`: its host fails it at once (as
@@ -425,9 +652,36 @@ impl ApprovalQueue {
     /// For approvers that cannot decide and will not wait (a ticket system
     /// that is down, a bridge that crashed).
     pub async fn fail(&self, id: &str, reason: &str) -> Result<(), Error> {
+        if let Some(store) = self.store() {
+            self.stored(id).await;
+            if !store.close(id, CloseReason::Failed, Some(reason)).await? {
+                let refusal = match store.state(id).await? {
+                    None => Refusal::UnknownRequest,
+                    Some(super::store::StoredState::Decided { .. }) => Refusal::AlreadyResolved,
+                    Some(super::store::StoredState::Closed { reason, .. }) => Refusal::from(reason),
+                    Some(super::store::StoredState::Pending { .. }) => Refusal::Withdrawn,
+                };
+                return Err(Error::Refused {
+                    request_id: id.to_owned(),
+                    refusal,
+                });
+            }
+            let mut state = self.state();
+            self.apply_failed(&mut state, id, reason);
+            return Ok(());
+        }
         let mut state = self.state();
-        let Some(entry) = state.pending.get(id) else {
+        if !state.pending.contains_key(id) {
             return Err(refused(&state, id));
+        }
+        self.apply_failed(&mut state, id, reason);
+        Ok(())
+    }
+
+    /// Tells a failed request's host (when attached here) and closes it.
+    fn apply_failed(&self, state: &mut State, id: &str, reason: &str) {
+        let Some(entry) = state.pending.get(id) else {
+            return;
         };
         let (host, request_id) = (entry.host, entry.host_request_id.clone());
         if let Some(h) = host.and_then(|h| state.hosts.get(&h)) {
@@ -436,8 +690,7 @@ impl ApprovalQueue {
                 reason: reason.to_owned(),
             });
         }
-        self.close(&mut state, id, CloseReason::Failed);
-        Ok(())
+        self.close(state, id, CloseReason::Failed);
     }
 
     /// Closes `id` if it is still pending and past its deadline.
@@ -449,12 +702,14 @@ impl ApprovalQueue {
             .is_some_and(|e| e.approval.deadline <= Instant::now())
         {
             self.close(&mut state, id, CloseReason::Expired);
+            self.write(Write::Close(id.to_owned(), CloseReason::Expired));
         }
         let now = Instant::now();
         state.undelivered.retain(|_, u| u.deadline > now);
     }
 
-    /// Withdraws `id` if its host is still away.
+    /// Withdraws `id` if its host is still away (embedded queues; a
+    /// shared store withdraws its own).
     fn abandon(&self, id: &str) {
         let mut state = self.state();
         if state.pending.get(id).is_some_and(|e| e.host.is_none()) {
@@ -465,7 +720,9 @@ impl ApprovalQueue {
     /// Removes `id` undecided and tells the subscribers why.
     fn close(&self, state: &mut State, id: &str, reason: CloseReason) {
         if let Some(entry) = self.take(state, id, Refusal::from(reason)) {
-            if let Some(m) = self.inner.metrics.get() {
+            if let Some(m) = self.inner.metrics.get()
+                && self.counts(&entry)
+            {
                 m.left(reason.as_str(), entry.queued.elapsed());
             }
             tracing::info!(id, reason = reason.as_str(), "approval closed");
@@ -501,6 +758,44 @@ impl ApprovalQueue {
         let _ = self.inner.events.send(event);
     }
 
+    /// A timer closing `id` as expired at `deadline`.
+    fn deadline_timer(&self, id: &str, deadline: Instant) -> AbortHandle {
+        let queue = Arc::downgrade(&self.inner);
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(deadline).await;
+            if let Some(inner) = Weak::upgrade(&queue) {
+                ApprovalQueue { inner }.expire(&id);
+            }
+        })
+        .abort_handle()
+    }
+
+    /// Adds a request read from the store to the mirror (unless this
+    /// instance already has it, or saw it close), attached to no local
+    /// link.
+    fn mirror_add(&self, state: &mut State, row: &StoredRequest) {
+        if state.pending.contains_key(&row.id) || state.closed.contains_key(&row.id) {
+            return;
+        }
+        state.next_request += 1;
+        let approval = row.to_pending();
+        let timer = self.deadline_timer(&row.id, approval.deadline);
+        state.pending.insert(
+            row.id.clone(),
+            Entry {
+                seq: state.next_request,
+                host: None,
+                host_request_id: row.host_request_id.clone(),
+                approval: approval.clone(),
+                timer: Some(timer),
+                queued: Instant::now(),
+                stored: None,
+            },
+        );
+        self.emit(QueueEvent::Added(Box::new(approval)));
+    }
+
     fn submit(
         &self,
         host: u64,
@@ -521,26 +816,33 @@ impl ApprovalQueue {
         let host_name = h.name.clone();
         state.next_request += 1;
         let seq = state.next_request;
-        let id = format!("q-{seq}");
-        let deadline = Instant::now() + deadline.min(MAX_DEADLINE);
+        let id = match self.store() {
+            Some(store) => store.next_id(),
+            None => format!("q-{seq}"),
+        };
+        let wait = deadline.min(MAX_DEADLINE);
+        let deadline = Instant::now() + wait;
         let approval = PendingApproval {
             id: id.clone(),
-            host: host_name,
+            host: host_name.clone(),
             request,
             deadline,
             seen_by: Vec::new(),
         };
-        let timer = {
-            let queue = Arc::downgrade(&self.inner);
-            let id = id.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep_until(deadline).await;
-                if let Some(inner) = Weak::upgrade(&queue) {
-                    ApprovalQueue { inner }.expire(&id);
-                }
-            })
-            .abort_handle()
-        };
+        let timer = self.deadline_timer(&id, deadline);
+        let stored = self.inner.shared.as_ref().map(|_| {
+            let (done, stored) = watch::channel(None);
+            let row = StoredRequest {
+                id: id.clone(),
+                host: host_name,
+                host_request_id: request_id.clone(),
+                request: approval.request.clone(),
+                remaining: wait,
+                seen_by: Vec::new(),
+            };
+            self.write(Write::Insert(row, done));
+            stored
+        });
         if let Some(h) = state.hosts.get_mut(&host) {
             h.requests.insert(request_id.clone(), id.clone());
         }
@@ -553,6 +855,7 @@ impl ApprovalQueue {
                 approval: approval.clone(),
                 timer: Some(timer),
                 queued: Instant::now(),
+                stored,
             },
         );
         tracing::info!(
@@ -657,7 +960,7 @@ pub struct HostLink {
 
 impl HostLink {
     /// Renames the host on approvers' screens (for requests submitted
-    /// from now on).
+    /// from now on) and for [`reattach`](Self::reattach).
     pub fn set_name(&self, name: impl Into<String>) {
         if let Some(h) = self.queue.state().hosts.get_mut(&self.id) {
             h.name = name.into();
@@ -667,7 +970,9 @@ impl HostLink {
     /// Queues a request for approvers. `request_id` must not be pending
     /// already on this link; `deadline` is the time the host waits (cut
     /// to [`MAX_DEADLINE`]). Returns the queue's id for it. Must be called
-    /// within a tokio runtime (the deadline is a timer).
+    /// within a tokio runtime (the deadline is a timer). A shared queue
+    /// writes it to the store in the background; if that fails, the host
+    /// is told the request failed.
     pub fn submit(
         &self,
         request_id: impl Into<String>,
@@ -689,59 +994,86 @@ impl HostLink {
             .cloned();
         if let Some(id) = id {
             self.queue.close(&mut state, &id, CloseReason::Cancelled);
+            self.queue.write(Write::Close(id, CloseReason::Cancelled));
         }
     }
-}
 
-impl HostLink {
     /// Ends the link *without* withdrawing its requests: for the service
     /// ending a host's stream because the instance is going away, not
     /// because the host did. Its pending requests stay pending and
     /// decidable for [`REATTACH_GRACE`] (or until their deadline), for the
-    /// host to [re-attach](Self::reattach) on another link.
+    /// host to [re-attach](Self::reattach) on another link (of any
+    /// instance, when the queue is shared).
     pub fn detach(self) {
         let mut state = self.queue.state();
         let Some(host) = state.hosts.remove(&self.id) else {
             return;
         };
+        let mut away = Vec::new();
         for id in host.requests.into_values() {
             if let Some(entry) = state.pending.get_mut(&id) {
                 entry.host = None;
-                let queue = Arc::downgrade(&self.queue.inner);
-                tokio::spawn(async move {
-                    tokio::time::sleep(REATTACH_GRACE).await;
-                    if let Some(inner) = Weak::upgrade(&queue) {
-                        ApprovalQueue { inner }.abandon(&id);
-                    }
-                });
+                away.push(id);
             }
         }
         drop(state);
-        // Already removed: dropping withdraws nothing.
+        if self.queue.is_shared() {
+            // The store withdraws what is not taken back in time.
+            self.queue.write(Write::Detach(away));
+            return;
+        }
+        for id in away {
+            let queue = Arc::downgrade(&self.queue.inner);
+            tokio::spawn(async move {
+                tokio::time::sleep(REATTACH_GRACE).await;
+                if let Some(inner) = Weak::upgrade(&queue) {
+                    ApprovalQueue { inner }.abandon(&id);
+                }
+            });
+        }
+        // Already removed from the hosts: dropping withdraws nothing.
     }
 
     /// Takes back a request this host submitted on a link that has gone
     /// away with its instance: the same host (by name, as set at connect
     /// or by [`set_name`](Self::set_name)), the same `request_id`, and the
     /// same request (its `context_identity` and point). The request keeps
-    /// its queue id and original deadline; `deadline` is not extended. If
-    /// it was decided meanwhile, the decision is delivered on this link
-    /// at once. A request that is unknown, closed, still attached to a
-    /// live link, or does not match is refused
-    /// ([`Refusal::UnknownRequest`]): the host then fails it.
+    /// its queue id and original deadline; the host's new deadline is not
+    /// taken. If it was decided meanwhile, the decision is delivered on
+    /// this link at once. A request that is unknown, closed, past its
+    /// deadline or does not match is refused ([`Refusal::UnknownRequest`]):
+    /// the host then fails it. When the queue is shared, the request may
+    /// have been submitted on any instance; one attached to a live link
+    /// elsewhere moves here (the host says it is here now).
     pub async fn reattach(
         &self,
         request_id: &str,
         request: &ApprovalRequest,
     ) -> Result<Reattached, Error> {
-        let mut state = self.queue.state();
-        let Some(host) = state.hosts.get(&self.id) else {
+        let Some(name) = self
+            .queue
+            .state()
+            .hosts
+            .get(&self.id)
+            .map(|h| h.name.clone())
+        else {
             return Err(Error::Refused {
                 request_id: request_id.to_owned(),
                 refusal: Refusal::Withdrawn,
             });
         };
-        let name = host.name.clone();
+        if let Some(store) = self.queue.store() {
+            let found = store
+                .reattach(
+                    &name,
+                    request_id,
+                    request.context_identity.as_deref(),
+                    request.interception_point,
+                )
+                .await?;
+            return self.adopt(request_id, found);
+        }
+        let mut state = self.queue.state();
         let matches = |p: &PendingApproval| {
             p.host == name
                 && p.request.context_identity == request.context_identity
@@ -792,6 +1124,52 @@ impl HostLink {
             refusal: Refusal::UnknownRequest,
         })
     }
+
+    /// Attaches what the shared store found for a re-attach to this link.
+    fn adopt(&self, request_id: &str, found: Option<ReattachFound>) -> Result<Reattached, Error> {
+        let queue = &self.queue;
+        let mut state = queue.state();
+        match found {
+            Some(ReattachFound::Pending(row)) => {
+                queue.mirror_add(&mut state, &row);
+                let deadline = Instant::now() + row.remaining;
+                if let Some(entry) = state.pending.get_mut(&row.id) {
+                    entry.host = Some(self.id);
+                    entry.approval.deadline = deadline;
+                }
+                if let Some(h) = state.hosts.get_mut(&self.id) {
+                    h.requests.insert(request_id.to_owned(), row.id.clone());
+                }
+                tracing::info!(id = %row.id, "approval request re-attached");
+                Ok(Reattached {
+                    id: row.id,
+                    deadline,
+                    decided: false,
+                })
+            }
+            Some(ReattachFound::Decided {
+                id,
+                resolution,
+                remaining,
+            }) => {
+                if let Some(h) = state.hosts.get(&self.id) {
+                    let _ = h
+                        .deliver
+                        .send(HostDelivery::Resolution(Box::new(resolution)));
+                }
+                tracing::info!(id = %id, "approval request re-attached after its decision");
+                Ok(Reattached {
+                    id,
+                    deadline: Instant::now() + remaining,
+                    decided: true,
+                })
+            }
+            None => Err(Error::Refused {
+                request_id: request_id.to_owned(),
+                refusal: Refusal::UnknownRequest,
+            }),
+        }
+    }
 }
 
 impl Drop for HostLink {
@@ -804,6 +1182,7 @@ impl Drop for HostLink {
         ids.sort_by_key(|id| state.pending.get(id).map(|e| e.seq));
         for id in ids {
             self.queue.close(&mut state, &id, CloseReason::HostGone);
+            self.queue.write(Write::Close(id, CloseReason::HostGone));
         }
     }
 }
