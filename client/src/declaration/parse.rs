@@ -127,7 +127,13 @@ impl Parser<'_> {
     }
 
     fn line_column(&self, at: usize) -> (usize, usize) {
-        let before = &self.text[..at.min(self.text.len())];
+        // An error can sit inside a multi-byte character (an invalid
+        // escape's next byte): count from the character's start.
+        let mut at = at.min(self.text.len());
+        while !self.text.is_char_boundary(at) {
+            at -= 1;
+        }
+        let before = &self.text[..at];
         let line = before.bytes().filter(|b| *b == b'\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
         (line, column)

@@ -151,6 +151,23 @@ fn malformed() {
     assert_eq!(class_of_text(&long), Some(RefusalClass::Malformed));
 }
 
+/// Found by the `declaration` fuzz target: an invalid escape followed by
+/// a multi-byte character put the error offset inside that character, and
+/// reporting its line and column panicked instead of refusing.
+#[test]
+fn malformed_escape_before_a_multibyte_character() {
+    for text in [
+        "{\"\\\u{e9}\": 1}",
+        "{\"bi.diclar(\\tlarr/o\\\u{10b8c1}lar\\to/oin\\t\\t\\tlar\\to/oin1",
+    ] {
+        assert_eq!(
+            class_of_text(text),
+            Some(RefusalClass::Malformed),
+            "{text:?}"
+        );
+    }
+}
+
 #[test]
 fn version_unsupported_lists_the_accepted_set() {
     for v in [
