@@ -4,7 +4,8 @@
 # - the official AGENT-HOOKS conformance vectors (pinned wheel, hash-checked);
 # - the Python interceptor example: a venv in .cache/venv with the exact
 #   grpcio / grpcio-tools of examples/python/requirements.txt, and the stubs
-#   generated from proto/ into .cache/python/;
+#   generated from proto/ into .cache/python/; the official `openai` SDK of
+#   examples/gateway/requirements.txt for the gateway's tests and example;
 # - the Node interceptor example: `npm ci` in examples/node (package-lock.json).
 # - the approval web test: Debian's chromium (installed when root) and
 #   `npm ci` of playwright-core in tests/web.
@@ -42,6 +43,16 @@ if [ ! -f "${REQS_STAMP}" ] || [ "$(cat "${REQS_STAMP}")" != "$(sha_of "${REQS}"
     die "pip install -r ${REQS} failed (is PyPI reachable?)"
   sha_of "${REQS}" >"${REQS_STAMP}"
   echo "setup: installed ${REQS} into ${VENV}"
+fi
+# The official OpenAI SDK (exact version) for the gateway's tests and example.
+GW_REQS="examples/gateway/requirements.txt"
+GW_STAMP="${VENV}/.hookwire-gateway-requirements-sha256"
+if [ ! -f "${GW_STAMP}" ] || [ "$(cat "${GW_STAMP}")" != "$(sha_of "${GW_REQS}")" ] ||
+  ! "${VENV}/bin/python" -c 'import openai' >/dev/null 2>&1; then
+  "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check -r "${GW_REQS}" ||
+    die "pip install -r ${GW_REQS} failed (is PyPI reachable?)"
+  sha_of "${GW_REQS}" >"${GW_STAMP}"
+  echo "setup: installed ${GW_REQS} into ${VENV}"
 fi
 # Stamped with the proto's SHA-256: regenerated only when proto/ changes.
 "${VENV}/bin/python" examples/python/hookwire_py.py generate-stubs
