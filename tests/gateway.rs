@@ -447,9 +447,13 @@ async fn pii_is_redacted_before_the_upstream_streaming_and_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_denied_tool_call_never_reaches_the_agent_and_the_loop_goes_on() {
     let policy = spawn_local(hookwire_cli::demo_agent::Policy).await.unwrap();
+    let redactor = spawn_local(hookwire_cli::demo_agent::Redactor)
+        .await
+        .unwrap();
     let up = upstream(conversation).await;
     let (h, records) = host(vec![
         InterceptorBinding::remote("policy", policy.endpoint()).at([PreToolCall]),
+        InterceptorBinding::remote("redactor", redactor.endpoint()).at([Input]),
         allow_all(),
     ]);
     let (g, gw) = gateway(h, &up, CredentialPool::new(), |_| {}).await;
@@ -502,8 +506,20 @@ async fn a_denied_tool_call_never_reaches_the_agent_and_the_loop_goes_on() {
         );
     }
     // No request the upstream received ever carried the denied call back
-    // as a call (only the notice names it).
+    // as a call (only the notice names it), and the e-mail address the
+    // client keeps in its history went upstream redacted every time.
+    assert_eq!(up.chats().len(), 4);
     for r in up.chats() {
+        assert!(
+            !r.body.to_string().contains("bob@example.com"),
+            "{}",
+            r.body
+        );
+        assert!(
+            r.body.to_string().contains("Report to [email]"),
+            "{}",
+            r.body
+        );
         for m in r.body["messages"].as_array().unwrap() {
             assert!(!m["tool_calls"].to_string().contains("call_2"), "{m}");
             assert_ne!(m["tool_call_id"], "call_2");
@@ -514,6 +530,7 @@ async fn a_denied_tool_call_never_reaches_the_agent_and_the_loop_goes_on() {
     // can drain.
     drop(g);
     policy.shutdown().await.unwrap();
+    redactor.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

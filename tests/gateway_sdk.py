@@ -89,7 +89,7 @@ def tools(base_url, stream):
     """A tool loop: the model proposes two shell commands, the agent runs what
     it receives and sends the results back, the model answers."""
     c = client(base_url, {"x-hookwire-session": "tools-stream" if stream else "tools"})
-    messages = [{"role": "user", "content": "List the files, then clean up."}]
+    messages = [{"role": "user", "content": "List the files, then clean up. Report to bob@example.com"}]
     transcript = []
     for _ in range(4):
         if stream:

@@ -367,12 +367,28 @@ impl Inner {
         let last_user = messages
             .iter()
             .rposition(|m| m.get("role").and_then(Value::as_str) == Some("user"));
-        let start = if state.seen > 0 && state.seen <= messages.len() {
+        let mut start = if state.seen > 0 && state.seen <= messages.len() {
             state.seen
         } else {
             last_user.unwrap_or(0)
         };
-        for message in &mut messages[start..] {
+        // The history the client replays: what a verdict rewrote goes
+        // upstream rewritten again; a message the client changed since it
+        // was governed is governed anew.
+        for (i, message) in messages.iter_mut().enumerate().take(start) {
+            if let Some((digest, replacement)) = state.rewrites.get(&i) {
+                if content_digest(message) == *digest {
+                    message["content"] = replacement.clone();
+                } else {
+                    start = i;
+                    break;
+                }
+            }
+        }
+        state.rewrites.retain(|i, _| *i < start);
+        for (i, message) in messages.iter_mut().enumerate().skip(start) {
+            let original = content_digest(message);
+            let before = message.get("content").cloned();
             match message.get("role").and_then(Value::as_str) {
                 Some("tool") => {
                     let id = message
@@ -414,6 +430,10 @@ impl Inner {
                         .await?;
                 }
                 _ => {}
+            }
+            if message.get("content") != before.as_ref() {
+                let now = message.get("content").cloned().unwrap_or(Value::Null);
+                state.rewrites.insert(i, (original, now));
             }
         }
         if !state.turn_open {
@@ -894,6 +914,12 @@ fn session_key(headers: &HeaderMap, req: &Map<String, Value>) -> Result<String, 
     let digest = h.finalize();
     let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
     Ok(format!("derived-{hex}"))
+}
+
+/// SHA-256 of a message's content as the client sent it.
+fn content_digest(message: &Value) -> [u8; 32] {
+    let content = message.get("content").unwrap_or(&Value::Null);
+    Sha256::digest(content.to_string().as_bytes()).into()
 }
 
 /// SHA-256 of the client's `Authorization` header.

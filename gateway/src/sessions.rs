@@ -34,6 +34,11 @@ pub(crate) struct ConvState {
     pub(crate) turn_open: bool,
     /// Tool calls `pre_tool_call` permitted, waiting for their results.
     pub(crate) pending: HashMap<String, ToolCall>,
+    /// What a verdict made of a message the client keeps sending in its
+    /// history: by index, the SHA-256 of the content the client sent and
+    /// the content that goes upstream instead (a redacted input, a
+    /// withheld tool result).
+    pub(crate) rewrites: HashMap<usize, ([u8; 32], serde_json::Value)>,
     /// Set once the session was shut down.
     pub(crate) closed: bool,
 }
@@ -136,6 +141,7 @@ impl Sessions {
                 seen: 0,
                 turn_open: false,
                 pending: HashMap::new(),
+                rewrites: HashMap::new(),
                 closed: false,
             })),
             owner,
