@@ -2,14 +2,16 @@
 //! interceptor services served for real on 127.0.0.1:0 (plain or behind a
 //! token check), a host builder shortcut, one valid context per
 //! interception point, where the workspace keeps what
-//! `scripts/setup.sh` installs, and `promtool` checks of Prometheus
-//! expositions.
+//! `scripts/setup.sh` installs, `promtool` checks of Prometheus
+//! expositions, and throwaway PostgreSQL clusters ([`postgres`]).
 //!
 //! Used by the integration tests (`hookwire-tests`) and `hookwire-cli`'s
 //! tests. `hookwire-server`'s own tests keep their wire-level fixtures in
 //! `server/tests/common/`: this crate depends on `hookwire-server`, so the
 //! server depending on it back (even as a dev-dependency) would build two
 //! copies of the server crate whose types do not match.
+
+pub mod postgres;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -389,7 +389,7 @@ pub struct DecisionRecord {
     pub approver: ApproverIdentity,
     /// The service instance that took the decision.
     pub instance: String,
-    /// When (wall clock).
+    /// When (wall clock, to the microsecond).
     pub decided_at: SystemTime,
     /// What the decision asked for.
     pub outcome: DecisionOutcome,

@@ -479,7 +479,7 @@ impl ApprovalQueue {
                 .map(|e| DecisionSubject::of(&e.approval, &e.host_request_id)),
             approver: approver.clone(),
             instance: self.inner.instance.clone(),
-            decided_at: SystemTime::now(),
+            decided_at: now_to_the_microsecond(),
             outcome: DecisionOutcome::of(resolution),
             acceptance,
         }
@@ -890,6 +890,16 @@ fn refused(state: &State, id: &str) -> Error {
     Error::Refused {
         request_id: id.to_owned(),
         refusal: refusal_of(state, id),
+    }
+}
+
+/// The wall clock to the microsecond: what stores keep of a decision's
+/// time, so that an audit entry reads back equal to the one returned.
+fn now_to_the_microsecond() -> SystemTime {
+    let now = SystemTime::now();
+    match now.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => SystemTime::UNIX_EPOCH + Duration::new(d.as_secs(), d.subsec_micros() * 1000),
+        Err(_) => now,
     }
 }
 
