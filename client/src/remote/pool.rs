@@ -487,11 +487,14 @@ async fn monitor(fleet: Weak<Fleet>, replica: Arc<Replica>) {
         match watched {
             Ok(Ok(stream)) => {
                 drop(f);
-                backoff.reset();
-                follow(&fleet, &replica, stream).await;
+                follow(&fleet, &replica, &mut backoff, stream).await;
                 // The stream ended (a draining server, a lost connection):
-                // watch again, a moment later.
-                tokio::time::sleep(Backoff::jitter(Backoff::BASE)).await;
+                // watch again after a backoff (reset only by a watch that
+                // reported SERVING), or sooner when a call asks.
+                tokio::select! {
+                    () = tokio::time::sleep(backoff.next_delay()) => {}
+                    () = replica.probe.notified() => {}
+                }
             }
             Ok(Err(status)) if reach_of(&status) == Reach::Answered => {
                 // Reachable, but it does not serve Watch (UNIMPLEMENTED)
@@ -520,6 +523,7 @@ async fn monitor(fleet: Weak<Fleet>, replica: Arc<Replica>) {
 async fn follow(
     fleet: &Weak<Fleet>,
     replica: &Replica,
+    backoff: &mut Backoff,
     mut stream: tonic::Streaming<tonic_health::pb::HealthCheckResponse>,
 ) {
     loop {
@@ -528,7 +532,17 @@ async fn follow(
                 let Some(f) = fleet.upgrade() else { return };
                 match message {
                     Ok(Some(update)) => match serving_status_name(update.status) {
-                        "SERVING" => f.admit(replica),
+                        "SERVING" => {
+                            f.admit(replica);
+                            backoff.reset();
+                        }
+                        // A server clears its statuses as it drains: a
+                        // watch that stayed open would keep it from
+                        // finishing, so let go and ask again later.
+                        "SERVICE_UNKNOWN" => {
+                            f.eject(replica, Ejection::Health);
+                            return;
+                        }
                         _ => f.eject(replica, Ejection::Health),
                     },
                     Ok(None) | Err(_) => return,
@@ -669,13 +683,16 @@ mod tests {
     async fn a_refused_replica_is_ejected_and_with_none_left_the_call_fails_at_once() {
         let (a, b) = (gone(), gone());
         let remote = RemoteInterceptor::new("p", &target(&[&a, &b]), &[], None).unwrap();
+        // No monitors: whatever is ejected here, the call itself did.
+        remote.fleet.started.set(()).unwrap();
         let request = PointRequest::AgentStartup(Default::default());
         let started = Instant::now();
         let failure = remote
             .call(request.clone(), Some(Duration::from_secs(5)), None)
             .await
             .unwrap_err();
-        // Both were refused: both ejected, the last refusal reported.
+        // The first refusal sent the call on to the other replica, which
+        // refused too: both ejected, the last refusal reported.
         assert_eq!(failure, CallFailure::Failed("Unavailable".into()));
         assert!(remote.admitted().iter().all(|(_, admitted)| !admitted));
         let again = remote
