@@ -6,7 +6,8 @@
 //! wire field is a protobuf `string`). Properties: decoding never panics;
 //! what it accepts serde_json reads as the same value (it is a strict
 //! subset); `decode(encode(v)) == v`; canonicalization never panics, and
-//! the canonical text, read back, canonicalizes to itself.
+//! the canonical text, read back, canonicalizes to itself (when its large
+//! doubles, now integer digits, are within the safe range).
 
 use hookwire::{canonical, json};
 use serde_json::Value;
@@ -27,12 +28,15 @@ pub fn run(data: &[u8]) {
     assert_eq!(again, value, "decode(encode(v)) == v");
 
     // The canonical text is a hash preimage, never decoded exactly by
-    // hookwire: a double of 1e20 or more is written as its integer digits
-    // (RFC 8785 §3.2.2.3), which the exact decoder refuses by design. Read
-    // it back as any JSON reader would.
+    // hookwire: a large double is written as its integer digits (RFC 8785
+    // §3.2.2.3), which the exact decoder refuses beyond 64 bits and the
+    // canonicalizer refuses as an integer beyond 2^53 — by design. Read it
+    // back as any JSON reader would; where it canonicalizes again, it must
+    // be the same text.
     if let Ok(canon) = canonical::to_canonical_string(&value) {
         let reread: Value = serde_json::from_str(&canon).expect("a canonical text is JSON");
-        let recanon = canonical::to_canonical_string(&reread).expect("and canonicalizes");
-        assert_eq!(recanon, canon, "the canonical form is a fixed point");
+        if let Ok(recanon) = canonical::to_canonical_string(&reread) {
+            assert_eq!(recanon, canon, "the canonical form is a fixed point");
+        }
     }
 }
