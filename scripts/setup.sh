@@ -112,3 +112,29 @@ if [ -z "${PROMTOOL:-}" ] && ! command -v promtool >/dev/null 2>&1; then
       "the metrics tests will fail until it is installed (apt-get install prometheus)" >&2
   fi
 fi
+
+# --- Shared approval queue tests: PostgreSQL -------------------------------
+# approvals-postgres/tests start throwaway clusters (initdb/pg_ctl as the
+# postgres user, on a free loopback port) from Debian's server binaries.
+# The package's own default cluster is dropped again: nothing is left
+# running.
+if [ -z "${PG_BIN:-}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    had_main=$(ls -d /etc/postgresql/*/main 2>/dev/null || true)
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null; } || {
+      echo "setup: apt-get install postgresql-15 failed" >&2
+      exit 1
+    }
+    if [ -z "${had_main}" ] && command -v pg_dropcluster >/dev/null 2>&1; then
+      for dir in /etc/postgresql/*/main; do
+        [ -d "${dir}" ] || continue
+        version=$(basename "$(dirname "${dir}")")
+        pg_dropcluster --stop "${version}" main || true
+      done
+    fi
+    echo "setup: installed postgresql-15"
+  else
+    echo "setup: warning: PostgreSQL's server binaries are missing and apt-get cannot run here (not root?);" \
+      "the approvals-postgres tests will fail until it is installed (apt-get install postgresql-15)" >&2
+  fi
+fi
