@@ -1,0 +1,159 @@
+//! The shared queue behind the real gRPC edge: two `ApprovalServer`s on
+//! one PostgreSQL database, a host's `StreamResolver` on instance A with
+//! its host token, an approver's `Decide` on instance B with an approver
+//! token. The decision made on B reaches the host on A; the same decision
+//! sent again through A is refused as already resolved.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookwire::approval::{ApprovalRequest, ApprovalResolution, StreamResolution};
+use hookwire::pb;
+use hookwire::pb::approval_service_client::ApprovalServiceClient;
+use hookwire::{AgentContext, InterceptionPoint, Verdict};
+use hookwire_approvals_postgres::{PostgresOptions, shared_queue_with};
+use hookwire_client::{ApprovalResolver, StreamResolver};
+use hookwire_server::approval::{
+    Access, AccessConfig, ApprovalServer, ApproverConfig, HistoryQuery, PrincipalConfig,
+    QueueEvent, RunningApprovalServer,
+};
+use hookwire_testkit::postgres::PgCluster;
+use serde_json::json;
+
+const HOST_TOKEN: &str = "hwa_pg_test_host_0123456789abcdef0123456789abcd";
+const ANN_TOKEN: &str = "hwa_pg_test_ann_0123456789abcdef0123456789abcde";
+
+fn access() -> Access {
+    Access::new(
+        &AccessConfig::default()
+            .host(PrincipalConfig::token("billing-agent", HOST_TOKEN))
+            .approver(ApproverConfig::token("ann", ANN_TOKEN)),
+    )
+    .expect("access list")
+}
+
+async fn serve(url: &str, instance: &str) -> RunningApprovalServer {
+    let options = PostgresOptions {
+        lease: Duration::from_millis(600),
+        ..PostgresOptions::default()
+    };
+    let queue = shared_queue_with(url, instance, options)
+        .await
+        .unwrap_or_else(|e| panic!("instance {instance}: {e}"));
+    ApprovalServer::with_queue(queue, access())
+        .name(instance)
+        .spawn_local()
+        .await
+        .expect("approval server")
+}
+
+fn request() -> ApprovalRequest {
+    let ctx = AgentContext::from_json(json!({
+        "spec": "agent-hooks/0.1",
+        "interception_point": "pre_tool_call",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "sequence": 1,
+        "agent": {"id": "a", "framework": "hookwire"},
+        "session": {"id": "s-1"},
+        "tool_call": {"id": "tc-1", "name": "wire_transfer", "args": {"amount": 100}},
+    }))
+    .expect("valid context");
+    ApprovalRequest {
+        context_identity: Some(format!("sha256:{:064}", 1)),
+        interception_point: InterceptionPoint::PreToolCall,
+        verdict: Verdict::escalate("big_transfer"),
+        context: ctx,
+    }
+}
+
+async fn decide(endpoint: &str, id: &str, resolution: &ApprovalResolution) -> pb::DecisionStatus {
+    let mut client = ApprovalServiceClient::connect(endpoint.to_owned())
+        .await
+        .expect("connect");
+    let mut call = tonic::Request::new(pb::DecideRequest {
+        approver: "spoofed-name".into(),
+        resolution: Some(pb::ApprovalResolution::from(&StreamResolution {
+            request_id: id.to_owned(),
+            approver: String::new(),
+            resolution: resolution.clone(),
+        })),
+    });
+    call.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {ANN_TOKEN}").parse().expect("header"),
+    );
+    let answer = client.decide(call).await.expect("Decide answered");
+    pb::DecisionStatus::try_from(answer.into_inner().status).expect("a known status")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_through_instance_b_reaches_the_host_streaming_to_instance_a() {
+    let pg = PgCluster::start().unwrap_or_else(|e| panic!("cannot start PostgreSQL: {e}"));
+    let url = pg.create_database("edge").unwrap();
+    let a = serve(&url, "a").await;
+    let b = serve(&url, "b").await;
+    let mut watching_b = b.queue().subscribe();
+
+    let resolver = Arc::new(
+        StreamResolver::builder(a.endpoint())
+            .bearer_token(HOST_TOKEN)
+            .deadline(Duration::from_secs(30))
+            .build()
+            .expect("resolver"),
+    );
+    let asking = {
+        let resolver = Arc::clone(&resolver);
+        tokio::spawn(async move { resolver.resolve(&request()).await })
+    };
+    let id = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Ok(QueueEvent::Added(p)) = watching_b.events.recv().await {
+                break p.id.clone();
+            }
+        }
+    })
+    .await
+    .expect("B sees the request made on A");
+    let pending = b.queue().get(&id).expect("pending on B");
+    // The host's name comes from its credential.
+    assert_eq!(pending.host, "billing-agent");
+
+    let approved = ApprovalResolution::approve(
+        &request(),
+        Verdict::transform("$target", json!({"amount": 50})),
+    );
+    assert_eq!(
+        decide(&b.endpoint(), &id, &approved).await,
+        pb::DecisionStatus::Accepted
+    );
+    let got = tokio::time::timeout(Duration::from_secs(10), asking)
+        .await
+        .expect("the host answered in time")
+        .expect("the asking task")
+        .expect("a resolution");
+    assert_eq!(got, approved);
+
+    // The same decision through A: the first one already won.
+    assert_eq!(
+        decide(&a.endpoint(), &id, &approved).await,
+        pb::DecisionStatus::AlreadyResolved
+    );
+    // Audited once accepted, once refused, under the credential's name.
+    let log = a.queue().history(&HistoryQuery::latest(10)).await.unwrap();
+    let seen: Vec<(&str, &str, &str)> = log
+        .iter()
+        .map(|r| {
+            (
+                r.approver.name(),
+                r.instance.as_str(),
+                r.acceptance.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [("ann", "a", "already_resolved"), ("ann", "b", "accepted")]
+    );
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
