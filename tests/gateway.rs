@@ -972,3 +972,77 @@ async fn a_conversation_follows_its_header_or_a_derived_key_and_idles_out_with_a
     // can drain.
     drop(g);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn incremental_mediation_releases_segments_and_a_deny_withholds_the_rest() {
+    let up = upstream(|body| {
+        let last = &body["messages"].as_array().unwrap().last().unwrap().clone();
+        if last["content"] == "hello" {
+            Reply::Answer("Hello from upstream. The key is AKIA0123456789 and more. Bye.".into())
+        } else {
+            conversation(body)
+        }
+    })
+    .await;
+    let policy = spawn_local(hookwire_cli::demo_agent::Policy).await.unwrap();
+    let guard = interceptor_fn(|ctx: AgentContext| async move {
+        let leaks = ctx.point() == PostModelCall
+            && ctx
+                .get("response")
+                .and_then(|r| r.get("content"))
+                .is_some_and(|c| c.to_string().contains("AKIA"));
+        Ok::<_, BoxError>(if leaks {
+            Verdict::deny("policy:secret_in_output")
+        } else {
+            Verdict::allow()
+        })
+    });
+    let (h, records) = host(vec![
+        InterceptorBinding::remote("policy", policy.endpoint()).at([PreToolCall]),
+        InterceptorBinding::local("guard", guard),
+    ]);
+    let (g, gw) = gateway(h, &up, CredentialPool::new(), |c| {
+        c.incremental_output = true;
+    })
+    .await;
+
+    let out = sdk("plain-stream", &gw.base_url(), None).await;
+    let content = out["content"].as_str().unwrap();
+    assert!(content.starts_with("Hello from upstream."), "{out}");
+    assert!(!content.contains("AKIA"), "withheld: {out}");
+    assert!(
+        content.ends_with("[hookwire] the response was withheld: policy:secret_in_output"),
+        "{out}"
+    );
+    assert_eq!(out["finish_reason"], "content_filter");
+    let posts = records
+        .records()
+        .iter()
+        .filter(|r| r.interception_point == PostModelCall)
+        .count();
+    assert!(posts > 3, "one post_model_call per segment, got {posts}");
+
+    // The tool loop, mediated incrementally: the denied call is removed,
+    // the permitted one reaches the agent, the answer completes.
+    let tools = sdk("tools-stream", &gw.base_url(), None).await;
+    let turns = tools["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 2, "{tools}");
+    assert_eq!(turns[0]["tool_calls"].as_array().unwrap().len(), 1);
+    assert_eq!(turns[0]["tool_calls"][0]["id"], "call_1");
+    assert!(
+        turns[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("(call_2) was blocked: policy:destructive_command")
+    );
+    assert_eq!(turns[1]["content"], "done: a.txt\nb.txt");
+    assert_eq!(turns[1]["finish_reason"], "stop");
+    let outcomes: Vec<String> = g.applied().iter().map(|a| a.outcome.clone()).collect();
+    assert!(
+        outcomes.contains(&"withheld:post_model_call".to_owned()),
+        "{outcomes:?}"
+    );
+    gw.shutdown().await.unwrap();
+    drop(g);
+    policy.shutdown().await.unwrap();
+}

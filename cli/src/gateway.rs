@@ -53,6 +53,11 @@ pub(crate) struct GatewayArgs {
     /// The `agent.id` of the gateway's contexts.
     #[arg(long, default_value = "hookwire-gateway", value_name = "ID")]
     agent_id: String,
+    /// Mediate streamed answers incrementally (§12.1's exception: each
+    /// segment released once a verdict covering it permits) instead of
+    /// buffering them whole.
+    #[arg(long)]
+    incremental_output: bool,
     /// Print every interception record as a JSON line on stdout.
     #[arg(long)]
     print_records: bool,
@@ -93,6 +98,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     config.idle_timeout = Duration::from_secs(args.idle_timeout_s.max(1));
     config.max_depth = args.max_depth;
     config.max_body_bytes = args.max_body_bytes;
+    config.incremental_output = args.incremental_output;
     let labels = pool.labels();
     let gateway = Gateway::new(host, config, pool)?;
     let listener = tokio::net::TcpListener::bind(args.listen)

@@ -49,6 +49,10 @@ pub struct GatewayConfig {
     pub callback_base_url: Option<String>,
     /// How many [`Applied`](crate::Applied) entries are kept (default 1024).
     pub applied_capacity: usize,
+    /// Mediate streamed answers incrementally (§12.1's exception: each
+    /// segment released once a verdict covering it permits) instead of
+    /// buffering them whole (default false: buffered).
+    pub incremental_output: bool,
 }
 
 impl GatewayConfig {
@@ -66,6 +70,7 @@ impl GatewayConfig {
             max_depth: 1,
             callback_base_url: None,
             applied_capacity: 1024,
+            incremental_output: false,
         }
     }
 

@@ -225,57 +225,76 @@ impl Assembled {
     }
 }
 
-/// The events the client receives for a (governed) streamed completion:
-/// the role, the content, each tool call, the finish reason, the usage
-/// when the upstream reported it, and `[DONE]`.
-pub(crate) fn sse_events(
+/// One `chat.completion.chunk` event with the upstream's id, creation
+/// time, model and fingerprint.
+pub(crate) fn chunk_event(a: &Assembled, delta: Value, finish: Value) -> Value {
+    let mut chunk = Map::new();
+    chunk.insert(
+        "id".into(),
+        a.id.clone().unwrap_or(Value::from("chatcmpl-hookwire")),
+    );
+    chunk.insert("object".into(), Value::from("chat.completion.chunk"));
+    chunk.insert(
+        "created".into(),
+        a.created.clone().unwrap_or(Value::from(0)),
+    );
+    chunk.insert("model".into(), a.model.clone().unwrap_or(Value::from("")));
+    if let Some(f) = &a.system_fingerprint {
+        chunk.insert("system_fingerprint".into(), f.clone());
+    }
+    chunk.insert(
+        "choices".into(),
+        json!([{"index": 0, "delta": delta, "finish_reason": finish}]),
+    );
+    Value::Object(chunk)
+}
+
+/// The closing events of a streamed answer: each permitted tool call, the
+/// finish reason, the usage when the upstream reported it, `[DONE]`.
+pub(crate) fn closing_events(
     a: &Assembled,
-    content: Option<&str>,
     tool_calls: &[Value],
     finish_reason: &str,
 ) -> Vec<Bytes> {
-    let base = |delta: Value, finish: Value| {
-        let mut chunk = Map::new();
-        chunk.insert(
-            "id".into(),
-            a.id.clone().unwrap_or(Value::from("chatcmpl-hookwire")),
-        );
-        chunk.insert("object".into(), Value::from("chat.completion.chunk"));
-        chunk.insert(
-            "created".into(),
-            a.created.clone().unwrap_or(Value::from(0)),
-        );
-        chunk.insert("model".into(), a.model.clone().unwrap_or(Value::from("")));
-        if let Some(f) = &a.system_fingerprint {
-            chunk.insert("system_fingerprint".into(), f.clone());
-        }
-        chunk.insert(
-            "choices".into(),
-            json!([{"index": 0, "delta": delta, "finish_reason": finish}]),
-        );
-        Value::Object(chunk)
-    };
-    let mut events = vec![base(
-        json!({"role": "assistant", "content": ""}),
-        Value::Null,
-    )];
-    if let Some(text) = content.filter(|t| !t.is_empty()) {
-        events.push(base(json!({"content": text}), Value::Null));
-    }
+    let mut events = Vec::new();
     for (i, tc) in tool_calls.iter().enumerate() {
         let mut tc = tc.clone();
         tc["index"] = Value::from(i);
-        events.push(base(json!({"tool_calls": [tc]}), Value::Null));
+        events.push(chunk_event(a, json!({"tool_calls": [tc]}), Value::Null));
     }
-    events.push(base(json!({}), Value::from(finish_reason)));
+    events.push(chunk_event(a, json!({}), Value::from(finish_reason)));
     if let Some(usage) = &a.usage {
-        let mut u = base(json!({}), Value::Null);
+        let mut u = chunk_event(a, json!({}), Value::Null);
         u["choices"] = json!([]);
         u["usage"] = usage.clone();
         events.push(u);
     }
     let mut out: Vec<Bytes> = events.iter().map(sse_data).collect();
     out.push(Bytes::from_static(b"data: [DONE]\n\n"));
+    out
+}
+
+/// The events the client receives for a (governed) streamed completion:
+/// the role, the content, then [`closing_events`].
+pub(crate) fn sse_events(
+    a: &Assembled,
+    content: Option<&str>,
+    tool_calls: &[Value],
+    finish_reason: &str,
+) -> Vec<Bytes> {
+    let mut out = vec![sse_data(&chunk_event(
+        a,
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    ))];
+    if let Some(text) = content.filter(|t| !t.is_empty()) {
+        out.push(sse_data(&chunk_event(
+            a,
+            json!({"content": text}),
+            Value::Null,
+        )));
+    }
+    out.extend(closing_events(a, tool_calls, finish_reason));
     out
 }
 

@@ -30,10 +30,16 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use hookwire::InterceptionPoint;
-use hookwire_client::{Emission, Host, InputRole, ModelResponse, ToolResult};
+use hookwire_client::{
+    BoxError, ChunkStream, Emission, Host, InputRole, ModelResponse, StreamEnd, StreamEvent,
+    ToolResult,
+};
 use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
+use tokio::sync::OwnedMutexGuard;
+use tokio::sync::mpsc::Sender;
 
 use crate::applied::{Applied, AppliedLog};
 use crate::callback::{CallbackTokens, Minted};
@@ -46,6 +52,8 @@ use crate::extension::{Asked, NAMESPACE, StageMutation};
 use crate::openai::{self, Assembled, SseParser};
 use crate::sessions::{ConvState, Conversation, Sessions, Startup};
 use crate::upstream::{self, Upstream};
+use std::collections::VecDeque;
+use std::time::Duration;
 
 /// How many permitted tool calls may wait for their results.
 const MAX_PENDING_CALLS: usize = 1024;
@@ -95,6 +103,21 @@ impl Drop for Revoke<'_> {
     }
 }
 
+/// How a governed request continues once the upstream answered.
+enum Outcome {
+    /// The response is ready.
+    Done(Response),
+    /// A streamed answer to mediate incrementally (§12.1's exception).
+    Mediate(Mediation),
+}
+
+/// What incremental mediation takes over.
+struct Mediation {
+    body: Incoming,
+    model: String,
+    client_count: usize,
+}
+
 /// What one governed request carries through its emissions.
 struct Governed<'a> {
     conv: &'a Conversation,
@@ -107,7 +130,7 @@ struct Governed<'a> {
 impl Inner {
     /// `POST /v1/chat/completions`.
     pub(crate) async fn chat(self: Arc<Self>, headers: HeaderMap, body: Body) -> Response {
-        match self.chat_checked(&headers, body).await {
+        match Self::chat_checked(&self, &headers, body).await {
             Ok(r) => r,
             Err(e) => e.into_response(),
         }
@@ -153,7 +176,11 @@ impl Inner {
         format!("gw-{}", self.next_request.fetch_add(1, Ordering::Relaxed))
     }
 
-    async fn chat_checked(&self, headers: &HeaderMap, body: Body) -> Result<Response, Error> {
+    async fn chat_checked(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+        body: Body,
+    ) -> Result<Response, Error> {
         let bytes = read_body(body, self.config.max_body_bytes).await?;
         let depth = depth_of(headers, self.config.max_depth)?;
         if let Some(token) = headers.get(CALLBACK_HEADER) {
@@ -188,7 +215,7 @@ impl Inner {
                 "expires_in_ms": self.tokens.ttl().as_millis() as u64,
             }}})
         });
-        let _revoke = Revoke {
+        let mut revoke = Revoke {
             tokens: &self.tokens,
             minted,
         };
@@ -203,7 +230,23 @@ impl Inner {
                 ..Applied::default()
             },
         };
-        let result = self.govern(&mut g, &mut state, headers, &mut req).await;
+        let result = match self.govern(&mut g, &mut state, headers, &mut req).await {
+            Ok(Outcome::Done(r)) => Ok(r),
+            Ok(Outcome::Mediate(job)) => {
+                // Streamed as released: the session, its state and the
+                // callback token go with the stream.
+                let (request_id, extensions, applied) = (g.request_id, g.extensions, g.applied);
+                let minted = revoke.minted.take();
+                return Ok(self.spawn_mediation(
+                    conv.clone(),
+                    state,
+                    job,
+                    (request_id, extensions, applied),
+                    minted,
+                ));
+            }
+            Err(e) => Err(e),
+        };
         if result.is_err() && state.turn_open {
             // The turn stops here without an output (§3.1 rule 3).
             conv.session.end_turn();
@@ -227,7 +270,7 @@ impl Inner {
         state: &mut ConvState,
         headers: &HeaderMap,
         req: &mut Map<String, Value>,
-    ) -> Result<Response, Error> {
+    ) -> Result<Outcome, Error> {
         let session = &g.conv.session;
         match &state.startup {
             Startup::Running => {}
@@ -297,7 +340,14 @@ impl Inner {
                 state.turn_open = false;
             }
             g.applied.outcome = format!("upstream_error:{}", status.as_u16());
-            return Ok(passthrough(status, content_type, body));
+            return Ok(Outcome::Done(passthrough(status, content_type, body)));
+        }
+        if stream && self.config.incremental_output {
+            return Ok(Outcome::Mediate(Mediation {
+                body: resp.into_body(),
+                model,
+                client_count,
+            }));
         }
         let (message, finish_reason, mut upstream_json, assembled) = if stream {
             let a = self.assemble(resp.into_body()).await?;
@@ -321,9 +371,8 @@ impl Inner {
                 .to_owned();
             (message, finish, v, None)
         };
-        let (content, tool_calls, finish_reason) = self
-            .govern_response(g, state, &model, &message, finish_reason)
-            .await?;
+        let response = self.post_model(g, &model, &message, finish_reason).await?;
+        let (content, tool_calls, finish_reason) = self.settle(g, state, response).await?;
         state.seen = client_count + 1;
         if let Some(a) = assembled {
             let text = openai::text_of(&content);
@@ -331,12 +380,7 @@ impl Inner {
             let body = Body::from_stream(futures::stream::iter(
                 events.into_iter().map(Ok::<_, std::convert::Infallible>),
             ));
-            return Ok(Response::builder()
-                .status(StatusCode::OK)
-                .header(header::CONTENT_TYPE, "text/event-stream")
-                .header(header::CACHE_CONTROL, "no-cache")
-                .body(body)
-                .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()));
+            return Ok(Outcome::Done(event_stream(body)));
         }
         let choice = &mut upstream_json["choices"][0];
         let mut message = message;
@@ -352,7 +396,7 @@ impl Inner {
         }
         choice["message"] = message;
         choice["finish_reason"] = Value::from(finish_reason);
-        Ok(axum::Json(upstream_json).into_response())
+        Ok(Outcome::Done(axum::Json(upstream_json).into_response()))
     }
 
     /// Step 3: the tool results and user messages the gateway has not
@@ -496,18 +540,15 @@ impl Inner {
         Ok(g.conv.session.emit(point, members).await?)
     }
 
-    /// Step 6: `post_model_call`, `pre_tool_call` per call, `output`.
-    /// Returns the content, the permitted tool calls (OpenAI shape) and
-    /// the finish reason the client receives.
-    async fn govern_response(
+    /// Step 6, first half: `post_model_call` over the whole answer; the
+    /// verdicted response.
+    async fn post_model(
         &self,
-        g: &mut Governed<'_>,
-        state: &mut ConvState,
+        g: &Governed<'_>,
         model: &str,
         message: &Value,
         finish_reason: String,
-    ) -> Result<(Value, Vec<Value>, String), Error> {
-        let session = &g.conv.session;
+    ) -> Result<ModelResponse, Error> {
         let calls = openai::tool_calls_of(message).map_err(Error::UpstreamResponse)?;
         let response = json!({
             "content": message.get("content").cloned().unwrap_or(Value::Null),
@@ -523,12 +564,23 @@ impl Inner {
         if !post.proceeds() {
             return Err(denied(&post));
         }
-        let response = post
-            .target()
+        post.target()
             .and_then(ModelResponse::from_target)
             .ok_or_else(|| {
                 Error::UpstreamResponse("a transform left the response unreadable".into())
-            })?;
+            })
+    }
+
+    /// Step 6, second half: `pre_tool_call` per proposed call, then
+    /// `output` for a final answer. Returns the content, the permitted tool
+    /// calls (OpenAI shape) and the finish reason the client receives.
+    async fn settle(
+        &self,
+        g: &Governed<'_>,
+        state: &mut ConvState,
+        response: ModelResponse,
+    ) -> Result<(Value, Vec<Value>, String), Error> {
+        let session = &g.conv.session;
         let mut kept = Vec::new();
         let mut notices = Vec::new();
         for call in &response.tool_calls {
@@ -580,6 +632,170 @@ impl Inner {
                 "content_filter".into(),
             )),
         }
+    }
+
+    /// Starts incremental mediation in its own task and returns the event
+    /// stream the task writes to.
+    fn spawn_mediation(
+        self: &Arc<Self>,
+        conv: Arc<Conversation>,
+        mut state: OwnedMutexGuard<ConvState>,
+        job: Mediation,
+        (request_id, extensions, applied): (String, Option<Value>, Applied),
+        minted: Option<Minted>,
+    ) -> Response {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(32);
+        let inner = self.clone();
+        tokio::spawn(async move {
+            let _revoke = Revoke {
+                tokens: &inner.tokens,
+                minted,
+            };
+            let mut g = Governed {
+                conv: &conv,
+                request_id,
+                extensions,
+                applied,
+            };
+            let result = inner.mediate(&g, &mut state, job, &tx).await;
+            if state.turn_open && result.is_err() {
+                conv.session.end_turn();
+                state.turn_open = false;
+            }
+            g.applied.outcome = match &result {
+                Ok(outcome) => outcome.clone(),
+                Err(e) => {
+                    // The status is sent; the SDKs raise on an error event.
+                    let _ = tx.send(openai::sse_data(&e.to_openai_json())).await;
+                    format!("failed:{}", e.status().as_u16())
+                }
+            };
+            inner.sessions.touch(&conv);
+            inner.applied.push(g.applied);
+        });
+        let events = futures::stream::poll_fn(move |cx| {
+            rx.poll_recv(cx)
+                .map(|b| b.map(Ok::<_, std::convert::Infallible>))
+        });
+        event_stream(Body::from_stream(events))
+    }
+
+    /// Incremental mediation (§12.1's exception): each segment the chain
+    /// permits is written to the client as it is released; a deny (or a
+    /// broken stream) withholds the rest and ends the answer with
+    /// `finish_reason: "content_filter"`. A completed answer then goes
+    /// through `pre_tool_call` and `output` like a buffered one; text
+    /// already released cannot be recalled, so an `output` deny or rewrite
+    /// ends it with `content_filter` and a notice. Returns the outcome
+    /// recorded.
+    async fn mediate(
+        &self,
+        g: &Governed<'_>,
+        state: &mut ConvState,
+        job: Mediation,
+        tx: &Sender<Bytes>,
+    ) -> Result<String, Error> {
+        let shared = Arc::new(std::sync::Mutex::new(Assembled::default()));
+        let meta = || {
+            shared
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone()
+        };
+        let chunks = upstream_chunks(
+            job.body,
+            shared.clone(),
+            self.config.max_upstream_bytes,
+            self.config.upstream_timeout,
+        );
+        let mut members = Map::new();
+        members.insert("request_id".into(), Value::from(g.request_id.clone()));
+        if let Some(ext) = &g.extensions {
+            members.insert("extensions".into(), ext.clone());
+        }
+        let send = |b: Bytes| async move { tx.send(b).await.is_ok() };
+        let mut mediated = g
+            .conv
+            .session
+            .mediate_stream(job.model.clone(), chunks)
+            .with_members(members);
+        let mut started = false;
+        loop {
+            let next = mediated.next().await?;
+            if !started {
+                let role = json!({"role": "assistant", "content": ""});
+                send(openai::sse_data(&openai::chunk_event(
+                    &meta(),
+                    role,
+                    Value::Null,
+                )))
+                .await;
+                started = true;
+            }
+            let Some(released) = next else { break };
+            let delta = json!({"content": released.as_str()});
+            if !send(openai::sse_data(&openai::chunk_event(
+                &meta(),
+                delta,
+                Value::Null,
+            )))
+            .await
+            {
+                // The client went away: stop reading the upstream.
+                break;
+            }
+        }
+        let a = meta();
+        let text_event = |text: String| {
+            openai::sse_data(&openai::chunk_event(
+                &a,
+                json!({"content": text}),
+                Value::Null,
+            ))
+        };
+        let outcome = match mediated.into_end() {
+            Some(StreamEnd::Completed { response, .. }) => {
+                let released = openai::text_of(&response.content);
+                let (content, kept, mut finish) = self.settle(g, state, response).await?;
+                let text = openai::text_of(&content);
+                if finish == "content_filter" {
+                    send(text_event(format!("\n{text}"))).await;
+                } else if let Some(extra) = text.strip_prefix(released.as_str()) {
+                    if !extra.is_empty() {
+                        send(text_event(extra.to_owned())).await;
+                    }
+                } else {
+                    send(text_event(
+                        "\n[hookwire] the response was rewritten after it was released".into(),
+                    ))
+                    .await;
+                    finish = "content_filter".into();
+                }
+                for event in openai::closing_events(&a, &kept, &finish) {
+                    send(event).await;
+                }
+                "streamed".to_owned()
+            }
+            Some(end) => {
+                let reason = end.record().verdict.reason.clone();
+                send(text_event(format!(
+                    "\n{}",
+                    openai::withheld_notice(reason.as_deref())
+                )))
+                .await;
+                for event in openai::closing_events(&a, &[], "content_filter") {
+                    send(event).await;
+                }
+                if state.turn_open {
+                    g.conv.session.end_turn();
+                    state.turn_open = false;
+                }
+                format!("withheld:{}", end.record().interception_point)
+            }
+            None => return Err(Error::Upstream("the client left mid-stream".into())),
+        };
+        state.seen = job.client_count + 1;
+        Ok(outcome)
     }
 
     /// Step 5: the upstream request's headers and body.
@@ -945,4 +1161,133 @@ fn tool_names(req: &Map<String, Value>) -> Vec<String> {
     names.sort();
     names.dedup();
     names
+}
+
+/// A `text/event-stream` response.
+fn event_stream(body: Body) -> Response {
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(body)
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+/// The upstream's event stream as the chunk stream incremental mediation
+/// takes: each content delta a chunk, the finish reason and tool calls
+/// once the upstream says `[DONE]` (or ends after its finish reason);
+/// bounded in bytes per event and in all, and in time per read. What it
+/// reads is also assembled into `shared` (ids, usage, tool calls).
+fn upstream_chunks(
+    body: Incoming,
+    shared: Arc<std::sync::Mutex<Assembled>>,
+    limit: usize,
+    timeout: Duration,
+) -> ChunkStream<'static> {
+    struct Reading {
+        body: Incoming,
+        parser: SseParser,
+        queue: VecDeque<Result<StreamEvent, BoxError>>,
+        done: bool,
+        total: usize,
+    }
+    fn finished(a: &Assembled) -> Option<StreamEvent> {
+        let finish_reason = a.finish_reason.clone()?;
+        let tool_calls = openai::tool_calls_of(&a.message()).ok()?;
+        Some(StreamEvent::Finished {
+            finish_reason,
+            tool_calls,
+        })
+    }
+    let start = Reading {
+        body,
+        parser: SseParser::default(),
+        queue: VecDeque::new(),
+        done: false,
+        total: 0,
+    };
+    let stream = futures::stream::unfold(start, move |mut st| {
+        let shared = shared.clone();
+        async move {
+            let lock = || {
+                shared
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+            };
+            loop {
+                if let Some(event) = st.queue.pop_front() {
+                    return Some((event, st));
+                }
+                if st.done {
+                    return None;
+                }
+                let frame = match tokio::time::timeout(timeout, st.body.frame()).await {
+                    Ok(f) => f,
+                    Err(_) => {
+                        st.queue
+                            .push_back(Err("the upstream stream stalled".into()));
+                        st.done = true;
+                        continue;
+                    }
+                };
+                let data = match frame {
+                    None => {
+                        st.done = true;
+                        st.queue.extend(finished(&lock()).map(Ok));
+                        continue;
+                    }
+                    Some(Err(e)) => {
+                        st.queue.push_back(Err(Box::new(e)));
+                        st.done = true;
+                        continue;
+                    }
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(data) => data,
+                        Err(_) => continue,
+                    },
+                };
+                st.total += data.len();
+                if st.total > limit {
+                    st.queue
+                        .push_back(Err("the upstream stream exceeds its bound".into()));
+                    st.done = true;
+                    continue;
+                }
+                let events = match st.parser.feed(&data) {
+                    Ok(events) => events,
+                    Err(e) => {
+                        st.queue.push_back(Err(e.into()));
+                        st.done = true;
+                        continue;
+                    }
+                };
+                for event in events {
+                    if event.trim() == "[DONE]" {
+                        st.queue.extend(finished(&lock()).map(Ok));
+                        st.done = true;
+                        break;
+                    }
+                    let Ok(chunk) = serde_json::from_str::<Value>(&event) else {
+                        st.queue
+                            .push_back(Err("an upstream event is not JSON".into()));
+                        st.done = true;
+                        break;
+                    };
+                    let text = chunk["choices"][0]["delta"]["content"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned();
+                    if let Err(e) = lock().add(&chunk) {
+                        st.queue.push_back(Err(e.into()));
+                        st.done = true;
+                        break;
+                    }
+                    if !text.is_empty() {
+                        st.queue.push_back(Ok(StreamEvent::Chunk(text)));
+                    }
+                }
+            }
+        }
+    });
+    Box::pin(stream)
 }
