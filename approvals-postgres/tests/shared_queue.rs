@@ -184,7 +184,7 @@ async fn a_host_on_one_instance_gets_the_decision_an_approver_makes_on_another()
     // Audited in PostgreSQL, readable from any instance.
     let c = instance(&url, "c").await;
     let log = c.history(&HistoryQuery::latest(10)).await.unwrap();
-    assert_eq!(log, [record.clone()]);
+    assert_eq!(log, std::slice::from_ref(&record));
     let entry = &log[0];
     assert_eq!(entry.approver.name(), "ann");
     assert_eq!(entry.acceptance, Acceptance::Accepted);

@@ -127,7 +127,7 @@ struct Shared {
 #[derive(Debug)]
 enum Write {
     /// A new request; `stored` turns `Some(true)` once it is in the store.
-    Insert(StoredRequest, watch::Sender<Option<bool>>),
+    Insert(Box<StoredRequest>, watch::Sender<Option<bool>>),
     /// Close a request (see [`ApprovalStore::close`]).
     Close(String, CloseReason),
     /// Leave requests for their hosts to re-attach.
@@ -840,7 +840,7 @@ impl ApprovalQueue {
                 remaining: wait,
                 seen_by: Vec::new(),
             };
-            self.write(Write::Insert(row, done));
+            self.write(Write::Insert(Box::new(row), done));
             stored
         });
         if let Some(h) = state.hosts.get_mut(&host) {
