@@ -42,7 +42,12 @@ pub(crate) struct Settings {
 /// panics: every failure is a `host_error:*` deny.
 pub(crate) async fn run(host: &HostState, settings: Settings, ctx: AgentContext) -> Emission {
     let span = trace::emission_span(&ctx, host.trace_payloads);
-    let emission = counted(host, settings, ctx).instrument(span.clone()).await;
+    // Boxed: the emission's state machine (composition, dispatch, the
+    // transport's call) is kilobytes, and every future wrapping it
+    // (session, span, timeout) would otherwise copy it when moved.
+    let emission = Box::pin(counted(host, settings, ctx))
+        .instrument(span.clone())
+        .await;
     trace::record_emission(&span, &emission.verdict);
     emission
 }
@@ -100,7 +105,8 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
                 let (view, request) = prepare(binding, &ctx, &mut wire, generation, last);
                 trust.sent(binding, view.as_ref());
                 let seen = view.as_ref().map_or(&ctx, |(v, _)| v);
-                let d = binding.dispatch(seen, request).await;
+                // Boxed for the same reason as the emission in `run`.
+                let d = Box::pin(binding.dispatch(seen, request)).await;
                 trust.answered(binding, &d);
                 if !d.extensions.is_empty() {
                     extensions.push((binding.name.clone(), d.extensions));
