@@ -304,6 +304,10 @@ macro_rules! raw_rpcs {
             async fn describe(&self, _: Request<pb::DescribeRequest>) -> Result<Response<pb::Manifest>, Status> {
                 Err(Status::unimplemented("raw"))
             }
+            type MultiplexStream = hookwire_server::MultiplexStream;
+            async fn multiplex(&self, _: Request<tonic::Streaming<pb::MultiplexRequest>>) -> Result<Response<Self::MultiplexStream>, Status> {
+                Err(Status::unimplemented("raw"))
+            }
         }
     };
 }

@@ -94,6 +94,15 @@ macro_rules! floor_impl {
             ) -> Result<Response<pb::Manifest>, Status> {
                 Err(Status::unimplemented("floor answers PreToolCall only"))
             }
+
+            type MultiplexStream = hookwire_server::MultiplexStream;
+
+            async fn multiplex(
+                &self,
+                _request: Request<tonic::Streaming<pb::MultiplexRequest>>,
+            ) -> Result<Response<Self::MultiplexStream>, Status> {
+                Err(Status::unimplemented("floor answers PreToolCall only"))
+            }
         }
     };
 }

@@ -56,7 +56,7 @@ mod running;
 mod server;
 mod trace;
 
-pub use adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
+pub use adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter, MULTIPLEX_IN_FLIGHT, MultiplexStream};
 pub use error::Error;
 pub use peer::Peer;
 

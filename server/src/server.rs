@@ -192,6 +192,7 @@ impl<L> Server<L> {
     {
         let (health, health_service) = ServerHealth::new();
         let interceptor: InterceptorServer<GrpcAdapter> = GrpcAdapter::new(service)
+            .with_drain(health.drain())
             .with_metrics(self.metrics.as_ref())
             .into_server()
             .max_decoding_message_size(self.max_message_bytes);

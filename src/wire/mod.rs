@@ -10,6 +10,8 @@
 //! - `response`: [`InterceptorResponse`] ⇄ `pb::InterceptorResponse`
 //!   and [`Manifest`] ⇄ `pb::Manifest`.
 //! - `point`: [`InterceptionPoint`] ⇄ `pb::InterceptionPoint`.
+//! - `multiplex`: a [`PointRequest`] as one message of the `Multiplex`
+//!   stream (a hookwire extension), and the manifest's declaration of it.
 //! - `approval`: the §9 approval request and resolution on a stream
 //!   ([`StreamRequest`], [`StreamResolution`]) ⇄ the messages of the
 //!   approval service.
@@ -25,12 +27,14 @@
 
 mod approval;
 mod context;
+mod multiplex;
 mod point;
 mod response;
 mod verdict;
 
 pub use approval::InvalidApprovalRequest;
 pub use context::{PointRequest, context_from_request, context_to_request};
+pub use multiplex::{MANIFEST_NAMESPACE, MultiplexBody, declare_multiplex, declares_multiplex};
 pub use point::UnspecifiedPoint;
 pub use response::InvalidManifest;
 

@@ -60,6 +60,7 @@ impl From<&Manifest> for pb::Manifest {
                 .map(|&p| pb::InterceptionPoint::from(p) as i32)
                 .collect(),
             description: m.description.clone(),
+            extensions: Default::default(),
         }
     }
 }

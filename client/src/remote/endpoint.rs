@@ -19,6 +19,7 @@ use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
 
+use super::multiplex::Multiplexer;
 use super::tls::{TlsConfig, client_tls};
 use super::{CallFailure, HEALTH_UNIMPLEMENTED};
 use crate::error::Error;
@@ -63,6 +64,9 @@ pub(super) struct EndpointClient {
     endpoint: String,
     /// Static metadata sent on every call, values marked sensitive.
     metadata: std::sync::Arc<MetadataMap>,
+    /// The `Multiplex` stream, used instead of unary calls when the
+    /// service declares it.
+    multiplex: std::sync::Arc<Multiplexer>,
 }
 
 impl EndpointClient {
@@ -101,10 +105,12 @@ impl EndpointClient {
             (_, None) => ep,
         };
         let channel = ep.connect_lazy();
+        let multiplex = std::sync::Arc::new(Multiplexer::new(channel.clone(), metadata.clone()));
         Ok(Self {
             channel,
             endpoint: endpoint.to_owned(),
             metadata,
+            multiplex,
         })
     }
 
@@ -136,6 +142,14 @@ impl EndpointClient {
         request: PointRequest,
         timeout: Option<Duration>,
     ) -> Result<InterceptorResponse, AttemptFailure> {
+        // The stream when the service declares it; the probe's time
+        // (once) comes out of the emission's bound.
+        let asked = Instant::now();
+        let multiplexed = self.multiplex.available(timeout).await;
+        let timeout = timeout.map(|t| t.saturating_sub(asked.elapsed()));
+        if multiplexed {
+            return self.multiplex.call(request, timeout).await;
+        }
         let mut client = InterceptorClient::new(self.channel.clone());
         let fut = async move {
             macro_rules! rpc {
@@ -290,7 +304,7 @@ pub(super) fn reach_of(status: &tonic::Status) -> Reach {
 /// can arrive a moment before the host's own timer fires. The service's
 /// deadline starts when it receives the call, so its reset never arrives
 /// before `timeout` has elapsed here.
-fn is_deadline(code: tonic::Code, elapsed: Duration, timeout: Option<Duration>) -> bool {
+pub(super) fn is_deadline(code: tonic::Code, elapsed: Duration, timeout: Option<Duration>) -> bool {
     match code {
         tonic::Code::DeadlineExceeded => true,
         tonic::Code::Cancelled => timeout.is_some_and(|t| elapsed >= t),

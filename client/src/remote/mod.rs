@@ -53,11 +53,13 @@
 //! | `dns` | replicas from a name re-resolved periodically |
 //! | `tls` | how an `https://` endpoint is verified and the client certificate presented |
 //! | `metadata` | the static gRPC metadata a binding sends, checked once |
+//! | `multiplex` | one replica's `Multiplex` stream (a hookwire extension): every session's emissions on one stream, when the service declares it |
 
 mod balance;
 mod dns;
 mod endpoint;
 mod metadata;
+mod multiplex;
 mod pool;
 mod tls;
 
