@@ -102,10 +102,7 @@ impl SseParser {
     pub(crate) fn feed(&mut self, bytes: &[u8]) -> Result<Vec<String>, String> {
         self.buf.extend_from_slice(bytes);
         let mut events = Vec::new();
-        loop {
-            let Some((end, sep)) = find_blank_line(&self.buf) else {
-                break;
-            };
+        while let Some((end, sep)) = find_blank_line(&self.buf) {
             let event: Vec<u8> = self.buf.drain(..end + sep).take(end).collect();
             let text = String::from_utf8(event).map_err(|_| "an event is not UTF-8")?;
             let data: Vec<&str> = text

@@ -920,11 +920,7 @@ impl Inner {
         applied: &mut Applied,
     ) -> Result<Response, Error> {
         let mut headers = forwarded_headers(client, !self.pool.is_empty());
-        if let Some(c) = self
-            .pool
-            .choose(None)
-            .map_err(|reason| Error::Config(reason))?
-        {
+        if let Some(c) = self.pool.choose(None).map_err(Error::Config)? {
             headers.insert(header::AUTHORIZATION, c.header);
             applied.credential = Some(c.label);
         }
