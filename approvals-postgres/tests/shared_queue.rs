@@ -545,3 +545,38 @@ async fn a_restarted_instance_releases_what_it_held_and_a_lost_listener_resyncs(
     .expect("B caught up after its listener reconnected");
     drop(Arc::new(store));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_reattached_elsewhere_survives_its_old_link_ending() {
+    let pg = cluster();
+    let url = pg.create_database("moved").unwrap();
+    let a = instance(&url, "a").await;
+    let b = instance(&url, "b").await;
+    let mut watching_a = a.subscribe();
+    let mut watching_b = b.subscribe();
+    let (old, _old_deliveries) = a.connect_host("billing-agent");
+    let id = old
+        .submit("r1", request(1), Duration::from_secs(30))
+        .unwrap();
+    added(&mut watching_b, &id).await;
+    // The host lost sight of A (A is alive) and came back through B.
+    let (new, mut deliveries) = b.connect_host("billing-agent");
+    assert_eq!(new.reattach("r1", &request(1)).await.unwrap().id, id);
+    // A's old stream ends afterwards: it no longer withdraws the request.
+    drop(old);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(a.get(&id).is_some() && b.get(&id).is_some());
+    let r = ApprovalResolution::approve(&request(1), Verdict::allow());
+    a.resolve(&id, &who("ann"), r.clone()).await.unwrap();
+    let HostDelivery::Resolution(got) = delivery(&mut deliveries).await else {
+        panic!("the decision, delivered through B");
+    };
+    assert_eq!((got.request_id.as_str(), &got.resolution), ("r1", &r));
+    for sub in [&mut watching_a, &mut watching_b] {
+        event(
+            sub,
+            |e| matches!(e, QueueEvent::Resolved { id: i, .. } if *i == id),
+        )
+        .await;
+    }
+}

@@ -717,6 +717,28 @@ impl ApprovalQueue {
         }
     }
 
+    /// Withdraws request `id` of link `link` for `reason`. Embedded: at
+    /// once. Shared: the store closes it (only while this instance still
+    /// holds its host: one that re-attached elsewhere stays), and the
+    /// mirror follows the store's change; meanwhile it is no longer
+    /// linked here.
+    fn withdraw(&self, state: &mut State, link: u64, id: String, reason: CloseReason) {
+        if !self.is_shared() {
+            self.close(state, &id, reason);
+            return;
+        }
+        if let Some(entry) = state.pending.get_mut(&id)
+            && entry.host == Some(link)
+        {
+            entry.host = None;
+            let host_request_id = entry.host_request_id.clone();
+            if let Some(h) = state.hosts.get_mut(&link) {
+                h.requests.remove(&host_request_id);
+            }
+        }
+        self.write(Write::Close(id, reason));
+    }
+
     /// Removes `id` undecided and tells the subscribers why.
     fn close(&self, state: &mut State, id: &str, reason: CloseReason) {
         if let Some(entry) = self.take(state, id, Refusal::from(reason)) {
@@ -1003,8 +1025,8 @@ impl HostLink {
             .and_then(|h| h.requests.get(request_id))
             .cloned();
         if let Some(id) = id {
-            self.queue.close(&mut state, &id, CloseReason::Cancelled);
-            self.queue.write(Write::Close(id, CloseReason::Cancelled));
+            self.queue
+                .withdraw(&mut state, self.id, id, CloseReason::Cancelled);
         }
     }
 
@@ -1191,8 +1213,8 @@ impl Drop for HostLink {
         let mut ids: Vec<String> = host.requests.into_values().collect();
         ids.sort_by_key(|id| state.pending.get(id).map(|e| e.seq));
         for id in ids {
-            self.queue.close(&mut state, &id, CloseReason::HostGone);
-            self.queue.write(Write::Close(id, CloseReason::HostGone));
+            self.queue
+                .withdraw(&mut state, self.id, id, CloseReason::HostGone);
         }
     }
 }
