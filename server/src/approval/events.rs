@@ -63,7 +63,7 @@ pub enum CloseReason {
     Cancelled,
     /// Its host's stream ended.
     HostGone,
-    /// The service gave up on it ([`ApprovalQueue::fail`]).
+    /// The service gave up on it ([`ApprovalQueue::fail`](super::ApprovalQueue::fail)).
     Failed,
 }
 

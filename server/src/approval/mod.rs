@@ -6,10 +6,13 @@
 //! `hookwire.v1.ApprovalService` (see `proto/hookwire/v1/approval.proto`).
 //! This module is the other end:
 //!
-//! - [`queue`]: [`ApprovalQueue`], the pending requests of every host,
+//! - `queue`: [`ApprovalQueue`], the pending requests of every host,
 //!   seen by every approver; the first decision wins, late ones are
 //!   refused, expired and orphaned requests are withdrawn. Its Rust API is
 //!   what in-process approvers use.
+//! - [`store`]: [`ApprovalStore`], where a queue shared by several
+//!   instances keeps its state (PostgreSQL: `hookwire-approvals-postgres`);
+//!   an embedded queue needs none.
 //! - [`grpc`]: [`ApprovalGrpc`], the queue as the gRPC service (the
 //!   hosts' `Resolve` stream, the approvers' `Watch` stream, `Decide`).
 //! - [`web`]: the approval web page and its JSON/SSE API.
