@@ -18,11 +18,18 @@
 //! ```
 //!
 //! `<n>` is the number `list` shows; `<id>` the service's id (`q-7`). It
-//! reads commands from stdin, so it scripts as well as it types:
+//! reads commands from stdin, so it scripts as well as it types.
+//!
+//! The console authenticates as an approver with the token its operator
+//! issued (read from a file or `HOOKWIRE_APPROVER_TOKEN`, never from the
+//! command line) and/or a client certificate; the name on its decisions is
+//! the one the service has for that credential. Over `https://` it
+//! verifies the service against `--ca`:
 //!
 //! ```text
 //! printf 'wait\nlist\napprove 1 looks fine\n' | \
-//!   cargo run --example approval_console -- --endpoint http://127.0.0.1:50061 --name ann
+//!   cargo run --example approval_console -- --endpoint https://approvals.internal:50061 \
+//!     --ca ca.pem --token-file ~/.hookwire/approver-token
 //! ```
 
 use std::collections::BTreeMap;
@@ -43,6 +50,86 @@ use tokio_stream::wrappers::ReceiverStream;
 /// Where the console writes; shared by the command loop and the event
 /// printer.
 pub type Output = Arc<Mutex<dyn Write + Send>>;
+
+/// Largest message the console accepts from the service: what the service
+/// may send, no more; a larger one ends the console's stream.
+const MAX_MESSAGE_BYTES: usize = hookwire_server::approval::MAX_APPROVAL_REPLY_BYTES;
+
+/// How the console reaches and authenticates to the service.
+#[derive(Clone, Default)]
+pub struct Connection {
+    /// `http://` or `https://` URL of the approval service.
+    pub endpoint: String,
+    /// The approver's bearer token.
+    pub token: Option<String>,
+    /// PEM authority that signs the service's certificate (`https://`).
+    pub ca_pem: Option<Vec<u8>>,
+    /// PEM client certificate and key, for a service that authenticates
+    /// approvers by mutual TLS.
+    pub client_identity: Option<(Vec<u8>, Vec<u8>)>,
+    /// The name the service's certificate carries, when it differs from
+    /// the endpoint's host.
+    pub domain_name: Option<String>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token or the key.
+        f.debug_struct("Connection")
+            .field("endpoint", &self.endpoint)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// The service at `endpoint`, as the approver holding `token`.
+    pub fn new(endpoint: impl Into<String>, token: impl Into<String>) -> Self {
+        Self {
+            endpoint: endpoint.into(),
+            token: Some(token.into()),
+            ..Self::default()
+        }
+    }
+
+    async fn client(
+        &self,
+    ) -> Result<ApprovalServiceClient<tonic::transport::Channel>, Box<dyn Error + Send + Sync>>
+    {
+        let mut endpoint = tonic::transport::Endpoint::from_shared(self.endpoint.clone())?;
+        if endpoint.uri().scheme_str() == Some("https") {
+            let mut tls = tonic::transport::ClientTlsConfig::new();
+            tls = match &self.ca_pem {
+                Some(ca) => tls.ca_certificate(tonic::transport::Certificate::from_pem(ca)),
+                None => tls.with_webpki_roots(),
+            };
+            if let Some((cert, key)) = &self.client_identity {
+                tls = tls.identity(tonic::transport::Identity::from_pem(cert, key));
+            }
+            if let Some(name) = &self.domain_name {
+                tls = tls.domain_name(name.clone());
+            }
+            endpoint = endpoint.tls_config(tls)?;
+        }
+        let channel = endpoint.connect().await?;
+        Ok(ApprovalServiceClient::new(channel)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES))
+    }
+
+    /// `message` with the approver's credential.
+    fn request<T>(&self, message: T) -> Result<tonic::Request<T>, Box<dyn Error + Send + Sync>> {
+        let mut request = tonic::Request::new(message);
+        if let Some(token) = &self.token {
+            let mut value: tonic::metadata::MetadataValue<_> = format!("Bearer {token}")
+                .parse()
+                .map_err(|_| "the token is not a valid header value")?;
+            value.set_sensitive(true);
+            request.metadata_mut().insert("authorization", value);
+        }
+        Ok(request)
+    }
+}
 
 /// A pending request as the console keeps it.
 #[derive(Debug, Clone)]
@@ -268,23 +355,29 @@ fn apply(
 
 const HELP: &str = "commands: list | show <n|id> | approve <n|id> [note] | edit <n|id> <json> | reject <n|id> [reason] | wait [count] [secs] | quit";
 
-/// Runs the console against the service at `endpoint` as approver `name`,
-/// reading commands from `input` until `quit` or its end.
+/// Runs the console against the service `connection` names, reading
+/// commands from `input` until `quit` or its end.
 pub async fn run(
-    endpoint: &str,
-    name: &str,
+    connection: &Connection,
     input: impl AsyncBufRead + Unpin,
     out: Output,
 ) -> Result<(), Box<dyn Error + Send + Sync>> {
-    let mut client = ApprovalServiceClient::connect(endpoint.to_owned()).await?;
+    let endpoint = &connection.endpoint;
+    let mut client = connection.client().await?;
     let (up, rx) = mpsc::channel::<pb::ApproverMessage>(32);
     let send = |kind| pb::ApproverMessage { kind: Some(kind) };
-    up.send(send(pb::approver_message::Kind::Hello(pb::ApproverHello {
-        name: name.to_owned(),
-    })))
-    .await?;
-    let mut down = client.watch(ReceiverStream::new(rx)).await?.into_inner();
-    say(&out, format!("connected to {endpoint} as {name}"));
+    let request = connection.request(ReceiverStream::new(rx))?;
+    let mut down = match client.watch(request).await {
+        Ok(r) => r.into_inner(),
+        Err(status) if status.code() == tonic::Code::Unauthenticated => {
+            return Err("the service did not accept this approver's credential".into());
+        }
+        Err(status) if status.code() == tonic::Code::PermissionDenied => {
+            return Err("this credential may not approve".into());
+        }
+        Err(status) => return Err(status.into()),
+    };
+    say(&out, format!("connected to {endpoint}"));
 
     let board = Arc::new(Mutex::new(Board::default()));
     let (acks_tx, mut acks) = mpsc::channel::<pb::DecisionAck>(8);
@@ -402,7 +495,7 @@ pub async fn run(
                         };
                         (
                             ApprovalOutcome::Reject,
-                            Verdict::deny(reason).with_message(format!("rejected by {name}")),
+                            Verdict::deny(reason).with_message("rejected at the approval console"),
                         )
                     }
                 };
@@ -432,23 +525,48 @@ pub async fn run(
     Ok(())
 }
 
+const USAGE: &str = "usage: approval_console [--endpoint URL] [--token-file FILE] [--ca FILE] \
+[--cert FILE --key FILE] [--domain NAME]
+  The approver token comes from --token-file or $HOOKWIRE_APPROVER_TOKEN.";
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
-    let mut endpoint = "http://127.0.0.1:50061".to_owned();
-    let mut name = std::env::var("USER").unwrap_or_else(|_| "console".into());
+    let mut c = Connection {
+        endpoint: "http://127.0.0.1:50061".to_owned(),
+        token: std::env::var("HOOKWIRE_APPROVER_TOKEN").ok(),
+        ..Connection::default()
+    };
+    let (mut cert, mut key) = (None, None);
+    let read =
+        |path: Option<String>, what: &str| -> Result<Vec<u8>, Box<dyn Error + Send + Sync>> {
+            let path = path.ok_or(format!("{what} needs a file"))?;
+            std::fs::read(&path).map_err(|e| format!("cannot read {path}: {e}").into())
+        };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--endpoint" => endpoint = args.next().ok_or("--endpoint needs a URL")?,
-            "--name" => name = args.next().ok_or("--name needs a value")?,
+            "--endpoint" => c.endpoint = args.next().ok_or("--endpoint needs a URL")?,
+            "--token-file" => {
+                let bytes = read(args.next(), "--token-file")?;
+                c.token = Some(String::from_utf8(bytes)?.trim().to_owned());
+            }
+            "--ca" => c.ca_pem = Some(read(args.next(), "--ca")?),
+            "--cert" => cert = Some(read(args.next(), "--cert")?),
+            "--key" => key = Some(read(args.next(), "--key")?),
+            "--domain" => c.domain_name = Some(args.next().ok_or("--domain needs a name")?),
             "-h" | "--help" => {
-                println!("usage: approval_console [--endpoint URL] [--name APPROVER]\n{HELP}");
+                println!("{USAGE}\n{HELP}");
                 return Ok(());
             }
             other => return Err(format!("unknown argument {other:?}").into()),
         }
     }
+    c.client_identity = match (cert, key) {
+        (Some(cert), Some(key)) => Some((cert, key)),
+        (None, None) => None,
+        _ => return Err("--cert and --key go together".into()),
+    };
     let out: Output = Arc::new(Mutex::new(std::io::stdout()));
     let stdin = tokio::io::BufReader::new(tokio::io::stdin());
-    run(&endpoint, &name, stdin, out).await
+    run(&c, stdin, out).await
 }

@@ -1,18 +1,19 @@
-//! An approval service with its web page, ready for approvers.
-//!
-//! Serves `hookwire.v1.ApprovalService` (hosts connect a `StreamResolver`
-//! to it; the terminal console connects as an approver) and the approval
-//! web page next to it, both on 127.0.0.1:
+//! A demo of the approval service on loopback: the same library
+//! `hookwire approvals serve` runs (see docs/approvals.md for the real
+//! command, its access list and TLS), with a throwaway access list made up
+//! at start: one host and one approver, each with a fresh token.
 //!
 //! ```text
 //! cargo run --example approval_service -- --grpc 127.0.0.1:50061 --web 127.0.0.1:8080 --demo
 //! ```
 //!
+//! It prints the approver's token: sign in to the page
+//! (`http://127.0.0.1:8080/`) with it, or give it to the console
+//! (`HOOKWIRE_APPROVER_TOKEN=... cargo run --example approval_console`).
 //! With `--demo` it also runs, in the same process, an escalating policy
-//! service and an agent whose `wire_transfer` calls over 50 need approval:
-//! one request every few seconds, so there is always something to decide
-//! in the page (`http://127.0.0.1:8080/`) or in the console
-//! (`cargo run --example approval_console -- --endpoint http://127.0.0.1:50061`).
+//! service and an agent (authenticated with the host token) whose
+//! `wire_transfer` calls over 50 need approval: one request every few
+//! seconds, so there is always something to decide.
 //! With `--metrics-addr 127.0.0.1:9465` it serves the service's Prometheus
 //! metrics (`hookwire_approval_*`) at `http://127.0.0.1:9465/metrics`.
 //! Stop it with Ctrl-C.
@@ -23,7 +24,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hookwire_client::{Host, InputRole, StreamResolver, ToolCall};
-use hookwire_server::approval::ApprovalServer;
+use hookwire_server::approval::auth::new_token;
+use hookwire_server::approval::{
+    Access, AccessConfig, ApprovalServer, ApproverConfig, PrincipalConfig,
+};
 use hookwire_server::metrics::{SharedRegistry, serve_metrics};
 use hookwire_server::prelude::*;
 use serde_json::{Value, json};
@@ -59,12 +63,16 @@ impl Interceptor for TransferPolicy {
 
 /// An agent asking for one transfer after another, each waiting on a
 /// human.
-async fn demo_agent(approvals: String) -> Result<(), Box<dyn Error + Send + Sync>> {
+async fn demo_agent(
+    approvals: String,
+    host_token: String,
+) -> Result<(), Box<dyn Error + Send + Sync>> {
     let policy = spawn_local(TransferPolicy).await?;
     let deadline = Duration::from_secs(120);
     let resolver = StreamResolver::builder(approvals)
         .deadline(deadline)
         .host_name("demo-agent")
+        .bearer_token(host_token)
         .build()?;
     let host = Host::builder("demo-agent", "hookwire")
         .remote("policy", policy.endpoint())
@@ -121,8 +129,15 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
             other => return Err(format!("unknown argument {other:?}").into()),
         }
     }
+    // A throwaway access list: the service keeps only the tokens' hashes.
+    let (host_token, approver_token) = (new_token()?, new_token()?);
+    let access = Access::new(
+        &AccessConfig::default()
+            .host(PrincipalConfig::token("demo-agent", &host_token))
+            .approver(ApproverConfig::token("demo-approver", &approver_token)),
+    )?;
     let registry: SharedRegistry = Arc::default();
-    let mut server = ApprovalServer::new();
+    let mut server = ApprovalServer::new(access);
     if let Some(addr) = metrics {
         server = {
             let mut guard = registry.lock().map_err(|_| "registry poisoned")?;
@@ -141,10 +156,13 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
         "approval page:    {}",
         running.web_url().unwrap_or_default()
     );
+    // A demo on loopback: the operator is the approver, so the token is
+    // shown once here; a real service never prints or logs tokens.
+    println!("approver token (demo-approver): {approver_token}");
     if demo {
         let endpoint = running.endpoint();
         tokio::spawn(async move {
-            if let Err(e) = demo_agent(endpoint).await {
+            if let Err(e) = demo_agent(endpoint, host_token).await {
                 eprintln!("demo agent failed: {e}");
             }
         });

@@ -4,6 +4,9 @@
 
 use hookwire_testkit as common;
 
+#[path = "approval_common/mod.rs"]
+mod approval_common;
+
 #[allow(dead_code)]
 #[path = "../examples/approval_console.rs"]
 mod console;
@@ -13,9 +16,9 @@ use std::time::Duration;
 
 use hookwire::ResolvedBy;
 use hookwire_client::{InputRole, StreamResolver, ToolCall};
-use hookwire_server::approval::ApprovalServer;
 use serde_json::json;
 
+use approval_common::{BILLING_HOST_TOKEN, token_of};
 use common::Scripted;
 
 #[tokio::test]
@@ -23,7 +26,7 @@ async fn an_operator_approves_edits_and_rejects_from_the_console() {
     let policy = Scripted::escalating_tool_calls("policy", "needs_approval", "large transfer")
         .serve()
         .await;
-    let service = ApprovalServer::new()
+    let service = approval_common::server()
         .spawn_local()
         .await
         .expect("approval service");
@@ -31,6 +34,7 @@ async fn an_operator_approves_edits_and_rejects_from_the_console() {
     let resolver = StreamResolver::builder(service.endpoint())
         .deadline(deadline)
         .host_name("billing")
+        .bearer_token(BILLING_HOST_TOKEN)
         .build()
         .expect("resolver");
     let (builder, _) = common::host();
@@ -76,7 +80,11 @@ async fn an_operator_approves_edits_and_rejects_from_the_console() {
     let out: console::Output = buffer.clone();
     tokio::time::timeout(
         Duration::from_secs(60),
-        console::run(&service.endpoint(), "ann", script.as_bytes(), out),
+        console::run(
+            &console::Connection::new(service.endpoint(), token_of("ann")),
+            script.as_bytes(),
+            out,
+        ),
     )
     .await
     .expect("the script ends")

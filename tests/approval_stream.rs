@@ -5,6 +5,9 @@
 
 use hookwire_testkit as common;
 
+#[path = "approval_common/mod.rs"]
+mod approval_common;
+
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -25,13 +28,14 @@ use hookwire_client::{
 };
 use hookwire_server::RunningServer;
 use hookwire_server::approval::{
-    ApprovalQueue, ApprovalServer, ApproverIdentity, CloseReason, QueueEvent, RunningApprovalServer,
+    ApprovalQueue, ApproverIdentity, CloseReason, QueueEvent, RunningApprovalServer,
 };
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
+use approval_common::{HOST_TOKEN, bearer, token_of};
 use common::Scripted;
 
 const LONG: Duration = Duration::from_secs(60);
@@ -62,6 +66,7 @@ fn resolver(approvals: &str, deadline: Duration) -> StreamResolver {
     StreamResolver::builder(approvals)
         .deadline(deadline)
         .host_name("test-host")
+        .bearer_token(HOST_TOKEN)
         .reconnect_backoff(Duration::from_millis(20), Duration::from_millis(200))
         .build()
         .expect("resolver")
@@ -90,7 +95,7 @@ async fn tool_call(host: &Host, session: &str, args: Value) -> Emission {
 }
 
 async fn approvals() -> RunningApprovalServer {
-    ApprovalServer::new()
+    approval_common::server()
         .heartbeat_interval(Duration::from_millis(200))
         .spawn_local()
         .await
@@ -289,14 +294,17 @@ async fn a_lying_approver_is_an_identity_mismatch() {
         let id = p.id.clone();
         async move {
             approver
-                .decide(pb::DecideRequest {
-                    approver: "mallory".into(),
-                    resolution: Some(pb::ApprovalResolution::from(&StreamResolution {
-                        request_id: id,
-                        approver: String::new(),
-                        resolution: r,
-                    })),
-                })
+                .decide(bearer(
+                    pb::DecideRequest {
+                        approver: "mallory".into(),
+                        resolution: Some(pb::ApprovalResolution::from(&StreamResolution {
+                            request_id: id,
+                            approver: String::new(),
+                            resolution: r,
+                        })),
+                    },
+                    token_of("mallory"),
+                ))
                 .await
                 .expect("decide")
                 .into_inner()
@@ -378,7 +386,7 @@ async fn the_host_reconnects_after_the_service_restarts_on_the_same_port() {
     let down = tool_call(&host, "during", json!({"amount": 2})).await;
     assert_eq!(down.reason(), Some("host_error:approval_resolver_failed"));
 
-    let second = ApprovalServer::new()
+    let second = approval_common::server()
         .heartbeat_interval(Duration::from_millis(200))
         .spawn(addr, None)
         .await
@@ -413,7 +421,7 @@ impl Approver {
         .await
         .expect("hello");
         let down = client
-            .watch(ReceiverStream::new(rx))
+            .watch(bearer(ReceiverStream::new(rx), token_of(name)))
             .await
             .expect("watch")
             .into_inner();
@@ -576,7 +584,7 @@ async fn a_host_whose_stream_drops_has_its_requests_withdrawn() {
     .await
     .expect("send");
     let mut down = client
-        .resolve(ReceiverStream::new(rx))
+        .resolve(bearer(ReceiverStream::new(rx), HOST_TOKEN))
         .await
         .expect("resolve")
         .into_inner();

@@ -1,8 +1,12 @@
 //! The approval web page end to end, in a real headless Chromium: an agent
-//! session blocks on an escalation, `tests/web/click.mjs` opens the page
-//! served next to the approval service, reads the pending request as the
-//! page shows it, and clicks Approve (the tool runs, the record says
-//! `resolved_by: "approval"`) or Reject (the tool never runs).
+//! session blocks on an escalation, `tests/web/click.mjs` signs in with an
+//! approver token, reads the pending request as the page shows it, and
+//! clicks Approve (the tool runs, the record says `resolved_by:
+//! "approval"` and names the signed-in approver) or Reject (the tool never
+//! runs), or opens the request (recorded as seen by that approver) and
+//! approves it with edited arguments (the tool runs with them). The
+//! edited run is served over HTTPS and gRPC over TLS from a test
+//! authority.
 //!
 //! Needs Debian's `chromium` and `playwright-core` in `tests/web/`, both
 //! installed by `scripts/setup.sh` (as root). Without them this test fails
@@ -11,17 +15,26 @@
 
 use hookwire_testkit as common;
 
+#[path = "approval_common/mod.rs"]
+mod approval_common;
+
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hookwire::{InterceptionPoint, InterceptionRecord, ResolvedBy};
 use hookwire_client::{
-    Agent, InputRole, ModelResponse, StreamResolver, ToolCall, Tools, model_fn, tool_fn,
+    Agent, InputRole, ModelResponse, StreamResolver, TlsConfig, ToolCall, Tools, model_fn, tool_fn,
 };
-use hookwire_server::approval::ApprovalServer;
+use hookwire_server::approval::ServiceTls;
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, PublicKeyData, SanType,
+};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use approval_common::{HOST_TOKEN, token_of};
 
 use common::Scripted;
 
@@ -53,29 +66,112 @@ fn require_browser() {
     );
 }
 
+/// The session cookie's flags, as Chromium stored them.
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CookieFlags {
+    http_only: bool,
+    same_site: String,
+    secure: bool,
+}
+
+/// The decision's row in the page's history view.
+#[derive(Debug, serde::Deserialize)]
+struct HistoryRow {
+    approver: String,
+    outcome: String,
+    status: String,
+}
+
 /// What the page showed for the request, as click.mjs reports it.
 #[derive(Debug, serde::Deserialize)]
 struct Shown {
+    approver: String,
+    cookie: CookieFlags,
     point: String,
     tool: String,
     args: Value,
     reason: String,
     session: String,
     time_left: String,
+    seen_before: String,
+    #[serde(default)]
+    seen_after: Option<String>,
+    #[serde(default)]
+    detail_context: Option<Value>,
     connection: String,
     status: String,
+    history: HistoryRow,
+}
+
+/// A throwaway authority and a server certificate for 127.0.0.1 it signed.
+struct TestPki {
+    ca_pem: String,
+    cert_pem: String,
+    key_pem: String,
+    /// base64(SHA-256(SubjectPublicKeyInfo)) of the server key, what
+    /// Chromium is told to trust.
+    spki_sha256: String,
+}
+
+fn test_pki() -> TestPki {
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "approvals test CA");
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let mut leaf = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
+    leaf.subject_alt_names
+        .push(SanType::IpAddress([127, 0, 0, 1].into()));
+    let cert = leaf.signed_by(&key, &issuer).unwrap();
+    TestPki {
+        ca_pem: ca_cert.pem(),
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+        spki_sha256: base64(&Sha256::digest(key.subject_public_key_info())),
+    }
+}
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// Runs click.mjs against `url` and returns what the page showed.
-async fn click(url: &str, action: &str) -> Shown {
+async fn click(url: &str, action: &str, spki: Option<&str>) -> Shown {
     let mut cmd = tokio::process::Command::new("node");
     cmd.arg(web_dir().join("click.mjs"))
         .arg(url)
         .arg(action)
+        .env("APPROVER_TOKEN", token_of("web"))
         .current_dir(web_dir())
         .kill_on_drop(true);
-    if let Some(path) = std::env::var_os("APPROVAL_WEB_SCREENSHOT") {
-        cmd.arg(path);
+    match std::env::var_os("APPROVAL_WEB_SCREENSHOT") {
+        Some(path) => cmd.arg(path),
+        None => cmd.arg("-"),
+    };
+    if let Some(spki) = spki {
+        cmd.arg(spki);
     }
     let out = tokio::time::timeout(Duration::from_secs(90), cmd.output())
         .await
@@ -93,9 +189,9 @@ async fn click(url: &str, action: &str) -> Shown {
 }
 
 /// One agent run whose single tool call escalates; `action` is clicked in
-/// the page. Returns what the page showed, the tool invocation count, and
-/// the pre_tool_call record.
-async fn run(action: &str) -> (Shown, usize, InterceptionRecord) {
+/// the page (served over HTTPS with `tls`). Returns what the page showed,
+/// the arguments of every tool invocation, and the pre_tool_call record.
+async fn run(action: &str, tls: bool) -> (Shown, Vec<Value>, InterceptionRecord) {
     let policy = Scripted::escalating_tool_calls(
         "policy",
         "large_transfer",
@@ -103,15 +199,26 @@ async fn run(action: &str) -> (Shown, usize, InterceptionRecord) {
     )
     .serve()
     .await;
-    let service = ApprovalServer::new()
-        .spawn_local()
-        .await
-        .expect("approval service");
+    let pki = tls.then(test_pki);
+    let mut server = approval_common::server();
+    if let Some(pki) = &pki {
+        server = server.tls(ServiceTls::new(pki.cert_pem.clone(), pki.key_pem.clone()).unwrap());
+    }
+    let service = server.spawn_local().await.expect("approval service");
     let url = service.web_url().expect("the web page is served");
+    assert_eq!(url.starts_with("https://"), tls, "{url}");
     let deadline = Duration::from_secs(120);
-    let resolver = StreamResolver::builder(service.endpoint())
+    let mut resolver = StreamResolver::builder(service.endpoint());
+    if let Some(pki) = &pki {
+        resolver = resolver.tls(TlsConfig {
+            ca_pem: Some(pki.ca_pem.clone().into_bytes()),
+            ..TlsConfig::default()
+        });
+    }
+    let resolver = resolver
         .deadline(deadline)
         .host_name("payments-agent")
+        .bearer_token(HOST_TOKEN)
         .build()
         .expect("resolver");
     let (builder, records) = common::host();
@@ -130,11 +237,11 @@ async fn run(action: &str) -> (Shown, usize, InterceptionRecord) {
         .build()
         .expect("host");
 
-    let invoked = Arc::new(AtomicUsize::new(0));
+    let invoked = Arc::new(Mutex::new(Vec::new()));
     let tools = Tools::new().with(tool_fn("wire_transfer", {
         let invoked = Arc::clone(&invoked);
-        move |_args| {
-            invoked.fetch_add(1, Ordering::SeqCst);
+        move |args| {
+            invoked.lock().unwrap().push(args);
             async { Ok(json!({"txn": "tx-1"})) }
         }
     }));
@@ -169,7 +276,7 @@ async fn run(action: &str) -> (Shown, usize, InterceptionRecord) {
             .await
     });
 
-    let shown = click(&url, action).await;
+    let shown = click(&url, action, pki.as_ref().map(|p| p.spki_sha256.as_str())).await;
     let (_turn, _shutdown) = tokio::time::timeout(Duration::from_secs(30), agent_run)
         .await
         .expect("the session proceeds after the click")
@@ -181,7 +288,13 @@ async fn run(action: &str) -> (Shown, usize, InterceptionRecord) {
         .find(|r| r.interception_point == InterceptionPoint::PreToolCall)
         .expect("a pre_tool_call record");
     service.shutdown().await.expect("shutdown");
-    (shown, invoked.load(Ordering::SeqCst), record)
+    let invoked = invoked.lock().unwrap().clone();
+    (shown, invoked, record)
+}
+
+/// The approver the record names, from the service's credential check.
+fn recorded_approver(record: &InterceptionRecord) -> Value {
+    record.to_json()["extensions"]["hookwire"]["approval"]["approver"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -189,7 +302,12 @@ async fn approve_and_reject_in_a_real_browser() {
     require_browser();
     let started = Instant::now();
 
-    let (shown, invoked, record) = run("approve").await;
+    let (shown, invoked, record) = run("approve", false).await;
+    assert_eq!(shown.approver, "web");
+    assert!(shown.cookie.http_only, "{:?}", shown.cookie);
+    assert_eq!(shown.cookie.same_site, "Strict");
+    assert!(!shown.cookie.secure, "plain HTTP: not Secure");
+    assert_eq!(shown.seen_before, "—", "listing a request is not seeing it");
     assert_eq!(shown.point, "pre_tool_call");
     assert_eq!(shown.tool, "wire_transfer");
     assert_eq!(shown.args, json!({"amount": 100, "account": "[redacted]"}));
@@ -198,8 +316,9 @@ async fn approve_and_reject_in_a_real_browser() {
         "large_transfer — transfers over 50 need a human"
     );
     assert_eq!(shown.session, "web-approve");
+    // The host waits 120 s: the page counts down from that, not an hour.
     assert!(
-        shown.time_left.ends_with('s'),
+        shown.time_left.starts_with("1m ") || shown.time_left.starts_with("2m "),
         "time left {:?}",
         shown.time_left
     );
@@ -209,8 +328,17 @@ async fn approve_and_reject_in_a_real_browser() {
         "{:?}",
         shown.status
     );
-    assert_eq!(invoked, 1, "approved: the tool runs once");
+    assert_eq!(invoked.len(), 1, "approved: the tool runs once");
     assert!(record.proceeds());
+    assert_eq!(recorded_approver(&record), json!("web"));
+    assert_eq!(
+        (
+            shown.history.approver.as_str(),
+            shown.history.outcome.as_str(),
+            shown.history.status.as_str()
+        ),
+        ("web", "allow", "accepted")
+    );
     assert_eq!(record.resolved_by, Some(ResolvedBy::Approval));
     assert_eq!(
         record.to_json()["resolved_by"],
@@ -218,19 +346,46 @@ async fn approve_and_reject_in_a_real_browser() {
         "the record says who lifted the deny"
     );
 
-    let (shown, invoked, record) = run("reject").await;
+    let (shown, invoked, record) = run("reject", false).await;
     assert!(
         shown.status.ends_with("reject accepted"),
         "{:?}",
         shown.status
     );
-    assert_eq!(invoked, 0, "rejected: the tool is never invoked");
+    assert!(invoked.is_empty(), "rejected: the tool is never invoked");
     assert!(!record.proceeds());
     assert_eq!(record.resolved_by, Some(ResolvedBy::Rejection));
     assert_eq!(record.verdict.reason.as_deref(), Some("approval:rejected"));
 
+    // Over HTTPS: open the request (seen by the signed-in approver), edit
+    // the amount, approve; the tool runs with the edited arguments.
+    let edited = json!({"amount": 40, "account": "[redacted]", "memo": "capped by approver"});
+    let (shown, invoked, record) = run(&format!("approve-edited:{edited}"), true).await;
+    assert!(shown.cookie.secure, "HTTPS: the cookie is Secure");
+    assert!(shown.cookie.http_only && shown.cookie.same_site == "Strict");
+    assert_eq!(shown.seen_before, "—");
+    assert_eq!(shown.seen_after.as_deref(), Some("web"));
+    let context = shown
+        .detail_context
+        .expect("the detail view shows the context");
+    assert_eq!(context["tool_call"]["args"]["account"], json!("[redacted]"));
+    assert!(
+        shown.status.ends_with("approve (edited) accepted"),
+        "{:?}",
+        shown.status
+    );
+    assert_eq!(
+        invoked,
+        vec![edited],
+        "the tool runs with the edited arguments"
+    );
+    assert!(record.proceeds());
+    assert_eq!(record.resolved_by, Some(ResolvedBy::Approval));
+    assert_eq!(recorded_approver(&record), json!("web"));
+    assert_eq!(shown.history.outcome, "allow_edited");
+
     eprintln!(
-        "approval web e2e (two browser runs) took {:?}",
+        "approval web e2e (three browser runs) took {:?}",
         started.elapsed()
     );
 }

@@ -72,7 +72,12 @@ use hookwire_client::{
     InterceptorBinding, Model, ModelResponse, RecordLog, ShutdownReason, StreamEvent,
     StreamResolver, ToolCall, ToolError, Toolbox,
 };
-use hookwire_server::approval::{ApprovalServer, ApproverIdentity, QueueEvent};
+use hookwire_server::approval::{
+    Access, AccessConfig, ApprovalServer, ApproverIdentity, PrincipalConfig, QueueEvent,
+};
+
+/// The conformance host's token for the approval service it resolves through.
+const CTK_HOST_TOKEN: &str = "hwa_ctk_host_0123456789abcdef0123456789abcdef";
 use hookwire_server::{Interceptor, Server, async_trait, manifest};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -429,7 +434,12 @@ impl HookwireHarness {
             .set_nonblocking(true)
             .expect("non-blocking listener");
         let listener = tokio::net::TcpListener::from_std(listener).expect("inside the runtime");
-        let running = ApprovalServer::new()
+        // The harness host authenticates as the one host the service knows.
+        let access = Access::new(
+            &AccessConfig::default().host(PrincipalConfig::token("ctk-host", CTK_HOST_TOKEN)),
+        )
+        .expect("access list");
+        let running = ApprovalServer::new(access)
             .spawn_with_listeners(listener, None)
             .expect("approval service");
         let endpoint = running.endpoint();
@@ -470,7 +480,10 @@ impl HookwireHarness {
             let _ = running.shutdown().await;
         });
         self.servers.push(stop);
-        StreamResolver::connect(endpoint).expect("approval stream resolver")
+        StreamResolver::builder(endpoint)
+            .bearer_token(CTK_HOST_TOKEN)
+            .build()
+            .expect("approval stream resolver")
     }
 
     /// Serves `service` on 127.0.0.1:0 in the background and returns its

@@ -19,7 +19,7 @@ use hookwire_client::{
     RecordLog, RecordSink, ShutdownReason, ToolCall, ToolResult, interceptor_fn,
 };
 use hookwire_server::Server;
-use hookwire_server::approval::{ApprovalServer, ApproverIdentity};
+use hookwire_server::approval::{Access, ApprovalServer, ApproverIdentity};
 use hookwire_server::metrics::ServerMetrics;
 use hookwire_server::metrics::{SharedRegistry, render, serve_metrics};
 use hookwire_testkit::{
@@ -324,7 +324,7 @@ fn approval_request(n: u64) -> ApprovalRequest {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_approval_service_exposes_its_backlog_decisions_and_connections() {
     let registry: SharedRegistry = Arc::default();
-    let server = ApprovalServer::new().metrics(&mut registry.lock().unwrap());
+    let server = ApprovalServer::new(Access::default()).metrics(&mut registry.lock().unwrap());
     let running = server.spawn_local().await.unwrap();
     let addr = expose(registry.clone()).await;
     let queue = running.queue().clone();

@@ -2,7 +2,7 @@
 //! service, asked the way `grpcurl list` and `grpcurl describe` ask: with a
 //! `grpc.reflection.v1` client over a real connection on 127.0.0.1:0.
 
-use hookwire_server::approval::ApprovalServer;
+use hookwire_server::approval::{Access, ApprovalServer};
 use hookwire_server::prelude::*;
 use prost::Message;
 use tokio_stream::StreamExt;
@@ -104,7 +104,10 @@ async fn an_interceptor_service_lists_and_describes_itself() {
 
 #[tokio::test]
 async fn the_approval_service_lists_and_describes_itself() {
-    let running = ApprovalServer::new().spawn_local().await.unwrap();
+    let running = ApprovalServer::new(Access::default())
+        .spawn_local()
+        .await
+        .unwrap();
     let endpoint = running.endpoint();
     let listed = services(&endpoint).await;
     assert!(

@@ -28,4 +28,8 @@ pub enum CliError {
     /// `hookwire policy test` found failing tests, or `eval` a bad input.
     #[error("policy: {0}")]
     PolicyTests(String),
+    /// `hookwire approvals serve` was given unusable settings. Never
+    /// quotes a token, hash, key or database URL.
+    #[error("approvals: {0}")]
+    ApprovalsConfig(String),
 }

@@ -17,10 +17,13 @@
 //! - `hookwire policy serve|test|eval`: OPA Rego policies as an interceptor.
 //! - `hookwire gateway --listen ADDR --upstream URL --declaration FILE`: an
 //!   OpenAI-compatible proxy governed by the declared chain.
+//! - `hookwire approvals serve|token`: the approval service and its web
+//!   page behind an access list, over TLS; fresh approver and host tokens.
 //!
 //! `demo` and `serve-demo` take `--otlp-endpoint URL`: spans (and the demo
 //! host's interception records, as logs) are exported over OTLP/gRPC.
 
+mod approvals;
 mod args;
 mod audit;
 mod check;
@@ -102,6 +105,9 @@ enum Command {
     /// Serve an OpenAI-compatible proxy whose conversations the declared
     /// chain governs.
     Gateway(gateway::GatewayArgs),
+    /// The approval service (gRPC and web page) and its access tokens.
+    #[command(subcommand)]
+    Approvals(approvals::ApprovalsCommand),
     /// Signing keys and signed, hash-chained record logs.
     Audit {
         #[command(subcommand)]
@@ -115,7 +121,11 @@ impl Command {
         let (args, service) = match self {
             Self::Demo { telemetry, .. } => (telemetry, "hookwire-demo"),
             Self::ServeDemo { telemetry, .. } => (telemetry, "hookwire-serve-demo"),
-            Self::Check { .. } | Self::Audit { .. } | Self::Policy(_) | Self::Gateway(_) => {
+            Self::Check { .. }
+            | Self::Audit { .. }
+            | Self::Policy(_)
+            | Self::Gateway(_)
+            | Self::Approvals(_) => {
                 return None;
             }
         };
@@ -175,6 +185,7 @@ fn main() -> ExitCode {
             Command::Audit { command } => audit::run(&command),
             Command::Policy(command) => policy::run(command).await,
             Command::Gateway(args) => gateway::run(args).await,
+            Command::Approvals(command) => approvals::run(command).await,
         };
         if let Some(t) = telemetry
             && let Err(e) = t.shutdown()

@@ -130,9 +130,7 @@ impl StreamResolverBuilder {
                 .tls_config(client_tls(tls.as_ref()))
                 .map_err(|_| invalid("unusable TLS settings".into()))?,
             (_, Some(_)) => {
-                return Err(invalid(
-                    "TLS settings need an https:// endpoint".into(),
-                ));
+                return Err(invalid("TLS settings need an https:// endpoint".into()));
             }
             (_, None) => endpoint,
         };

@@ -402,6 +402,17 @@ pub struct Access {
     revoked: Arc<Vec<[u8; 32]>>,
 }
 
+impl Default for Access {
+    /// Nobody: every call over the network is refused. For a service used
+    /// only by in-process hosts and approvers (the queue's Rust API).
+    fn default() -> Self {
+        Self {
+            entries: Arc::new(Vec::new()),
+            revoked: Arc::new(Vec::new()),
+        }
+    }
+}
+
 impl fmt::Debug for Access {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Names only: hashes stay out of debug output too.
@@ -446,10 +457,14 @@ impl Access {
     /// digits, every expiry RFC 3339, every principal with a credential.
     pub fn new(config: &AccessConfig) -> Result<Self, Error> {
         let mut entries = Vec::new();
-        let hosts = config
-            .hosts
-            .iter()
-            .map(|h| (h, Principal::Host { name: h.name.clone() }));
+        let hosts = config.hosts.iter().map(|h| {
+            (
+                h,
+                Principal::Host {
+                    name: h.name.clone(),
+                },
+            )
+        });
         let approvers = config.approvers.iter().map(|a| {
             (
                 &a.principal,
@@ -461,10 +476,7 @@ impl Access {
         });
         for (p, principal) in hosts.chain(approvers) {
             check_name(&p.name)?;
-            if entries
-                .iter()
-                .any(|e: &Entry| e.principal.name() == p.name)
-            {
+            if entries.iter().any(|e: &Entry| e.principal.name() == p.name) {
                 return Err(Error::AccessConfig(format!(
                     "principal {:?} is configured twice",
                     p.name
@@ -646,10 +658,7 @@ mod tests {
         };
         assert_eq!(access.approver(creds("ann-token")).unwrap().0.name, "ann");
         assert_eq!(access.host(creds("host-token")).unwrap(), "billing-agent");
-        assert_eq!(
-            access.host(creds("ann-token")),
-            Err(Denial::WrongPrincipal)
-        );
+        assert_eq!(access.host(creds("ann-token")), Err(Denial::WrongPrincipal));
         assert_eq!(
             access.approver(creds("host-token")).unwrap_err(),
             Denial::WrongPrincipal

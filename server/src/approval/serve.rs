@@ -135,7 +135,11 @@ impl ApprovalServer {
             .map(|l| l.local_addr().map_err(Error::LocalAddr))
             .transpose()?;
         let (closing, closing_rx) = watch::channel(false);
-        let web_tls = self.tls.as_ref().map(ServiceTls::rustls_config).transpose()?;
+        let web_tls = self
+            .tls
+            .as_ref()
+            .map(ServiceTls::rustls_config)
+            .transpose()?;
         let mut builder = tonic::transport::Server::builder();
         if let Some(tls) = &self.tls {
             builder = builder.tls_config(tls.grpc_config())?;

@@ -159,7 +159,10 @@ pub(crate) struct TlsListener {
 }
 
 impl TlsListener {
-    pub(crate) fn new(listener: TcpListener, config: Arc<rustls::ServerConfig>) -> io::Result<Self> {
+    pub(crate) fn new(
+        listener: TcpListener,
+        config: Arc<rustls::ServerConfig>,
+    ) -> io::Result<Self> {
         let local = listener.local_addr()?;
         let (tx, ready) = mpsc::channel(MAX_HANDSHAKES);
         let acceptor = TlsAcceptor::from(config);

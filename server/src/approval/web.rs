@@ -301,10 +301,7 @@ pub fn router(
 async fn security_headers(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let h = response.headers_mut();
-    h.insert(
-        header::X_FRAME_OPTIONS,
-        HeaderValue::from_static("DENY"),
-    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(
@@ -316,7 +313,10 @@ async fn security_headers(request: Request, next: Next) -> Response {
         HeaderValue::from_static("nosniff"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     response
 }
 
@@ -464,9 +464,9 @@ async fn pending(State(s): State<WebState>, headers: HeaderMap) -> Response {
 }
 
 fn pending_event(queue: &ApprovalQueue, approver: &ApproverAccess) -> Event {
-    Event::default().event("pending").data(
-        serde_json::to_string(&views(queue, approver)).unwrap_or_else(|_| "[]".into()),
-    )
+    Event::default()
+        .event("pending")
+        .data(serde_json::to_string(&views(queue, approver)).unwrap_or_else(|_| "[]".into()))
 }
 
 fn notice(e: &QueueEvent) -> Option<Event> {
