@@ -62,9 +62,9 @@ try {
   page.setDefaultTimeout(20_000);
 
   // Not signed in: the API refuses, the page asks for a token.
-  const before = await page.request.get(new URL("/api/pending", url).toString());
-  if (before.status() !== 401) throw new Error(`/api/pending without a session answered ${before.status()}`);
   await page.goto(url);
+  const before = await page.evaluate(() => fetch("/api/pending").then((r) => r.status));
+  if (before !== 401) throw new Error(`/api/pending without a session answered ${before}`);
   await page.locator("#signin").waitFor({ state: "visible" });
   await page.locator("#token").fill(token);
   await page.locator("#signin button[type=submit]").click();
