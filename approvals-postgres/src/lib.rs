@@ -96,6 +96,21 @@ pub async fn shared_queue_with(
         .map_err(|e| Error::Queue(Box::new(e)))
 }
 
+/// An instance id for a process that was given none: the host's name and
+/// the process id (`HOSTNAME`, else `/etc/hostname`, else `approvals`),
+/// cut to [`MAX_INSTANCE_ID`]. A restarted process gets a new id; its old
+/// one's requests are released when its lease runs out.
+pub fn default_instance_id() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "approvals".to_owned());
+    let id = format!("{host}-{}", std::process::id());
+    id.chars().take(MAX_INSTANCE_ID).collect()
+}
+
 /// `url` with its password, if any, replaced by `***`: the only form in
 /// which a database URL is logged or reported.
 pub fn redact_url(url: &str) -> String {
@@ -185,6 +200,13 @@ mod tests {
         assert!(matches!(e, Error::Connect { .. }), "{text}");
         assert!(!text.contains("hunter2"), "{text}");
         assert!(text.contains("ann:***@127.0.0.1"), "{text}");
+    }
+
+    #[test]
+    fn the_default_instance_id_names_the_process() {
+        let id = default_instance_id();
+        assert!(id.ends_with(&format!("-{}", std::process::id())), "{id}");
+        assert!(!id.is_empty() && id.chars().count() <= MAX_INSTANCE_ID);
     }
 
     #[tokio::test]
