@@ -321,7 +321,11 @@ impl Binding {
             Callee::InProcess(_) => None,
         };
         let span = trace::dispatch_span(&self.name, endpoint);
-        let d = self.call(ctx, request).instrument(span.clone()).await;
+        // Boxed: the call's state machine (balancer, transport) is
+        // kilobytes, which the span wrapper would otherwise copy.
+        let d = Box::pin(self.call(ctx, request))
+            .instrument(span.clone())
+            .await;
         trace::record_dispatch(&span, &d.verdict);
         d
     }
