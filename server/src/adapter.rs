@@ -295,7 +295,8 @@ impl MultiplexSession {
             tokio::spawn(async move { answers.send(error_answer(id, &status)).await });
             return;
         }
-        let task = tokio::spawn(emission);
+        // Boxed: the task then moves a pointer, not the emission's state.
+        let task = tokio::spawn(Box::pin(emission));
         running.insert(id, task.abort_handle());
     }
 }
