@@ -30,18 +30,24 @@ pub fn cpu_us(pid: Option<u32>) -> f64 {
     }
 }
 
-/// Ports of the child's three services.
+/// Ports of the child's services.
 pub struct Endpoints {
-    /// The allow-all service.
+    /// The allow-all service (declares the `Multiplex` stream).
     pub allow: String,
     /// The service that waits [`crate::serve::DELAY`] before allowing.
     pub delay: String,
     /// The bare tonic service: the transport floor.
     pub floor: String,
+    /// The allow-all service without the stream in its manifest: hosts
+    /// call it unary.
+    pub unary: String,
+    /// The raw TCP echo (`host:port`, no scheme): the physical floor.
+    pub tcp: String,
 }
 
 /// Endpoints of a server started by hand (`HOOKWIRE_BENCH_PORTS="<allow>
-/// <delay> <floor>"`, e.g. one running under a profiler), or `None`.
+/// <delay> <floor> <unary> <tcp>"`, e.g. one running under a profiler), or
+/// `None`.
 pub fn external_server() -> Option<Endpoints> {
     let ports = std::env::var("HOOKWIRE_BENCH_PORTS").ok()?;
     let ports: Vec<u16> = ports
@@ -57,6 +63,8 @@ fn endpoints(ports: &[u16]) -> Endpoints {
         allow: url(ports[0]),
         delay: url(ports[1]),
         floor: url(ports[2]),
+        unary: url(ports[3]),
+        tcp: format!("127.0.0.1:{}", ports[4]),
     }
 }
 

@@ -186,14 +186,24 @@ impl Chain {
 /// hookwire's host with the chain in-process, default configuration
 /// (enforce, sequential/first_deny, jcs-sha256, 5000 ms timeouts).
 pub fn local_host(chain: Chain) -> Host {
+    local_host_bounded(chain, true)
+}
+
+/// [`local_host`], with the default 5000 ms timeouts (`bounded`) or none.
+pub fn local_host_bounded(chain: Chain, bounded: bool) -> Host {
     let mut b = Host::builder(AGENT, FRAMEWORK);
     for i in 0..chain.len {
         let name = format!("i{i}");
-        b = if chain.transform_at == Some(i) {
-            b.interceptor(name, Rewrite)
+        let binding = if chain.transform_at == Some(i) {
+            InterceptorBinding::local(name, Rewrite)
         } else {
-            b.interceptor(name, Allow)
+            InterceptorBinding::local(name, Allow)
         };
+        b = b.bind(if bounded {
+            binding
+        } else {
+            binding.unbounded()
+        });
     }
     b.build().expect("host builds")
 }
@@ -202,8 +212,16 @@ pub fn local_host(chain: Chain) -> Host {
 /// its default sequential/first_deny, jcs-sha256, and the same 5000 ms
 /// per-interceptor timeout hookwire applies by default.
 pub fn canon_emitter(chain: Chain) -> InterceptionEmitter {
+    canon_emitter_bounded(chain, true)
+}
+
+/// [`canon_emitter`], with the 5000 ms per-interceptor timeout
+/// (`bounded`) or the emitter's default of none.
+pub fn canon_emitter_bounded(chain: Chain, bounded: bool) -> InterceptionEmitter {
     let mut e = InterceptionEmitter::new(EnforcementMode::Enforce, None);
-    e.set_timeout(hookwire_client::DEFAULT_TIMEOUT);
+    if bounded {
+        e.set_timeout(hookwire_client::DEFAULT_TIMEOUT);
+    }
     for i in 0..chain.len {
         if chain.transform_at == Some(i) {
             e.register(Box::new(CanonRewrite));

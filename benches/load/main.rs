@@ -5,14 +5,15 @@
 //! drift on a shared machine hits both alike):
 //!
 //! - a remote emission (client and interceptor service in separate
-//!   processes on loopback) against a bare tonic unary call carrying the
-//!   same request bytes;
+//!   processes on loopback), called unary and over the `Multiplex` stream,
+//!   against a bare tonic unary call carrying the same request bytes, and
+//!   a raw TCP round trip of those bytes (the physical floor);
 //! - the host with in-process interceptors against the canonical
 //!   in-process emitter (`agent_hooks::InterceptionEmitter`);
 //! - a `parallel/strictest` fan-out to four remote interceptors that each
 //!   wait 2 ms, against one such interceptor;
-//! - throughput with 64 and 256 concurrent sessions against bare tonic
-//!   with the same concurrency;
+//! - throughput with 64 and 256 concurrent sessions, unary and stream,
+//!   against bare tonic with the same concurrency;
 //! - how time and memory per emission grow with the context size, the
 //!   number of interceptors and the number of sessions;
 //! - a command hook spawned per decision against a remote emission;
@@ -30,10 +31,10 @@
 //! (leave `BENCHMARKS.md` alone); `--only <section>` (one of `deadline`,
 //! `remote`, `metrics`, `local`, `fanout`, `throughput`, `spawn`, `growth`, `audit`, `policy`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
-//! a profiler: `remote`, `floor`, `floor-deadline`, `local`, `canon`,
-//! `concurrent`, `concurrent-floor`, `policy` (in-process Rego decisions), or
+//! a profiler: `remote` (unary), `stream`, `floor`, `floor-deadline`, `local`, `canon`,
+//! `concurrent`, `concurrent-stream`, `concurrent-floor`, `policy` (in-process Rego decisions), or
 //! `parts` for native timings of the engine's per-emission work). `HOOKWIRE_BENCH_PORTS="<allow> <delay>
-//! <floor>"` points `--profile` at a server started by hand (`--serve`),
+//! <floor> <unary> <tcp>"` points `--profile` at a server started by hand (`--serve`),
 //! e.g. one running under `valgrind --tool=callgrind`.
 //!
 //! One file per part: `child.rs` (the services' process and CPU
@@ -232,6 +233,7 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Report {
             eprintln!("throughput with {concurrency} sessions ...");
             let t = throughput::throughput(
                 &remote.host,
+                &remote.stream_host,
                 &remote.floor.client,
                 &remote.floor.request,
                 &call_1k,
@@ -239,7 +241,7 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Report {
                 plan,
             )
             .await;
-            headline.push(t.into_headline(concurrency));
+            headline.extend(t.into_headlines(concurrency));
         }
     }
     if want("spawn") {

@@ -163,6 +163,44 @@ impl Op for FloorCall {
     }
 }
 
+/// One round trip on a raw TCP connection to the child's echo: the
+/// request's bytes out (length-prefixed), the short answer back. The
+/// physical floor under any RPC on loopback.
+pub struct TcpRoundTrip {
+    pub conn: tokio::net::TcpStream,
+    /// The framed request (length prefix included).
+    pub frame: Vec<u8>,
+    pub answer: Vec<u8>,
+}
+
+impl TcpRoundTrip {
+    /// Connects to `addr` (`host:port`) with `request_bytes` per request.
+    pub async fn connect(addr: &str, request_bytes: usize) -> Self {
+        let conn = tokio::net::TcpStream::connect(addr)
+            .await
+            .expect("connect the TCP floor");
+        conn.set_nodelay(true).expect("nodelay");
+        let mut frame = (request_bytes as u32).to_be_bytes().to_vec();
+        frame.resize(4 + request_bytes, b'x');
+        Self {
+            conn,
+            frame,
+            answer: vec![0; 4 + crate::serve::TCP_ANSWER.len()],
+        }
+    }
+}
+
+impl Op for TcpRoundTrip {
+    async fn once(&mut self) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        self.conn.write_all(&self.frame).await.expect("TCP write");
+        self.conn
+            .read_exact(&mut self.answer)
+            .await
+            .expect("TCP read");
+    }
+}
+
 /// One decision by a spawned command hook: serialize the context, spawn the
 /// program, write the context to its stdin, read and parse its verdict.
 pub struct Spawn {

@@ -15,14 +15,22 @@ use crate::{KIB, REMOTE_TIMEOUT, started};
 
 /// `--profile <what> [n]`: only `n` runs of one operation (after a short
 /// warm-up), for a profiler such as `valgrind --tool=callgrind`. `what` is
-/// `remote`, `floor`, `local` or `canon`.
+/// `remote` (unary), `stream`, `floor`, `local` or `canon`, or the
+/// 64-session `concurrent`, `concurrent-stream`, `concurrent-floor`.
 pub async fn profile(what: &str, n: usize, ep: &Endpoints) {
     let args = fixtures::tool_args(KIB);
     let call = fixtures::tool_call(&args);
     match what {
-        "remote" => {
+        "remote" | "stream" => {
+            // `remote` calls unary (the service declares no stream),
+            // `stream` over the Multiplex stream.
+            let endpoint = if what == "remote" {
+                &ep.unary
+            } else {
+                &ep.allow
+            };
             let host =
-                fixtures::remote_host(&ep.allow, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
+                fixtures::remote_host(endpoint, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
             let mut op = Emit {
                 session: started(&host, "s-profile").await,
                 call,
@@ -53,10 +61,15 @@ pub async fn profile(what: &str, n: usize, ep: &Endpoints) {
             };
             measure::sample(&mut op, n, &mut Samples::default()).await;
         }
-        "concurrent" | "concurrent-floor" => {
+        "concurrent" | "concurrent-stream" | "concurrent-floor" => {
             // 64 sessions (or tonic tasks) with n/64 calls each, all at once.
+            let endpoint = if what == "concurrent-stream" {
+                &ep.allow
+            } else {
+                &ep.unary
+            };
             let host =
-                fixtures::remote_host(&ep.allow, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
+                fixtures::remote_host(endpoint, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
             let client = InterceptorClient::new(measure::channel(&ep.floor).await);
             let request = fixtures::floor_request(&args);
             let mut handles = Vec::new();

@@ -1,8 +1,10 @@
 //! The `remote` and `deadline` sections: one remote emission (client and
 //! interceptor service in separate processes) against a bare tonic unary
 //! call carrying the same request bytes, with and without a per-call
-//! deadline. The setup is shared with later sections (throughput, spawn,
-//! growth), which measure against the same session and floor.
+//! deadline; the same emission over the `Multiplex` stream; and a raw TCP
+//! round trip of the same bytes, the physical floor. The setup is shared
+//! with later sections (throughput, spawn, growth), which measure against
+//! the same sessions and floor.
 
 use hookwire::Profile;
 use hookwire::pb::interceptor_client::InterceptorClient;
@@ -11,17 +13,25 @@ use serde_json::Value;
 use tonic::transport::Channel;
 
 use crate::child::Endpoints;
-use crate::measure::{self, Emit, FloorCall, interleaved};
+use crate::measure::{self, Emit, FloorCall, TcpRoundTrip, interleaved};
 use crate::report::Headline;
 use crate::{Plan, REMOTE_TIMEOUT, fixtures, started};
 
-/// A host with one remote allow interceptor, a started session on it, and
-/// the bare tonic call on the floor service.
+/// Hosts with one remote allow interceptor (called unary, and over the
+/// stream), a started session on each, the bare tonic call on the floor
+/// service and the raw TCP round trip.
 pub struct RemoteSetup {
-    /// The host bound to the allow service.
+    /// The host bound to the allow service that declares no stream: it
+    /// calls unary.
     pub host: Host,
     /// A `pre_tool_call` emission on a started session of `host`.
     pub ours: Emit,
+    /// The host bound to the allow service that declares the stream.
+    pub stream_host: Host,
+    /// A `pre_tool_call` emission on a started session of `stream_host`.
+    pub stream: Emit,
+    /// The raw TCP round trip with the request's bytes.
+    pub tcp: TcpRoundTrip,
     /// The same request bytes as a bare tonic call, without a deadline.
     pub floor: FloorCall,
     /// The channel to the floor service, for later sections' own calls.
@@ -29,14 +39,21 @@ pub struct RemoteSetup {
 }
 
 impl RemoteSetup {
-    /// Connects to the child's allow and floor services.
+    /// Connects to the child's allow, unary, floor and TCP services.
     pub async fn new(ep: &Endpoints, call: &ToolCall, args: &Value) -> Self {
         let host =
-            fixtures::remote_host(&ep.allow, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
+            fixtures::remote_host(&ep.unary, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
         let ours = Emit {
             session: started(&host, "s-remote").await,
             call: call.clone(),
         };
+        let stream_host =
+            fixtures::remote_host(&ep.allow, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
+        let stream = Emit {
+            session: started(&stream_host, "s-stream").await,
+            call: call.clone(),
+        };
+        let tcp = TcpRoundTrip::connect(&ep.tcp, fixtures::request_len(args)).await;
         let floor_channel = measure::channel(&ep.floor).await;
         let floor = FloorCall {
             client: InterceptorClient::new(floor_channel.clone())
@@ -47,6 +64,9 @@ impl RemoteSetup {
         Self {
             host,
             ours,
+            stream_host,
+            stream,
+            tcp,
             floor,
             floor_channel,
         }
@@ -109,12 +129,60 @@ impl RemoteSetup {
         )
         .await;
         headline.push(Headline::latency(
-            format!("remote emission vs bare tonic unary ({request_bytes} B request, 2 processes)"),
+            format!(
+                "remote emission, unary, vs bare tonic unary ({request_bytes} B request, 2 processes)"
+            ),
             &a,
             &b,
             "remote_vs_tonic",
-            Some((1.25, false)),
+            Some((1.15, false)),
         ));
-        a.median()
+        let median = a.median();
+        let (a, b) = interleaved(
+            &mut self.stream,
+            &mut self.floor,
+            300,
+            plan.rounds,
+            plan.remote_per_round,
+        )
+        .await;
+        headline.push(Headline::latency(
+            "remote emission over the Multiplex stream vs bare tonic unary".to_owned(),
+            &a,
+            &b,
+            "stream_vs_tonic",
+            Some((0.8, false)),
+        ));
+        let (a, b) = interleaved(
+            &mut self.stream,
+            &mut self.ours,
+            300,
+            plan.rounds,
+            plan.remote_per_round,
+        )
+        .await;
+        headline.push(Headline::latency(
+            "remote emission: Multiplex stream vs unary".to_owned(),
+            &a,
+            &b,
+            "",
+            None,
+        ));
+        let (a, b) = interleaved(
+            &mut self.tcp,
+            &mut self.floor,
+            300,
+            plan.rounds,
+            plan.remote_per_round,
+        )
+        .await;
+        headline.push(Headline::latency(
+            format!("raw TCP round trip ({request_bytes} B out, 8 B back) vs bare tonic unary"),
+            &a,
+            &b,
+            "",
+            None,
+        ));
+        median
     }
 }

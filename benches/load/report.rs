@@ -250,6 +250,8 @@ impl Report {
             "metrics_overhead",
             "policy_vs_rust",
             "policy_throughput_vs_rust",
+            "stream_vs_tonic",
+            "stream_throughput_vs_tonic",
         ];
         let mut line = String::from("ratios:");
         for k in keys {
@@ -311,11 +313,19 @@ const METHOD: &str = "
 ## Method
 
 - One process runs the hosts, the canonical emitter and the clients; a
-  second process (the same binary, `--serve`) runs three services on
-  127.0.0.1: a hookwire interceptor service that allows, the same with a
-  2 ms wait in every hook, and the bare tonic floor (the generated service
-  answering `PreToolCall` with a prebuilt allow response). Both processes
-  use a 2-worker tokio runtime.
+  second process (the same binary, `--serve`) runs five services on
+  127.0.0.1: a hookwire interceptor service that allows (its manifest
+  declares the `Multiplex` stream, so hosts use it), the same allow
+  service without the stream in its manifest (hosts call it unary), the
+  allow service with a 2 ms wait in every hook, the bare tonic floor (the
+  generated service answering `PreToolCall` with a prebuilt allow
+  response), and a raw TCP echo of length-prefixed frames (the physical
+  floor: the request's bytes out, 8 bytes back, on one connection). Both
+  processes use a 2-worker tokio runtime.
+- `remote_vs_tonic`, `throughput_vs_tonic` and `spawn_vs_remote` use the
+  unary host; `stream_vs_tonic` and `stream_throughput_vs_tonic` the
+  stream host; both against bare tonic *unary*. The other remote sections
+  (metrics, fan-out, audit, growth) use the default: the stream.
 - The floor carries exactly the request bytes hookwire sends for the same
   context, on a channel configured like hookwire's (`tcp_nodelay`, same
   keep-alive), without hookwire's per-call deadline. The first two rows
@@ -323,16 +333,20 @@ const METHOD: &str = "
   costs the bare transport, and hookwire against a floor that carries it.
 - In-process comparisons use the same interceptors on both sides (an
   allow, and a rewrite of `$target.cmd`), the same identity provider
-  (`jcs-sha256`), the same 5000 ms per-interceptor timeout, and build the
+  (`jcs-sha256`), the same per-interceptor bound (5000 ms on both sides,
+  then none on either: the canonical emitter spawns a task per call under
+  a timeout, which dominates its cost, so `overhead_vs_canonical` is the
+  geometric mean of the unbounded pairs), and build the
   context per emission on both sides (hookwire's `Session::pre_tool_call`,
   the canonical `AgentContextBuilder::pre_tool_call`). The canonical
   emitter's record buffer is drained after each emission.
 - A and B alternate in rounds (A then B, then B then A) after a warm-up of
   both; every ratio is a ratio of medians from the same run.
-  `overhead_vs_canonical` is the geometric mean of the three in-process
-  cases; `throughput_vs_tonic` is the 64-session case.
+  `throughput_vs_tonic` and `stream_throughput_vs_tonic` are the
+  64-session cases.
 - Throughput: each session (or tonic task) calls in a loop for a fixed
-  window; rates are medians over alternating rounds on one channel. CPU
+  window; rates are medians over rotating rounds (unary, stream, tonic)
+  on one channel each. CPU
   per call is the user + system time of each process over the rounds
   (`/proc/<pid>/stat`) divided by the calls made.
 - The process-per-hook baseline spawns `hookwire-command-hook`

@@ -6,9 +6,14 @@
 //! - `delay`: the same, each hook waiting a fixed [`DELAY`] first;
 //! - `floor`: the bare transport: the generated tonic service answering
 //!   `PreToolCall` with a prebuilt allow response, nothing decoded beyond
-//!   what prost does for any tonic call.
+//!   what prost does for any tonic call;
+//! - `unary`: the `allow` service with the `Multiplex` stream left out of
+//!   its manifest, so hosts call it unary;
+//! - `tcp`: the physical floor: a raw TCP echo of length-prefixed frames
+//!   (a request of any length in, a fixed short answer out).
 //!
-//! The child prints `ports <allow> <delay> <floor>` on stdout, then serves
+//! The child prints `ports <allow> <delay> <floor> <unary> <tcp>` on
+//! stdout, then serves
 //! until its stdin reaches end of file (the parent exited or closed it), or
 //! at the latest after [`MAX_LIFETIME`].
 
@@ -18,6 +23,7 @@ use std::time::Duration;
 
 use hookwire::pb;
 use hookwire::pb::interceptor_server::{Interceptor as PbInterceptor, InterceptorServer};
+use hookwire_server::GrpcAdapter;
 use hookwire_server::prelude::*;
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
@@ -117,6 +123,36 @@ floor_impl! {
     agent_shutdown(AgentShutdownRequest);
 }
 
+/// What the raw TCP floor answers every frame with: about the size of an
+/// encoded allow response.
+pub const TCP_ANSWER: &[u8] = &[0x0a, 0x02, 0x08, 0x01];
+
+/// The raw TCP floor: per connection, reads frames (a 4-byte big-endian
+/// length, then that many bytes) and answers each with [`TCP_ANSWER`],
+/// framed the same way.
+async fn echo(listener: TcpListener) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    while let Ok((mut conn, _)) = listener.accept().await {
+        let _ = conn.set_nodelay(true);
+        tokio::spawn(async move {
+            let mut frame = Vec::new();
+            let mut answer = (TCP_ANSWER.len() as u32).to_be_bytes().to_vec();
+            answer.extend_from_slice(TCP_ANSWER);
+            loop {
+                let Ok(len) = conn.read_u32().await else {
+                    return;
+                };
+                frame.resize(len as usize, 0);
+                if conn.read_exact(&mut frame).await.is_err()
+                    || conn.write_all(&answer).await.is_err()
+                {
+                    return;
+                }
+            }
+        });
+    }
+}
+
 async fn bind() -> TcpListener {
     TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
         .await
@@ -150,14 +186,17 @@ pub fn run() -> ! {
         .expect("server runtime");
     rt.block_on(async {
         let (allow, delay, floor) = (bind().await, bind().await, bind().await);
+        let (unary, tcp) = (bind().await, bind().await);
         {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(
                 out,
-                "ports {} {} {}",
+                "ports {} {} {} {} {}",
                 port(&allow),
                 port(&delay),
-                port(&floor)
+                port(&floor),
+                port(&unary),
+                port(&tcp)
             );
             let _ = out.flush();
         }
@@ -184,7 +223,18 @@ pub fn run() -> ! {
                 )
                 .serve_with_incoming(TcpIncoming::from(floor).with_nodelay(Some(true))),
         );
-        let _ = tokio::join!(allow, delay, floor);
+        let unary = tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(
+                    GrpcAdapter::new(AllowAll)
+                        .unary_only()
+                        .into_server()
+                        .max_decoding_message_size(MAX_MESSAGE),
+                )
+                .serve_with_incoming(TcpIncoming::from(unary).with_nodelay(Some(true))),
+        );
+        let tcp = tokio::spawn(echo(tcp));
+        let _ = tokio::join!(allow, delay, floor, unary, tcp);
     });
     std::process::exit(1)
 }

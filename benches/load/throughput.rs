@@ -1,10 +1,12 @@
 //! The `throughput` section: emissions per second from many concurrent
-//! sessions against bare tonic calls from as many tasks.
+//! sessions, called unary and over the `Multiplex` stream, against bare
+//! tonic calls from as many tasks.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hookwire::pb::interceptor_client::InterceptorClient;
-use hookwire_client::Host;
+use hookwire_client::{Host, Session};
 
 use crate::child::{SERVER_PID, cpu_us};
 use crate::measure::Samples;
@@ -12,52 +14,92 @@ use crate::report::Headline;
 use crate::{Plan, fixtures, started};
 
 /// Emissions per second from `concurrency` sessions against one remote
-/// interceptor service, and bare tonic calls per second from as many tasks
-/// on one channel, alternating in rounds.
+/// interceptor service, called unary and over the `Multiplex` stream, and
+/// bare tonic calls per second from as many tasks on one channel,
+/// alternating in rounds.
 pub struct Throughput {
-    ours_rate: f64,
-    tonic_rate: f64,
-    ours_lat: Samples,
-    tonic_lat: Samples,
-    /// CPU per call (client µs, server µs), summed over the rounds.
-    ours_cpu: (f64, f64),
-    tonic_cpu: (f64, f64),
+    /// Unary, stream, tonic.
+    sides: [Side; 3],
 }
 
-impl Throughput {
-    pub fn into_headline(self, concurrency: usize) -> Headline {
-        Headline::throughput(
-            format!("throughput, {concurrency} concurrent sessions vs bare tonic"),
-            (self.ours_rate, self.ours_cpu),
-            (self.tonic_rate, self.tonic_cpu),
-            &self.ours_lat,
-            &self.tonic_lat,
-            if concurrency == 64 {
-                "throughput_vs_tonic"
-            } else {
-                ""
-            },
-            (concurrency == 64).then_some((0.8, true)),
-        )
+/// One side's rates, latencies and CPU.
+#[derive(Default)]
+struct Side {
+    rates: Vec<f64>,
+    lat: Samples,
+    /// CPU used by (client, server) and calls made.
+    cpu: (f64, f64, usize),
+}
+
+impl Side {
+    fn rate(&self) -> f64 {
+        Samples(self.rates.clone()).median()
+    }
+
+    fn cpu_per_call(&self) -> (f64, f64) {
+        let (c, s, n) = self.cpu;
+        (c / n as f64, s / n as f64)
     }
 }
 
-/// Runs `concurrency` sessions of `host`, then as many bare tonic tasks,
-/// alternating in rounds of [`Plan::throughput_window`].
+impl Throughput {
+    /// The headlines: unary and stream against tonic, and stream against
+    /// unary.
+    pub fn into_headlines(self, concurrency: usize) -> Vec<Headline> {
+        let [unary, stream, tonic] = &self.sides;
+        let main = concurrency == 64;
+        let row = |label: String, a: &Side, b: &Side, key, target| {
+            Headline::throughput(
+                label,
+                (a.rate(), a.cpu_per_call()),
+                (b.rate(), b.cpu_per_call()),
+                &a.lat,
+                &b.lat,
+                if main { key } else { "" },
+                if main { target } else { None },
+            )
+        };
+        vec![
+            row(
+                format!("throughput, {concurrency} concurrent sessions, unary, vs bare tonic"),
+                unary,
+                tonic,
+                "throughput_vs_tonic",
+                Some((0.8, true)),
+            ),
+            row(
+                format!(
+                    "throughput, {concurrency} concurrent sessions, Multiplex stream, vs bare tonic"
+                ),
+                stream,
+                tonic,
+                "stream_throughput_vs_tonic",
+                Some((1.3, true)),
+            ),
+        ]
+    }
+}
+
+/// Runs `concurrency` sessions of `unary` (a host calling unary), as many
+/// of `stream` (a host on the stream), then as many bare tonic tasks,
+/// rotating in rounds of [`Plan::throughput_window`].
 pub async fn throughput(
-    host: &Host,
+    unary: &Host,
+    stream: &Host,
     client: &InterceptorClient<tonic::transport::Channel>,
     request: &hookwire::pb::PreToolCallRequest,
     call: &hookwire_client::ToolCall,
     concurrency: usize,
     plan: Plan,
 ) -> Throughput {
-    let mut sessions = Vec::with_capacity(concurrency);
-    for i in 0..concurrency {
-        sessions.push(started(host, &format!("s-load-{i}")).await);
+    let mut sessions: [Vec<Arc<Session>>; 2] = [Vec::new(), Vec::new()];
+    for (side, host) in [unary, stream].into_iter().enumerate() {
+        for i in 0..concurrency {
+            sessions[side].push(started(host, &format!("s-load-{side}-{i}")).await);
+        }
     }
-    let run_ours = |window: Duration| {
-        let tasks: Vec<_> = sessions
+    let run_ours = |side: usize, window: Duration| {
+        let tasks: Vec<_> = sessions[side]
             .iter()
             .map(|s| {
                 let (s, mut call) = (s.clone(), call.clone());
@@ -97,44 +139,34 @@ pub async fn throughput(
             .collect();
         run_tasks(tasks)
     };
+    let run = |side: usize, window: Duration| async move {
+        if side == 2 {
+            run_tonic(window).await
+        } else {
+            run_ours(side, window).await
+        }
+    };
     let warm = plan.throughput_window / 4;
-    run_ours(warm).await;
-    run_tonic(warm).await;
-    let (mut ours, mut tonic) = (Vec::new(), Vec::new());
-    let (mut ours_lat, mut tonic_lat) = (Samples::default(), Samples::default());
-    // CPU used by (client, server) and calls made, per side.
-    let mut cpu = [(0.0, 0.0, 0usize); 2];
+    for side in 0..3 {
+        run(side, warm).await;
+    }
+    let mut sides: [Side; 3] = Default::default();
     let server = SERVER_PID.get().copied();
     for r in 0..plan.throughput_rounds {
-        for side in if r % 2 == 0 { [0, 1] } else { [1, 0] } {
+        // Each side goes first, second and last in turn.
+        for k in 0..3 {
+            let side = (r + k) % 3;
             let (c0, s0) = (cpu_us(None), cpu_us(server));
-            let (rate, lat) = if side == 0 {
-                run_ours(plan.throughput_window).await
-            } else {
-                run_tonic(plan.throughput_window).await
-            };
-            let acc = &mut cpu[side];
-            acc.0 += cpu_us(None) - c0;
-            acc.1 += cpu_us(server) - s0;
-            acc.2 += lat.len();
-            if side == 0 {
-                ours.push(rate);
-                ours_lat.0.extend(lat);
-            } else {
-                tonic.push(rate);
-                tonic_lat.0.extend(lat);
-            }
+            let (rate, lat) = run(side, plan.throughput_window).await;
+            let acc = &mut sides[side];
+            acc.cpu.0 += cpu_us(None) - c0;
+            acc.cpu.1 += cpu_us(server) - s0;
+            acc.cpu.2 += lat.len();
+            acc.rates.push(rate);
+            acc.lat.0.extend(lat);
         }
     }
-    let per_call = |(c, s, n): (f64, f64, usize)| (c / n as f64, s / n as f64);
-    Throughput {
-        ours_rate: Samples(ours).median(),
-        tonic_rate: Samples(tonic).median(),
-        ours_lat,
-        tonic_lat,
-        ours_cpu: per_call(cpu[0]),
-        tonic_cpu: per_call(cpu[1]),
-    }
+    Throughput { sides }
 }
 
 /// Runs the tasks concurrently; returns completions per second and every
