@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hookwire_server::approval::auth::{new_token, token_sha256};
-use hookwire_server::approval::{Access, AccessConfig, ApprovalServer, ServiceTls};
+use hookwire_server::approval::{Access, AccessConfig, ApprovalQueue, ApprovalServer, ServiceTls};
 use serde::Deserialize;
 
 use crate::error::CliError;
@@ -283,14 +283,20 @@ async fn serve(s: Settings) -> Result<(), CliError> {
             )));
         }
     }
-    if s.database_url.is_some() {
-        // The URL may carry a password: never echoed.
-        return Err(config_error(
-            "--database-url: this build has no PostgreSQL approval queue yet; \
-             run without it (in-memory queue, one instance)",
-        ));
-    }
-    let mut server = ApprovalServer::new(s.access);
+    let queue = match &s.database_url {
+        // The shared queue (docs/approvals-postgres.md). Its errors name
+        // the URL with the password masked.
+        Some(url) => {
+            let instance = hookwire_approvals_postgres::default_instance_id();
+            let queue = hookwire_approvals_postgres::shared_queue(url, &instance)
+                .await
+                .map_err(|e| config_error(format!("--database-url: {e}")))?;
+            println!("approval queue:   shared, in PostgreSQL, as instance {instance}");
+            queue
+        }
+        None => ApprovalQueue::new(),
+    };
+    let mut server = ApprovalServer::with_queue(queue, s.access);
     if let Some(name) = s.name {
         server = server.name(name);
     }
@@ -389,5 +395,108 @@ mod tests {
         };
         let e = serve(s).await.unwrap_err();
         assert!(!e.to_string().contains("hunter2"), "{e}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_database_url_serves_the_queue_shared_in_postgresql() {
+        use hookwire::approval::{ApprovalRequest, ApprovalResolution, StreamResolution};
+        use hookwire::pb;
+        use hookwire_server::approval::{HostDelivery, QueueEvent};
+
+        let pg = hookwire_testkit::postgres::PgCluster::start()
+            .unwrap_or_else(|e| panic!("cannot start PostgreSQL: {e}"));
+        let url = pg.create_database("cli").unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let approver = hookwire_server::approval::ApproverConfig::token("ann", "ann-token");
+        let s = Settings {
+            grpc: SocketAddr::from(([127, 0, 0, 1], port)),
+            web: None,
+            name: None,
+            heartbeat: None,
+            tls: None,
+            allow_plaintext: false,
+            access: Access::new(&AccessConfig::default().approver(approver)).unwrap(),
+            database_url: Some(url.clone()),
+        };
+        let serving = tokio::spawn(serve(s));
+
+        // A host on another instance of the same database.
+        let other = hookwire_approvals_postgres::shared_queue(&url, "other")
+            .await
+            .unwrap();
+        let mut watching = other.subscribe();
+        let (host, mut deliveries) = other.connect_host("billing-agent");
+        let ctx = hookwire::AgentContext::from_json(serde_json::json!({
+            "spec": "agent-hooks/0.1",
+            "interception_point": "pre_tool_call",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "sequence": 1,
+            "agent": {"id": "a", "framework": "hookwire"},
+            "session": {"id": "s-1"},
+            "tool_call": {"id": "tc-1", "name": "wire_transfer", "args": {"amount": 1}},
+        }))
+        .unwrap();
+        let request = ApprovalRequest {
+            context_identity: None,
+            interception_point: hookwire::InterceptionPoint::PreToolCall,
+            verdict: hookwire::Verdict::escalate("big_transfer"),
+            context: ctx,
+        };
+        let id = host
+            .submit("r1", request.clone(), Duration::from_secs(30))
+            .unwrap();
+        while !matches!(watching.events.recv().await, Ok(QueueEvent::Added(_))) {}
+
+        // Decided through the command's gRPC port, once it listens.
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let mut client = loop {
+            match pb::approval_service_client::ApprovalServiceClient::connect(endpoint.clone())
+                .await
+            {
+                Ok(c) => break c,
+                Err(_) if !serving.is_finished() => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("the command stopped: {e}"),
+            }
+        };
+        let approved = ApprovalResolution::approve(&request, hookwire::Verdict::allow());
+        let status = loop {
+            let mut call = tonic::Request::new(pb::DecideRequest {
+                approver: String::new(),
+                resolution: Some(pb::ApprovalResolution::from(&StreamResolution {
+                    request_id: id.clone(),
+                    approver: String::new(),
+                    resolution: approved.clone(),
+                })),
+            });
+            call.metadata_mut()
+                .insert("authorization", "Bearer ann-token".parse().unwrap());
+            let status = client.decide(call).await.unwrap().into_inner().status;
+            // The command's instance may not have read the request yet; an
+            // unknown id is refused without changing anything.
+            if status != pb::DecisionStatus::UnknownRequest as i32 {
+                break status;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(status, pb::DecisionStatus::Accepted as i32);
+        let delivered = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                if let Some(HostDelivery::Resolution(r)) = deliveries.recv().await {
+                    break r;
+                }
+            }
+        })
+        .await
+        .expect("the decision reached the host on the other instance");
+        assert_eq!(
+            (delivered.request_id.as_str(), delivered.approver.as_str()),
+            ("r1", "ann")
+        );
+        serving.abort();
     }
 }

@@ -553,15 +553,40 @@ impl ApprovalQueue {
             });
         };
         self.stored(id).await;
-        let (mut record, host_request_id) = {
+        let (record, host_request_id) = {
             let state = self.state();
-            let host_request_id = state
-                .pending
-                .get(id)
-                .map(|e| e.host_request_id.clone())
-                .unwrap_or_default();
-            let record = self.record(&state, id, approver, &resolution, Acceptance::Accepted);
-            (record, host_request_id)
+            // Only what this instance shows its approvers is decided here:
+            // front ends authorize a decision against the request they
+            // read from this queue, so one not (yet) mirrored is refused.
+            match state.pending.get(id) {
+                None => {
+                    let refusal = refusal_of(&state, id);
+                    let record = self.record(
+                        &state,
+                        id,
+                        approver,
+                        &resolution,
+                        Acceptance::Refused(refusal),
+                    );
+                    (Err((record, refusal)), String::new())
+                }
+                Some(entry) => {
+                    let host_request_id = entry.host_request_id.clone();
+                    let record =
+                        self.record(&state, id, approver, &resolution, Acceptance::Accepted);
+                    (Ok(record), host_request_id)
+                }
+            }
+        };
+        let mut record = match record {
+            Ok(record) => record,
+            Err((record, refusal)) => {
+                store.audit(&record).await?;
+                return Err(Error::Refused {
+                    request_id: id.to_owned(),
+                    refusal,
+                });
+            }
         };
         let decided = StreamResolution {
             request_id: host_request_id,
