@@ -344,17 +344,35 @@ fn session_id(headers: &HeaderMap) -> Option<&str> {
         .map(|(_, value)| value)
 }
 
+/// Why a request to the page's API was turned away before it was read.
+#[derive(Debug, Clone, Copy)]
+enum Turned {
+    /// No live session: `401`.
+    NoSession,
+    /// A `POST` without the session's CSRF token: `403`.
+    NoCsrfToken,
+}
+
+impl IntoResponse for Turned {
+    fn into_response(self) -> Response {
+        match self {
+            Self::NoSession => unauthenticated(),
+            Self::NoCsrfToken => status(StatusCode::FORBIDDEN, "csrf"),
+        }
+    }
+}
+
 impl WebState {
     /// The signed-in session, or `401`.
-    fn signed_in(&self, headers: &HeaderMap) -> Result<Session, Response> {
+    fn signed_in(&self, headers: &HeaderMap) -> Result<Session, Turned> {
         session_id(headers)
             .and_then(|id| self.sessions.get(id))
-            .ok_or_else(unauthenticated)
+            .ok_or(Turned::NoSession)
     }
 
     /// The signed-in session whose CSRF token the request carries; `401`
     /// without a session, `403` without the token.
-    fn signed_in_post(&self, headers: &HeaderMap) -> Result<Session, Response> {
+    fn signed_in_post(&self, headers: &HeaderMap) -> Result<Session, Turned> {
         let session = self.signed_in(headers)?;
         let sent = headers
             .get(CSRF_HEADER)
@@ -368,7 +386,7 @@ impl WebState {
                 approver = %session.approver.name,
                 "approval page: request without its CSRF token refused"
             );
-            Err(status(StatusCode::FORBIDDEN, "csrf"))
+            Err(Turned::NoCsrfToken)
         }
     }
 
@@ -424,7 +442,7 @@ async fn login(State(s): State<WebState>, Json(body): Json<LoginBody>) -> Respon
 
 async fn logout(State(s): State<WebState>, headers: HeaderMap) -> Response {
     if let Err(r) = s.signed_in_post(&headers) {
-        return r;
+        return r.into_response();
     }
     if let Some(id) = session_id(&headers) {
         s.sessions.close(id);
@@ -443,7 +461,7 @@ async fn session(State(s): State<WebState>, headers: HeaderMap) -> Response {
             "csrf": session.csrf,
         }))
         .into_response(),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -459,7 +477,7 @@ fn views(queue: &ApprovalQueue, approver: &ApproverAccess) -> Vec<PendingView> {
 async fn pending(State(s): State<WebState>, headers: HeaderMap) -> Response {
     match s.signed_in(&headers) {
         Ok(session) => Json(views(&s.queue, &session.approver)).into_response(),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -500,7 +518,7 @@ async fn events(State(s): State<WebState>, headers: HeaderMap) -> Response {
     }
     let session = match s.signed_in(&headers) {
         Ok(session) => session,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let sub = s.queue.subscribe();
     let feed = Feed {
@@ -547,7 +565,7 @@ async fn seen(
 ) -> Response {
     let session = match s.signed_in_post(&headers) {
         Ok(session) => session,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let Some(pending) = s.queue.get(&body.request_id) else {
         return status(StatusCode::CONFLICT, "unknown_request");
@@ -568,7 +586,7 @@ async fn decide(
 ) -> Response {
     let session = match s.signed_in_post(&headers) {
         Ok(session) => session,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let approver = &session.approver;
     let (outcome, mut verdict) = match (body.outcome.as_str(), body.args) {
@@ -642,7 +660,7 @@ impl From<&DecisionRecord> for HistoryView {
 async fn history(State(s): State<WebState>, headers: HeaderMap) -> Response {
     let session = match s.signed_in(&headers) {
         Ok(session) => session,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     match s.queue.history(&HistoryQuery::latest(HISTORY_LIMIT)).await {
         // An approver sees the decisions about what its rules cover, and
