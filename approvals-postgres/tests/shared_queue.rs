@@ -231,6 +231,27 @@ async fn a_host_on_one_instance_gets_the_decision_an_approver_makes_on_another()
         ..HistoryQuery::default()
     };
     assert_eq!(c.history(&bobs).await.unwrap().len(), 1);
+    // An id this instance never showed its approvers is not decided, and
+    // the attempt is audited.
+    let r = ApprovalResolution::approve(&request(1), Verdict::allow());
+    assert_eq!(
+        refusal(c.resolve("q-0-404", &who("eve"), r).await),
+        Refusal::UnknownRequest
+    );
+    let about = HistoryQuery {
+        request_id: Some("q-0-404".into()),
+        ..HistoryQuery::default()
+    };
+    let tried = c.history(&about).await.unwrap();
+    assert_eq!(tried.len(), 1);
+    assert_eq!(
+        (
+            tried[0].approver.name(),
+            tried[0].acceptance,
+            tried[0].subject.is_none()
+        ),
+        ("eve", Acceptance::Refused(Refusal::UnknownRequest), true)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
