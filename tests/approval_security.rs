@@ -293,7 +293,7 @@ async fn every_refusal_leaves_the_queue_unchanged_and_no_secret_is_logged() {
         .iter()
         .map(|p| p.request.as_ref().unwrap().request_id.clone())
         .collect();
-    assert_eq!(ids, [inside.clone()]);
+    assert_eq!(ids, std::slice::from_ref(&inside));
 
     // --- the page's API ---------------------------------------------------
     let web = service.web_addr().expect("page");
