@@ -142,7 +142,7 @@ fn main() {
 /// Both passes, the report, and the exit status: non-zero when a record
 /// was lost, a sequence skipped or a failure went unrecorded.
 fn run(args: RunArgs) -> Result<(), SoakError> {
-    let write_file = !args.smoke || args.out != PathBuf::from("SOAK.md");
+    let write_file = !args.smoke || args.out.as_path() != std::path::Path::new("SOAK.md");
     let args = if args.smoke { args.smoked() } else { args };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -19,6 +19,9 @@ pub fn line(o: &Outcome) -> String {
     )
 }
 
+/// One row of the table: its name and how a pass's value is shown.
+type Row = (&'static str, fn(&Outcome) -> String);
+
 /// The whole report, ending with the fleet's line.
 pub fn markdown(fleet: &Outcome, single: &Outcome, smoke: bool) -> String {
     let p = &fleet.plan;
@@ -50,7 +53,7 @@ pub fn markdown(fleet: &Outcome, single: &Outcome, smoke: bool) -> String {
         "| | {} replicas | 1 replica |\n| --- | --- | --- |\n",
         p.replicas
     ));
-    let rows: [(&str, fn(&Outcome) -> String); 17] = [
+    let rows: [Row; 17] = [
         ("tool-call emissions", |o| o.emissions.to_string()),
         ("other emissions (start, input)", |o| o.opening.to_string()),
         ("records received", |o| o.records.to_string()),

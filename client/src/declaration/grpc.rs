@@ -328,3 +328,96 @@ pub(crate) fn resolve_allow(
     });
     Ok(InterceptorBinding::local(ctx.id, allow))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use serde_json::{Value, json};
+
+    use super::resolve_grpc;
+    use crate::binding::Location;
+    use crate::declaration::BindingContext;
+
+    fn resolve(config: Value) -> Result<(Vec<String>, bool), String> {
+        let at = BTreeSet::new();
+        let ctx = BindingContext {
+            id: "p",
+            kind: super::GRPC_KIND,
+            at: &at,
+            timeout: None,
+            host: None,
+            declaration_version: "agent-hooks-declaration/1.0",
+        };
+        let binding = resolve_grpc(&config, &ctx)?;
+        match binding.location {
+            Location::Service(t) => Ok((t.endpoints, t.resolve_every.is_some())),
+            Location::InProcess(_) => panic!("a grpc binding is remote"),
+        }
+    }
+
+    #[test]
+    fn endpoint_and_endpoints_make_one_replica_set() {
+        let (endpoints, dns) = resolve(json!({
+            "endpoint": "http://10.0.0.1:1",
+            "endpoints": ["http://10.0.0.2:1", "http://10.0.0.3:1"],
+        }))
+        .unwrap();
+        assert_eq!(
+            endpoints,
+            [
+                "http://10.0.0.1:1",
+                "http://10.0.0.2:1",
+                "http://10.0.0.3:1"
+            ]
+        );
+        assert!(!dns);
+        let (endpoints, dns) =
+            resolve(json!({"endpoints": ["http://svc:1"], "dns_refresh_ms": 500})).unwrap();
+        assert_eq!(endpoints, ["http://svc:1"]);
+        assert!(dns);
+    }
+
+    #[test]
+    fn bad_replica_sets_are_refused_naming_the_member_not_the_url() {
+        let cases = [
+            (
+                json!({}),
+                "config.endpoint (or config.endpoints) is required",
+            ),
+            (
+                json!({"endpoints": []}),
+                "config.endpoints must list at least one URL",
+            ),
+            (
+                json!({"endpoints": "http://a:1"}),
+                "config.endpoints must be an array of strings",
+            ),
+            (
+                json!({"endpoints": ["ftp://secret"]}),
+                "config.endpoints[0] must be an absolute",
+            ),
+            (
+                json!({"endpoint": "http://a:1", "endpoints": ["http://a:1"]}),
+                "config.endpoints[0] repeats an endpoint already given",
+            ),
+            (
+                json!({"endpoint": "http://a:1", "endpoints": ["https://b:1"]}),
+                "must all be http:// or all be https://",
+            ),
+            (
+                json!({"endpoint": "http://a:1", "dns_refresh_ms": 10}),
+                "config.dns_refresh_ms must be an integer of at least 100",
+            ),
+            (
+                json!({"endpoint": "http://a:1", "dns_refresh_ms": "fast"}),
+                "config.dns_refresh_ms must be an integer",
+            ),
+        ];
+        for (config, expected) in cases {
+            let err = resolve(config.clone()).unwrap_err();
+            assert!(err.contains(expected), "{config}: {err}");
+            assert!(!err.contains("secret"), "{err}");
+        }
+    }
+}
