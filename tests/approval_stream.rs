@@ -738,3 +738,47 @@ async fn an_unreachable_service_fails_fast() {
         started.elapsed()
     );
 }
+
+#[tokio::test]
+async fn with_a_reattach_grace_a_pending_request_survives_a_service_restart() {
+    let policy = escalating_policy(false).await;
+    let first = approvals().await;
+    let addr: SocketAddr = first.addr();
+    let deadline = Duration::from_secs(30);
+    let r = StreamResolver::builder(first.endpoint())
+        .deadline(deadline)
+        .host_name("test-host")
+        .bearer_token(HOST_TOKEN)
+        .reconnect_backoff(Duration::from_millis(20), Duration::from_millis(200))
+        .reattach_grace(Duration::from_secs(10))
+        .build()
+        .expect("resolver");
+    let (host, _) = host(&policy, r.clone(), Mode::Enforce);
+    let asked = Instant::now();
+    let call = tokio::spawn({
+        let host = host.clone();
+        async move { tool_call(&host, "s", json!({"amount": 7})).await }
+    });
+    wait_pending(first.queue(), 1).await;
+    first.shutdown().await.expect("shutdown");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!call.is_finished(), "the request waits for a new stream");
+
+    let second = approval_common::server()
+        .heartbeat_interval(Duration::from_millis(200))
+        .spawn(addr, None)
+        .await
+        .expect("the same port again");
+    let p = wait_pending(second.queue(), 1).await.remove(0);
+    // Sent again with what is left of the host's deadline, not a new one.
+    assert!(
+        p.remaining() <= deadline.saturating_sub(asked.elapsed()) + Duration::from_millis(50),
+        "{:?}",
+        p.remaining()
+    );
+    let robot = auto_approve(second.queue().clone());
+    let e = call.await.expect("task");
+    assert!(e.proceeds(), "{:?}", e.reason());
+    assert_eq!(e.record().resolved_by, Some(ResolvedBy::Approval));
+    robot.abort();
+}

@@ -58,6 +58,10 @@ pub(super) struct Settings {
     pub(super) backoff_max: Duration,
     pub(super) heartbeat: Duration,
     pub(super) token: Option<BearerToken>,
+    /// How long requests pending when a stream ends wait for the next
+    /// stream, where they are sent again (re-attached); `None`: they fail
+    /// at once.
+    pub(super) reattach_grace: Option<Duration>,
 }
 
 /// An approver is looking at one of this host's pending requests.
@@ -91,11 +95,20 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Fails every pending request and forgets the stream.
-    fn drop_stream(&self, failure: &StreamFailure) {
+    /// Forgets the stream. Fails every pending request, unless re-attach
+    /// is on and `keep` says so: then they wait for the next stream, at
+    /// most the grace.
+    fn drop_stream(&self, failure: &StreamFailure, keep: bool) {
         let pending = {
             let mut state = self.state();
             state.outbound = None;
+            if keep && self.settings.reattach_grace.is_some() && !state.pending.is_empty() {
+                state.lost_at.get_or_insert_with(Instant::now);
+                drop(state);
+                self.connected.send_replace(false);
+                return;
+            }
+            state.lost_at = None;
             std::mem::take(&mut state.pending)
         };
         self.connected.send_replace(false);
@@ -116,6 +129,9 @@ pub(super) struct LinkState {
     /// The current stream's sending half; `None` while disconnected.
     pub(super) outbound: Option<mpsc::UnboundedSender<pb::HostMessage>>,
     pub(super) pending: HashMap<String, Slot>,
+    /// When the stream the pending requests were sent on ended, while
+    /// they wait to be re-attached.
+    pub(super) lost_at: Option<Instant>,
 }
 
 /// A resolution and the approver the service says made it.
@@ -125,6 +141,10 @@ pub(super) struct Slot {
     pub(super) reply: oneshot::Sender<Result<Answer, StreamFailure>>,
     pub(super) point: InterceptionPoint,
     pub(super) session_id: String,
+    /// The request as first sent, to send again on a new stream.
+    pub(super) wire: pb::ApprovalRequest,
+    /// When the host stops waiting for it.
+    pub(super) deadline: Instant,
 }
 
 /// Stops the background task when the last resolver clone goes.
@@ -173,10 +193,16 @@ async fn drive(shared: Arc<Shared>, endpoint: Endpoint, mut stop: watch::Receive
             Ok(stream) => {
                 backoff = settings.backoff_min;
                 let ended = serve(&shared, stream, &mut stop).await;
-                shared.drop_stream(&StreamFailure::Lost);
+                shared.drop_stream(&StreamFailure::Lost, true);
                 tracing::info!(endpoint = %settings.endpoint, why = ended, "approval stream ended");
             }
             Err(why) => {
+                let expired = shared.settings.reattach_grace.is_some_and(|grace| {
+                    shared.state().lost_at.is_some_and(|t| t.elapsed() >= grace)
+                });
+                if expired {
+                    shared.drop_stream(&StreamFailure::Lost, false);
+                }
                 shared.failures.send_modify(|n| *n = n.wrapping_add(1));
                 tracing::debug!(endpoint = %settings.endpoint, why, "approval service unreachable");
             }
@@ -188,7 +214,7 @@ async fn drive(shared: Arc<Shared>, endpoint: Endpoint, mut stop: watch::Receive
         }
         backoff = backoff.saturating_mul(2).min(settings.backoff_max);
     }
-    shared.drop_stream(&StreamFailure::Lost);
+    shared.drop_stream(&StreamFailure::Lost, false);
 }
 
 /// An open `Resolve` stream.
@@ -239,7 +265,30 @@ async fn open(shared: &Shared, endpoint: &Endpoint) -> Result<Open, &'static str
         Some(pb::service_message::Kind::Ready(_)) => settings.heartbeat,
         _ => return Err("the service did not start with ServiceReady"),
     };
-    shared.state().outbound = Some(outbound.clone());
+    {
+        // Requests left from a stream that ended go again on this one,
+        // with what is left of their deadline; the service re-attaches
+        // them (same id, original deadline) or queues them anew.
+        let mut state = shared.state();
+        state.lost_at = None;
+        let now = Instant::now();
+        for slot in state.pending.values() {
+            let mut wire = slot.wire.clone();
+            wire.deadline_ms =
+                u64::try_from(slot.deadline.saturating_duration_since(now).as_millis())
+                    .unwrap_or(u64::MAX);
+            let _ = outbound.send(pb::HostMessage {
+                kind: Some(pb::host_message::Kind::Request(wire)),
+            });
+        }
+        if !state.pending.is_empty() {
+            tracing::info!(
+                count = state.pending.len(),
+                "approval requests sent again on a new stream"
+            );
+        }
+        state.outbound = Some(outbound.clone());
+    }
     shared.connected.send_replace(true);
     tracing::info!(endpoint = %settings.endpoint, "approval stream up");
     Ok(Open {

@@ -104,6 +104,20 @@ impl StreamResolverBuilder {
         self
     }
 
+    /// Keeps requests pending when their stream ends (the service went
+    /// away) for up to `grace`, and sends them again on the next stream:
+    /// a service sharing its queue with others (PostgreSQL) re-attaches
+    /// each one with its queue id and original deadline, and delivers a
+    /// decision taken meanwhile; any other queues it anew with what is
+    /// left of the host's deadline. Each request still ends at its own
+    /// deadline. Off by default: a request fails the moment its stream
+    /// ends.
+    #[must_use]
+    pub fn reattach_grace(mut self, grace: Duration) -> Self {
+        self.settings.reattach_grace = Some(grace.min(MAX_SETTING));
+        self
+    }
+
     /// Validates the endpoint and starts the background task that keeps
     /// the stream up. Must be called within a tokio runtime.
     pub fn build(self) -> Result<StreamResolver, Error> {
@@ -206,6 +220,7 @@ impl StreamResolver {
                 backoff_max: Duration::from_secs(5),
                 heartbeat: Duration::from_secs(5),
                 token: None,
+                reattach_grace: None,
             },
             tls: None,
         }
@@ -317,7 +332,7 @@ impl StreamResolver {
             // in the request itself.
             wire.trace_context = crate::trace::context_map(&tracing::Span::current());
             let message = pb::HostMessage {
-                kind: Some(pb::host_message::Kind::Request(wire)),
+                kind: Some(pb::host_message::Kind::Request(wire.clone())),
             };
             if outbound.send(message).is_err() {
                 return Err(StreamFailure::Lost);
@@ -328,6 +343,8 @@ impl StreamResolver {
                     reply,
                     point: request.interception_point,
                     session_id: request.context.session_id().to_owned(),
+                    wire,
+                    deadline,
                 },
             );
         }

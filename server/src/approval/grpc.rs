@@ -392,12 +392,23 @@ impl ApprovalService for ApprovalGrpc {
                             Some(Kind::Request(r)) => {
                                 let request_id = r.request_id.clone();
                                 let span = crate::trace::approval_span(&r.trace_context, &request_id, &peer);
-                                let submitted = span.in_scope(|| {
-                                    StreamRequest::try_from(r)
-                                        .map_err(Error::from)
-                                        .and_then(|r| link.submit(r.request_id, r.request, r.deadline))
-                                        .inspect_err(|e| tracing::info!(%peer, error = %e, "refused an approval request"))
-                                });
+                                // A request this host submitted on a stream that
+                                // went away (with its instance) is taken back, with
+                                // its queue id and original deadline; any other is
+                                // queued.
+                                let submitted = match StreamRequest::try_from(r).map_err(Error::from) {
+                                    Err(e) => Err(e),
+                                    Ok(r) => match link.reattach(&r.request_id, &r.request).await {
+                                        Ok(back) => {
+                                            tracing::info!(parent: &span, %peer, id = %back.id, "approval request re-attached");
+                                            Ok(())
+                                        }
+                                        Err(_) => span.in_scope(|| {
+                                            link.submit(r.request_id, r.request, r.deadline).map(|_| ())
+                                        }),
+                                    },
+                                }
+                                .inspect_err(|e| tracing::info!(%peer, error = %e, "refused an approval request"));
                                 if let Err(e) = submitted {
                                     let failed = pb::RequestFailed { request_id, reason: e.to_string() };
                                     let _ = tx.send(Ok(down(pb::service_message::Kind::Failed(failed)))).await;
