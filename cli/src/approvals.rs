@@ -33,7 +33,7 @@ pub(crate) const APPROVALS_WEB_ADDR: &str = "127.0.0.1:8080";
 pub(crate) enum ApprovalsCommand {
     /// Serve the approval service (gRPC) and its web page until
     /// interrupted.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Print a fresh token and the hash to put in the access list.
     Token {
         /// The principal's name, for the access-list entry printed.

@@ -28,6 +28,20 @@ pub(crate) struct RegistryArgs {
     /// `"approval": {"resolver": "approval-stream"}`).
     #[arg(long, value_name = "URL")]
     approval_endpoint: Option<String>,
+    /// PEM authority of the approval service's certificate (`https://`).
+    #[arg(long, value_name = "FILE", requires = "approval_endpoint")]
+    approval_ca: Option<std::path::PathBuf>,
+    /// File holding the host's approval service token (sent as a bearer
+    /// token; never on the command line).
+    #[arg(long, value_name = "FILE", requires = "approval_endpoint")]
+    approval_token_file: Option<std::path::PathBuf>,
+    /// PEM client certificate for a service that authenticates hosts by
+    /// mutual TLS (with `--approval-client-key`).
+    #[arg(long, value_name = "FILE", requires = "approval_client_key")]
+    approval_client_cert: Option<std::path::PathBuf>,
+    /// PEM key of `--approval-client-cert`.
+    #[arg(long, value_name = "FILE", requires = "approval_client_cert")]
+    approval_client_key: Option<std::path::PathBuf>,
 }
 
 impl RegistryArgs {
@@ -35,7 +49,34 @@ impl RegistryArgs {
     pub(crate) fn registry(&self) -> Result<hookwire_client::declaration::Registry, CliError> {
         let mut registry = hookwire_client::declaration::Registry::standard();
         if let Some(url) = &self.approval_endpoint {
-            registry = registry.approval_stream("approval-stream", url)?;
+            let read = |path: &std::path::Path| {
+                std::fs::read(path).map_err(|e| {
+                    CliError::ApprovalsConfig(format!("cannot read {}: {e}", path.display()))
+                })
+            };
+            let mut builder = hookwire_client::StreamResolver::builder(url.clone());
+            if url.starts_with("https://") {
+                let client_identity = match (&self.approval_client_cert, &self.approval_client_key)
+                {
+                    (Some(cert), Some(key)) => Some(hookwire_client::ClientIdentity::from_pem(
+                        read(cert)?,
+                        read(key)?,
+                    )),
+                    _ => None,
+                };
+                builder = builder.tls(hookwire_client::TlsConfig {
+                    ca_pem: self.approval_ca.as_deref().map(read).transpose()?,
+                    client_identity,
+                    ..hookwire_client::TlsConfig::default()
+                });
+            }
+            if let Some(path) = &self.approval_token_file {
+                let token = String::from_utf8(read(path)?).map_err(|_| {
+                    CliError::ApprovalsConfig(format!("{} is not UTF-8", path.display()))
+                })?;
+                builder = builder.bearer_token(token.trim());
+            }
+            registry = registry.approval_stream_with("approval-stream", builder)?;
         }
         Ok(registry)
     }
