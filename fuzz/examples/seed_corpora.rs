@@ -399,6 +399,26 @@ fn declarations(
             seeds.add("declaration", json::encode(doc).into_bytes());
         }
     }
+    // The `hookwire.grpc` config members the examples leave out: replicas,
+    // re-resolution, metadata from the environment, visibility, mutation.
+    let grpc = json!({
+        "declaration": "agent-hooks-declaration/1.0",
+        "bindings": [{
+            "id": "policy",
+            "kind": "hookwire.grpc",
+            "config": {
+                "endpoint": "http://127.0.0.1:1",
+                "endpoints": ["http://127.0.0.2:1", "http://127.0.0.3:1"],
+                "dns_refresh_ms": 1000,
+                "metadata": {"authorization": {"env": "FUZZ_TOKEN", "prefix": "Bearer "}},
+                "visibility": ["actor", "tenant"],
+                "mutation": ["$target.cmd"]
+            },
+            "at": ["pre_tool_call"],
+            "timeout_ms": 500
+        }, {"id": "pass", "kind": "hookwire.allow"}]
+    });
+    seeds.add("declaration", json::encode(&grpc).into_bytes());
     let examples = root.join("examples/declarations");
     let mut paths: Vec<PathBuf> = fs::read_dir(&examples)?
         .filter_map(|e| e.ok().map(|e| e.path()))
