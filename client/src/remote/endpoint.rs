@@ -199,6 +199,25 @@ impl EndpointClient {
     /// service is doing (with the binding's metadata): `SERVING`,
     /// `NOT_SERVING`, ...
     pub(super) async fn health(&self, timeout: Duration) -> HealthAnswer {
+        let answer = self
+            .check(timeout)
+            .await
+            .ok_or_else(|| "timed out".to_owned())?;
+        let status = match answer {
+            Ok(status) => status,
+            // Reachable, but without grpc.health.v1: not a failure.
+            Err(s) if s.code() == tonic::Code::Unimplemented => {
+                return Ok(HEALTH_UNIMPLEMENTED.to_owned());
+            }
+            Err(s) => return Err(format!("{:?}: {}", s.code(), s.message())),
+        };
+        Ok(serving_status_name(status).to_owned())
+    }
+
+    /// One health `Check` of the interceptor service within `timeout`:
+    /// the serving status or the status the call ended with; `None` when
+    /// nothing came back in time.
+    pub(super) async fn check(&self, timeout: Duration) -> Option<Result<i32, tonic::Status>> {
         let mut client = HealthClient::new(self.channel.clone());
         let req = self.request(
             HealthCheckRequest {
@@ -208,16 +227,8 @@ impl EndpointClient {
         );
         let answer = tokio::time::timeout(timeout, client.check(req))
             .await
-            .map_err(|_| "timed out".to_owned())?;
-        let status = match answer {
-            Ok(response) => response.into_inner().status,
-            // Reachable, but without grpc.health.v1: not a failure.
-            Err(s) if s.code() == tonic::Code::Unimplemented => {
-                return Ok(HEALTH_UNIMPLEMENTED.to_owned());
-            }
-            Err(s) => return Err(format!("{:?}: {}", s.code(), s.message())),
-        };
-        Ok(serving_status_name(status).to_owned())
+            .ok()?;
+        Some(answer.map(|response| response.into_inner().status))
     }
 
     /// Asks the service for its manifest.

@@ -466,12 +466,17 @@ enum Probe {
     Unreachable,
 }
 
-/// Asks the replica's health `Check` once, within [`PROBE_TIMEOUT`].
+/// Asks the replica's health `Check` once, within [`PROBE_TIMEOUT`]. A
+/// status the service itself sent (`UNIMPLEMENTED` where health is not
+/// served, `UNAUTHENTICATED`, ...) proves it reachable: calls decide the
+/// rest.
 async fn probe(replica: &Replica) -> Probe {
-    match replica.client.health(PROBE_TIMEOUT).await {
-        Ok(status) if status == "SERVING" || status == super::HEALTH_UNIMPLEMENTED => Probe::Usable,
-        Ok(_) => Probe::NotServing,
-        Err(_) => Probe::Unreachable,
+    match replica.client.check(PROBE_TIMEOUT).await {
+        None => Probe::Unreachable,
+        Some(Ok(status)) if serving_status_name(status) == "SERVING" => Probe::Usable,
+        Some(Ok(_)) => Probe::NotServing,
+        Some(Err(status)) if reach_of(&status) == Reach::Answered => Probe::Usable,
+        Some(Err(_)) => Probe::Unreachable,
     }
 }
 
