@@ -409,6 +409,37 @@ async fn every_refusal_leaves_the_queue_unchanged_and_no_secret_is_logged() {
     };
     assert_eq!(resolved.name(), "ann", "the credential names the approver");
 
+    // The page's history: `payments` sees its own refusal and ann's
+    // decision on what its rules cover, not ann's decision outside them.
+    let ok = client
+        .decide(bearer(decide_request(&outside, ""), token_of("ann")))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(ok.status, pb::DecisionStatus::Accepted as i32);
+    let (status, _, body) = http(web, "GET", "/api/history", &[("cookie", &cookie)], None).await;
+    assert_eq!(status, 200);
+    let seen: Vec<(String, String, String)> = serde_json::from_str::<Vec<Value>>(&body)
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let s = |k: &str| h[k].as_str().unwrap_or_default().to_owned();
+            (s("request_id"), s("approver"), s("status"))
+        })
+        .collect();
+    assert!(
+        seen.contains(&(outside.clone(), "payments".into(), "forbidden".into())),
+        "{seen:?}"
+    );
+    assert!(
+        seen.contains(&(inside.clone(), "ann".into(), "accepted".into())),
+        "{seen:?}"
+    );
+    assert!(
+        !seen.contains(&(outside.clone(), "ann".into(), "accepted".into())),
+        "{seen:?}"
+    );
+
     // --- no secret anywhere ------------------------------------------------
     let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
     assert!(

@@ -27,7 +27,7 @@ use subtle::ConstantTimeEq;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::events::{ApproverIdentity, AuthMethod, PendingApproval};
+use super::events::{ApproverIdentity, AuthMethod, DecisionSubject, PendingApproval};
 use crate::error::Error;
 use crate::peer::Peer;
 
@@ -268,6 +268,25 @@ impl ApproverRules {
     /// Whether `pending` is within the rules.
     pub fn permits(&self, pending: &PendingApproval) -> bool {
         self.check(pending).is_ok()
+    }
+
+    /// Whether a decided request, as the audit log describes it, is
+    /// within the rules. The log keeps no agent or tenant, so rules naming
+    /// agents or tenants cover no logged request.
+    pub fn covers(&self, subject: &DecisionSubject) -> bool {
+        let within = |list: &[String], value: Option<&str>| {
+            list.is_empty() || value.is_some_and(|v| list.iter().any(|l| l == v))
+        };
+        let reason = subject.reason.as_deref().unwrap_or("");
+        within(&self.points, Some(subject.interception_point.as_str()))
+            && within(&self.tools, subject.tool_name.as_deref())
+            && (self.reason_prefixes.is_empty()
+                || self
+                    .reason_prefixes
+                    .iter()
+                    .any(|p| reason.starts_with(p.as_str())))
+            && self.agents.is_empty()
+            && self.tenants.is_empty()
     }
 }
 

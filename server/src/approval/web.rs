@@ -663,14 +663,17 @@ async fn history(State(s): State<WebState>, headers: HeaderMap) -> Response {
         Err(r) => return r.into_response(),
     };
     match s.queue.history(&HistoryQuery::latest(HISTORY_LIMIT)).await {
-        // An approver sees the decisions about what its rules cover, and
-        // its own.
+        // An approver sees its own decisions, and the accepted ones about
+        // what its rules cover.
         Ok(records) => {
             let views: Vec<HistoryView> = records
                 .iter()
                 .filter(|r| {
                     r.approver.name() == session.approver.name
-                        || r.acceptance == Acceptance::Accepted
+                        || (r.acceptance == Acceptance::Accepted
+                            && r.subject
+                                .as_ref()
+                                .is_some_and(|s| session.approver.rules.covers(s)))
                 })
                 .map(HistoryView::from)
                 .collect();
