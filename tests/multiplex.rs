@@ -68,6 +68,8 @@ struct Counted {
     inner: GrpcAdapter,
     unary: Arc<AtomicUsize>,
     streams: Arc<AtomicUsize>,
+    /// Declares the stream but refuses it (`UNIMPLEMENTED`).
+    refuse_streams: bool,
 }
 
 macro_rules! counted_rpcs {
@@ -84,6 +86,9 @@ macro_rules! counted_rpcs {
             type MultiplexStream = MultiplexStream;
             async fn multiplex(&self, r: Request<Streaming<pb::MultiplexRequest>>) -> Result<Response<MultiplexStream>, Status> {
                 self.streams.fetch_add(1, Ordering::SeqCst);
+                if self.refuse_streams {
+                    return Err(Status::unimplemented("no stream here"));
+                }
                 PbInterceptor::multiplex(&self.inner, r).await
             }
         }
@@ -173,6 +178,7 @@ fn counted(unary_only: bool) -> (Counted, Sleepy) {
         inner,
         unary: Arc::default(),
         streams: Arc::default(),
+        refuse_streams: false,
     };
     (counted, policy)
 }
@@ -469,4 +475,51 @@ async fn a_lying_service_fails_closed() {
     assert!(!second.proceeds());
     assert_eq!(second.reason(), Some("host_error:interceptor_failed"));
     assert_eq!(records.records().len(), 2);
+}
+
+#[tokio::test]
+async fn a_refused_stream_fails_its_emission_and_the_host_asks_describe_again() {
+    let (service, _) = counted(false);
+    let mut server = Killable::serve("127.0.0.1:0".parse().unwrap(), service);
+    let addr = server.addr;
+    let (host, _records) = host(&server.endpoint(), Duration::from_secs(5));
+    let s = started(&host, "s-0").await;
+    server.kill();
+
+    // Replaced by a service that declares the stream and then refuses it,
+    // then by one without the stream in its manifest: the host fails the
+    // refused emissions closed and ends up calling unary.
+    let (mut refusing, _) = counted(false);
+    refusing.refuse_streams = true;
+    let refused = refusing.streams.clone();
+    let mut server = Killable::serve(addr, refusing);
+    let waited = Instant::now();
+    let mut n = 0;
+    while refused.load(Ordering::SeqCst) == 0 {
+        n += 1;
+        let e = s.pre_tool_call(&call(&format!("c-{n}"), 0)).await.unwrap();
+        assert!(!e.proceeds(), "a refused stream never allows");
+        assert_eq!(e.reason(), Some("host_error:interceptor_failed"));
+        assert!(waited.elapsed() < Duration::from_secs(20), "never retried");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    server.kill();
+    let (plain, _) = counted(true);
+    let unary = plain.unary.clone();
+    let _server = Killable::serve(addr, plain);
+    let waited = Instant::now();
+    loop {
+        n += 1;
+        let e = s.pre_tool_call(&call(&format!("c-{n}"), 0)).await.unwrap();
+        if e.proceeds() {
+            break;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            e.verdict()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(unary.load(Ordering::SeqCst) >= 1, "called unary");
 }

@@ -8,7 +8,9 @@
 //!   whose `hookwire` extension declares the stream switches the endpoint
 //!   to it. An unanswered probe leaves the call unary and is retried after
 //!   [`PROBE_RETRY`]; a service without the stream is asked again after
-//!   [`PROBE_REFRESH`], so an upgraded service is picked up.
+//!   [`PROBE_REFRESH`], so an upgraded service is picked up; a stream
+//!   refused as `UNIMPLEMENTED` (the service was replaced by one without
+//!   it) sends the next emission back to the probe.
 //! - **Per emission, as unary.** Each emission gets an id on the stream,
 //!   carries its own timeout, and waits under the same local deadline as a
 //!   unary call; a deadline that passes (or a caller that goes away)
@@ -67,8 +69,10 @@ const UNARY: u8 = 2;
 pub(crate) struct Multiplexer {
     channel: Channel,
     metadata: Arc<MetadataMap>,
-    /// [`UNKNOWN`], [`STREAM`] or [`UNARY`].
-    mode: AtomicU8,
+    /// [`UNKNOWN`], [`STREAM`] or [`UNARY`]; shared with the stream's
+    /// reader, which forgets [`STREAM`] when a stream is refused as
+    /// `UNIMPLEMENTED` (the service was replaced by one without it).
+    mode: Arc<AtomicU8>,
     /// When the next probe is due (`None`: now); held while probing, so
     /// concurrent first calls wait for one probe.
     probe: tokio::sync::Mutex<Option<Instant>>,
@@ -82,7 +86,7 @@ impl Multiplexer {
         Self {
             channel,
             metadata,
-            mode: AtomicU8::new(UNKNOWN),
+            mode: Arc::new(AtomicU8::new(UNKNOWN)),
             probe: tokio::sync::Mutex::new(None),
             link: Mutex::new(None),
         }
@@ -245,11 +249,21 @@ impl Multiplexer {
         let mut request = tonic::Request::new(ReceiverStream::new(requests));
         *request.metadata_mut() = (*self.metadata).clone();
         let driven = link.clone();
+        let mode = self.mode.clone();
         tokio::spawn(async move {
             let opened = client.multiplex(request).await;
             let mut answers = match opened {
                 Ok(answers) => answers.into_inner(),
                 Err(status) => {
+                    if status.code() == tonic::Code::Unimplemented {
+                        // Ask `Describe` again before the next emission.
+                        let _ = mode.compare_exchange(
+                            STREAM,
+                            UNKNOWN,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        );
+                    }
                     return driven.fail(Broken {
                         kind: format!("stream refused: {:?}", status.code()),
                         reach: reach_of(&status),
