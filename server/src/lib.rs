@@ -14,6 +14,9 @@
 //!   and [`spawn_local`].
 //! - `peer`: [`Peer`], the verified client certificate of a mutual-TLS
 //!   caller, which a hook reads with [`Peer::current`].
+//! - `limits`: [`ServerLimits`], the transport limits every server applies
+//!   (connections, handshake and idle timeouts, keepalive, streams per
+//!   connection, accept back-off) through [`ServerLimits::harden`].
 //! - `running`: [`RunningServer`], the handle of a server spawned in the
 //!   background for tests and examples.
 //! - `error`: the crate's [`Error`] and its mapping to gRPC statuses.
@@ -49,6 +52,7 @@ mod adapter;
 pub mod approval;
 mod error;
 mod health;
+mod limits;
 pub mod metrics;
 mod peer;
 mod reflection;
@@ -58,6 +62,7 @@ mod trace;
 
 pub use adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter, MULTIPLEX_IN_FLIGHT, MultiplexStream};
 pub use error::Error;
+pub use limits::{HANDSHAKE_BYTES, LimitedConnection, LimitedIncoming, ServerLimits};
 pub use peer::Peer;
 
 /// The Prometheus client the metrics register in, re-exported so that

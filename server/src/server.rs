@@ -17,7 +17,6 @@ use tonic::body::Body;
 use tonic::codegen::http::{Request, Response};
 use tonic::codegen::{Bytes, Service, StdError};
 use tonic::service::Routes;
-use tonic::transport::server::TcpIncoming;
 use tonic_health::server::HealthReporter;
 use tower::Layer;
 use tower::layer::util::{Identity, Stack};
@@ -25,6 +24,7 @@ use tower::layer::util::{Identity, Stack};
 use crate::adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
 use crate::error::Error;
 use crate::health::ServerHealth;
+use crate::limits::ServerLimits;
 use crate::metrics::ServerMetrics;
 use crate::running::RunningServer;
 
@@ -39,6 +39,7 @@ pub struct Server<L = Identity> {
     max_message_bytes: usize,
     tls: Option<TlsSettings>,
     metrics: Option<ServerMetrics>,
+    limits: ServerLimits,
 }
 
 /// What the TLS acceptor is rebuilt from when a setting is added.
@@ -72,14 +73,18 @@ impl TlsSettings {
 }
 
 impl Server<Identity> {
-    /// A server with tonic's defaults, no timeout, no concurrency limit,
-    /// and requests up to [`DEFAULT_MAX_MESSAGE_BYTES`].
+    /// A server with no call timeout, no per-connection concurrency limit,
+    /// requests up to [`DEFAULT_MAX_MESSAGE_BYTES`], and the default
+    /// transport limits ([`ServerLimits::default`]: connection limit,
+    /// handshake and idle timeouts, keepalive, streams per connection,
+    /// accept back-off).
     pub fn builder() -> Self {
         Self {
             inner: tonic::transport::Server::builder(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             tls: None,
             metrics: None,
+            limits: ServerLimits::default(),
         }
     }
 }
@@ -123,6 +128,14 @@ impl<L> Server<L> {
             max_message_bytes: bytes,
             ..self
         }
+    }
+
+    /// Replaces the transport limits (connections, handshake and idle
+    /// timeouts, keepalive, streams per connection, accept back-off); see
+    /// [`ServerLimits`] for what each bounds and its default.
+    #[must_use]
+    pub fn limits(self, limits: ServerLimits) -> Self {
+        Self { limits, ..self }
     }
 
     /// Counts requests, failures, latency and requests in flight in
@@ -181,6 +194,7 @@ impl<L> Server<L> {
             max_message_bytes: self.max_message_bytes,
             metrics: self.metrics,
             tls: self.tls,
+            limits: self.limits,
         }
     }
 
@@ -196,7 +210,7 @@ impl<L> Server<L> {
             .with_metrics(self.metrics.as_ref())
             .into_server()
             .max_decoding_message_size(self.max_message_bytes);
-        let mut inner = self.inner;
+        let mut inner = self.limits.apply(self.inner);
         let router = inner
             .add_service(health_service)
             .add_service(interceptor)
@@ -206,6 +220,7 @@ impl<L> Server<L> {
             inner: router,
             health,
             tls: self.tls.is_some(),
+            limits: self.limits,
         }
     }
 }
@@ -223,6 +238,7 @@ pub struct Router<L = Identity> {
     inner: tonic::transport::server::Router<L>,
     health: ServerHealth,
     tls: bool,
+    limits: ServerLimits,
 }
 
 impl<L> Router<L> {
@@ -298,7 +314,7 @@ where
         signal: impl Future<Output = ()>,
     ) -> Result<(), Error> {
         let addr = listener.local_addr().map_err(Error::LocalAddr)?;
-        let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+        let incoming = self.limits.incoming(listener);
         let health = self.health;
         tracing::info!(%addr, "interceptor serving");
         let draining = health.clone();

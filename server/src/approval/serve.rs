@@ -12,7 +12,6 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
-use tonic::transport::server::TcpIncoming;
 
 use super::auth::Access;
 use super::grpc::{ApprovalGrpc, DEFAULT_HEARTBEAT_INTERVAL};
@@ -156,6 +155,14 @@ impl ApprovalServer {
         let keepalive = self
             .heartbeat
             .clamp(Duration::from_secs(1), Duration::from_secs(3600));
+        // Transport limits (connections, handshake and idle timeouts,
+        // streams, accept back-off); the heartbeat keeps its own keepalive.
+        let limits = crate::ServerLimits {
+            keepalive_interval: keepalive,
+            keepalive_timeout: keepalive.saturating_mul(3),
+            ..crate::ServerLimits::default()
+        };
+        let (builder, incoming) = limits.harden(builder, grpc);
         let grpc_task = tokio::spawn(async move {
             tracing::info!(addr = %grpc_addr, "approval service serving");
             builder
@@ -164,12 +171,9 @@ impl ApprovalServer {
                 .add_service(service)
                 .add_optional_service(crate::reflection::v1())
                 .add_optional_service(crate::reflection::v1alpha())
-                .serve_with_incoming_shutdown(
-                    TcpIncoming::from(grpc).with_nodelay(Some(true)),
-                    async move {
-                        let _ = grpc_stopped.await;
-                    },
-                )
+                .serve_with_incoming_shutdown(incoming, async move {
+                    let _ = grpc_stopped.await;
+                })
                 .await
                 .map_err(Error::from)
         });
