@@ -105,7 +105,7 @@ pub use metrics::{HostMetrics, POLICY_REASON_LABEL};
 pub use payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
 pub use remote::{ClientIdentity, HEALTH_UNIMPLEMENTED, TlsConfig};
 pub use session::{OutputDecision, Session, SessionBuilder, Withheld};
-pub use sink::{RecordLog, RecordSink};
+pub use sink::{AsyncSink, DEFAULT_SINK_QUEUE, Overflow, RecordLog, RecordSink};
 pub use streaming::{
     Assembly, ChunkStream, INCREMENTAL, IncrementalOutput, Released, STREAM_INCOMPLETE, StreamEnd,
     StreamEvent, assemble,
