@@ -38,6 +38,15 @@ pub const LABEL_MAX_BYTES: usize = 1024;
 /// Largest `transform.path`, in UTF-8 bytes.
 pub const TRANSFORM_PATH_MAX_BYTES: usize = 4096;
 
+/// Largest encoded interceptor response a host decodes from the wire, in
+/// bytes: above the §12.3 default context bound (5 MiB; a transform may
+/// replace a whole target of nearly that size) plus the response's other
+/// bounded members, and equal to the request limit interceptor servers
+/// apply. tonic's own default (4 MiB) would turn a valid 4.5 MB transform
+/// into `host_error:interceptor_failed`. A host that raises its context
+/// bound above about 7.5 MiB needs transforms smaller than that bound.
+pub const WIRE_RESPONSE_MAX_BYTES: usize = 8 * 1024 * 1024;
+
 /// Largest `approval` block, in canonical (RFC 8785) bytes: it travels to
 /// the approval resolver and its reviewers.
 pub const APPROVAL_MAX_BYTES: usize = 65_536;

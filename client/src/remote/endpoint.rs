@@ -150,7 +150,10 @@ impl EndpointClient {
         if multiplexed {
             return self.multiplex.call(request, timeout).await;
         }
-        let mut client = InterceptorClient::new(self.channel.clone());
+        // Responses up to hookwire's wire bound, above the §12.3 context
+        // bound: a transform may carry a whole (large) target back.
+        let mut client = InterceptorClient::new(self.channel.clone())
+            .max_decoding_message_size(hookwire::WIRE_RESPONSE_MAX_BYTES);
         let fut = async move {
             macro_rules! rpc {
                 ($method:ident, $msg:expr) => {{ client.$method(self.request($msg, timeout)).await }};
