@@ -245,7 +245,10 @@ impl Multiplexer {
             next_id: AtomicU64::new(1),
             slots: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
         });
-        let mut client = InterceptorClient::new(self.channel.clone());
+        // Responses up to hookwire's wire bound (above the §12.3 context
+        // bound), as on the unary path.
+        let mut client = InterceptorClient::new(self.channel.clone())
+            .max_decoding_message_size(hookwire::WIRE_RESPONSE_MAX_BYTES);
         let mut request = tonic::Request::new(ReceiverStream::new(requests));
         *request.metadata_mut() = (*self.metadata).clone();
         let driven = link.clone();
