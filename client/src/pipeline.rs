@@ -423,6 +423,30 @@ pub(crate) fn self_deny(
     )
 }
 
+/// The record of an emission its caller cancelled (dropped its future)
+/// after the session had taken its sequence number: a deny
+/// `host_error:interceptor_timeout` (the caller stopped waiting for the
+/// verdict) with `extensions.hookwire.cancelled: true`, null identities
+/// (the emission never settled a context), so that §12.2's total order
+/// has no gap without a record. `ctx` carries the core members only.
+pub(crate) fn cancelled(host: &HostState, settings: Settings, ctx: AgentContext) {
+    let registered = host.chain(ctx.point()).len();
+    let mut record_extensions = Map::new();
+    record_extensions.insert("hookwire".into(), serde_json::json!({"cancelled": true}));
+    let verdict = Verdict::host_error(HostError::InterceptorTimeout)
+        .with_message("emission cancelled by its caller before its verdict");
+    let _ = finish(
+        host,
+        settings,
+        ctx,
+        verdict,
+        (None, None),
+        Attribution::default(),
+        registered,
+        (Vec::new(), record_extensions),
+    );
+}
+
 fn deliver(host: &HostState, record: &InterceptionRecord) {
     for sink in &host.sinks {
         // A faulty sink must not take the agent down with it.

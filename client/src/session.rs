@@ -25,6 +25,22 @@
 //!
 //! Mode and composition are the host's unless the session was opened
 //! with overrides ([`SessionBuilder`], §7.2, §8).
+//!
+//! **Cancellation.** An emission takes its `sequence` before it awaits its
+//! interceptors. If the caller drops the emission's future before the
+//! record is delivered, a guard delivers a record for that sequence at
+//! once: a deny `host_error:interceptor_timeout` (the caller stopped
+//! waiting for the verdict), with `extensions.hookwire.cancelled: true`
+//! and null identities. A record reader therefore never sees a gap, which
+//! §12.2 would make record loss. The pending `pre_*` pair of a cancelled
+//! emission is not booked: the action did not proceed.
+//!
+//! **Dropped without shutdown.** A `Session` dropped without
+//! [`Session::shutdown`] does not emit `agent_shutdown` today: emitting it
+//! means awaiting interceptors from `Drop`, which has no runtime to rely on
+//! (a dropped runtime cancels what `Drop` would spawn). Call `shutdown`
+//! (`ShutdownReason::Cancelled` or `Error` on abnormal ends); the record
+//! trail of a session dropped without it ends at its last emission.
 
 mod builder;
 mod order;
@@ -404,10 +420,21 @@ impl Session {
     }
 
     /// Builds the context (sequence assigned here, atomically) and runs it.
+    /// If the caller drops the future before the record is delivered, the
+    /// [`Unsettled`] guard delivers a cancellation record for the taken
+    /// sequence, so a cancelled emission leaves no gap (§12.2 item 3).
     async fn run(&self, point: InterceptionPoint, conditional: Map<String, Value>) -> Emission {
         let settings = self.overrides.at(&self.host, point);
         let ctx = self.context(point, conditional);
-        pipeline::run(&self.host, settings, ctx).await
+        let mut guard = Unsettled {
+            host: &self.host,
+            settings,
+            core: Some(core_of(&ctx)),
+        };
+        let emission = pipeline::run(&self.host, settings, ctx).await;
+        // The record was delivered in the same poll that returned.
+        guard.core = None;
+        emission
     }
 
     /// The context of one emission: the core, the session's members, and
@@ -439,6 +466,44 @@ impl Session {
         m.extend(conditional);
         AgentContext::from_members_unchecked(point, m)
     }
+}
+
+/// An emission whose sequence is taken and whose record is not yet
+/// delivered; dropped armed (its future cancelled), it delivers the
+/// cancellation record ([`pipeline::cancelled`]).
+struct Unsettled<'a> {
+    host: &'a HostState,
+    settings: pipeline::Settings,
+    /// The context's core members; `None` once the emission settled.
+    core: Option<AgentContext>,
+}
+
+impl Drop for Unsettled<'_> {
+    fn drop(&mut self) {
+        if let Some(core) = self.core.take() {
+            pipeline::cancelled(self.host, self.settings, core);
+        }
+    }
+}
+
+/// The core members of `ctx` (spec, point, timestamp, sequence, agent,
+/// session, trace): what a record needs, without the payload.
+fn core_of(ctx: &AgentContext) -> AgentContext {
+    let mut m = Map::new();
+    for key in [
+        "spec",
+        "interception_point",
+        "timestamp",
+        "sequence",
+        "agent",
+        "session",
+        "trace",
+    ] {
+        if let Some(v) = ctx.get(key) {
+            m.insert(key.into(), v.clone());
+        }
+    }
+    AgentContext::from_members_unchecked(ctx.point(), m)
 }
 
 /// Merges `add`'s namespaces into `base`, member by member within a
@@ -791,6 +856,43 @@ mod tests {
         assert!(e.proceeds());
         let e = session.output(json!("x")).await.unwrap();
         assert_eq!(e.record().composition.profile, host2.composition().profile);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_emission_leaves_a_record_not_a_sequence_gap() {
+        let slow_input = interceptor_fn(|ctx: hookwire::AgentContext| async move {
+            if ctx.point() == InterceptionPoint::Input {
+                tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+            }
+            Ok::<_, BoxError>(Verdict::allow())
+        });
+        let records = crate::RecordLog::new();
+        let host = Host::builder("agent", "hookwire")
+            .interceptor("slow", slow_input)
+            .record_sink(records.clone())
+            .build()
+            .unwrap();
+        let session = host.session("c").unwrap();
+        session.start(["bash"]).await.unwrap();
+        let cancelled = tokio::time::timeout(
+            std::time::Duration::from_millis(50),
+            session.input(json!("hi"), InputRole::User),
+        )
+        .await;
+        assert!(cancelled.is_err(), "the caller gave up");
+        let e = session.shutdown(ShutdownReason::Completed).await.unwrap();
+        assert_eq!(e.record().sequence, 2);
+        let trail = records.session("c");
+        let sequences: Vec<i64> = trail.iter().map(|r| r.sequence).collect();
+        assert_eq!(sequences, vec![0, 1, 2], "no gap");
+        let r = &trail[1];
+        assert_eq!(r.interception_point, InterceptionPoint::Input);
+        assert_eq!(
+            r.verdict.reason.as_deref(),
+            Some("host_error:interceptor_timeout")
+        );
+        assert_eq!(r.extensions["hookwire"]["cancelled"], json!(true));
+        assert_eq!(r.input_identity, None);
     }
 
     #[tokio::test]
