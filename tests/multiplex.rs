@@ -418,7 +418,9 @@ macro_rules! liar_rpcs {
                                 let mut a = allow(m.id);
                                 if let Some(pb::multiplex_response::Outcome::Response(r)) = &mut a.outcome {
                                     r.extensions.insert("big".into(), pb::JsonValue {
-                                        json: format!("\"{}\"", "x".repeat(5 * 1024 * 1024)),
+                                        // Above the host's decode limit: refused by the
+                                        // transport, not by validation.
+                                        json: format!("\"{}\"", "x".repeat(hookwire::WIRE_RESPONSE_MAX_BYTES + 1024)),
                                     });
                                 }
                                 vec![a]
