@@ -703,7 +703,10 @@ fn verdict_with(safe: bool) -> BoxedStrategy<Verdict> {
         prop::option::of(text()),
         prop::collection::vec(warning(), 0..3),
         prop::option::of(json_object_with(safe)),
-        ("\\$target(\\.[a-z]{1,5}|\\[[0-9]\\])*", json_value_with(safe)),
+        (
+            "\\$target(\\.[a-z]{1,5}|\\[[0-9]\\])*",
+            json_value_with(safe),
+        ),
         prop::option::of(json_object_with(true)),
         prop::collection::vec(label(), 0..3),
     )
