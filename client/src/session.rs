@@ -35,12 +35,19 @@
 //! §12.2 would make record loss. The pending `pre_*` pair of a cancelled
 //! emission is not booked: the action did not proceed.
 //!
-//! **Dropped without shutdown.** A `Session` dropped without
-//! [`Session::shutdown`] does not emit `agent_shutdown` today: emitting it
-//! means awaiting interceptors from `Drop`, which has no runtime to rely on
-//! (a dropped runtime cancels what `Drop` would spawn). Call `shutdown`
-//! (`ShutdownReason::Cancelled` or `Error` on abnormal ends); the record
-//! trail of a session dropped without it ends at its last emission.
+//! **Dropped without shutdown.** A started `Session` dropped without
+//! [`Session::shutdown`] (an agent loop unwound by an error or a panic, a
+//! task aborted) still ends its trail with `agent_shutdown` (§6.1a):
+//! `Drop` hands the session's state to a task on the current Tokio
+//! runtime, which emits `agent_shutdown` with reason `cancelled` (`error`
+//! after a denied startup, as for an explicit shutdown) through the same
+//! interceptors, composition and record sinks. The emission is
+//! asynchronous: it is not awaited by the code that dropped the session,
+//! and the open-sessions gauge falls when it completes. Two cases cannot
+//! emit: a session dropped outside any Tokio runtime (there is nothing to
+//! run the interceptors on; a `WARN` log line says so), and a runtime
+//! that is itself shutting down, which cancels the task (an emission
+//! already under way then leaves its cancellation record, as above). A session never started, or already shut down, emits nothing.
 
 mod builder;
 mod order;
@@ -89,6 +96,9 @@ pub struct Session {
     lifecycle: RwLock<Lifecycle>,
     /// Keeps the host's open-sessions gauge up while the session lives.
     _open: Option<crate::metrics::OpenSession>,
+    /// Whether dropping the session unclosed emits `agent_shutdown`: false
+    /// for the copy that emits it, so a cancelled attempt does not retry.
+    shutdown_on_drop: bool,
 }
 
 impl Session {
@@ -113,6 +123,7 @@ impl Session {
             order: Mutex::new(Order::default()),
             next_sequence: AtomicU64::new(0),
             lifecycle: RwLock::new(Lifecycle::Fresh),
+            shutdown_on_drop: true,
         }
     }
 
@@ -465,6 +476,47 @@ impl Session {
         }
         m.extend(conditional);
         AgentContext::from_members_unchecked(point, m)
+    }
+}
+
+impl Drop for Session {
+    /// Emits `agent_shutdown` for a started session that was not shut
+    /// down (see the module docs, "Dropped without shutdown").
+    fn drop(&mut self) {
+        let lifecycle = *self.lifecycle.get_mut();
+        if !self.shutdown_on_drop
+            || !matches!(lifecycle, Lifecycle::Running | Lifecycle::StartupDenied)
+        {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(
+                session = %self.id,
+                "session dropped without shutdown outside a Tokio runtime: no agent_shutdown emitted"
+            );
+            return;
+        };
+        let order = std::mem::take(match self.order.get_mut() {
+            Ok(order) => order,
+            Err(poisoned) => poisoned.into_inner(),
+        });
+        let orphan = Session {
+            host: Arc::clone(&self.host),
+            id: std::mem::take(&mut self.id),
+            session: self.session.take(),
+            members: std::mem::take(&mut self.members),
+            overrides: std::mem::take(&mut self.overrides),
+            order: Mutex::new(order),
+            next_sequence: AtomicU64::new(*self.next_sequence.get_mut()),
+            lifecycle: RwLock::new(lifecycle),
+            _open: self._open.take(),
+            shutdown_on_drop: false,
+        };
+        runtime.spawn(async move {
+            if let Err(e) = orphan.shutdown(ShutdownReason::Cancelled).await {
+                tracing::warn!(session = %orphan.id, error = %e, "agent_shutdown of a dropped session refused");
+            }
+        });
     }
 }
 
@@ -903,5 +955,133 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(err, Error::LifecyclePoint { .. }), "{err:?}");
+    }
+
+    /// Waits (bounded) until `records` holds `n` records of session `id`.
+    async fn trail_of(
+        records: &crate::RecordLog,
+        id: &str,
+        n: usize,
+    ) -> Vec<hookwire::InterceptionRecord> {
+        for _ in 0..200 {
+            let trail = records.session(id);
+            if trail.len() >= n {
+                return trail;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        records.session(id)
+    }
+
+    fn recorded_host(records: &crate::RecordLog, deny_startup: bool) -> Host {
+        let policy = interceptor_fn(move |ctx: hookwire::AgentContext| async move {
+            Ok::<_, BoxError>(
+                if deny_startup && ctx.point() == InterceptionPoint::AgentStartup {
+                    Verdict::deny("test:closed")
+                } else {
+                    Verdict::allow()
+                },
+            )
+        });
+        Host::builder("agent", "hookwire")
+            .interceptor("policy", policy)
+            .record_sink(records.clone())
+            .build()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_started_session_dropped_without_shutdown_still_emits_agent_shutdown() {
+        let records = crate::RecordLog::new();
+        let host = recorded_host(&records, false);
+        let session = host.session("d").unwrap();
+        session.start(["bash"]).await.unwrap();
+        session.input(json!("hi"), InputRole::User).await.unwrap();
+        drop(session);
+        let trail = trail_of(&records, "d", 3).await;
+        let points: Vec<_> = trail
+            .iter()
+            .map(|r| (r.sequence, r.interception_point))
+            .collect();
+        assert_eq!(
+            points,
+            vec![
+                (0, InterceptionPoint::AgentStartup),
+                (1, InterceptionPoint::Input),
+                (2, InterceptionPoint::AgentShutdown),
+            ]
+        );
+        assert_eq!(trail[2].verdict.decision, hookwire::Decision::Allow);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert_eq!(records.session("d").len(), 3, "exactly one agent_shutdown");
+    }
+
+    #[tokio::test]
+    async fn a_dropped_session_whose_startup_was_denied_shuts_down_with_reason_error() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let summaries = seen.clone();
+        let watcher = interceptor_fn(move |ctx: hookwire::AgentContext| {
+            let summaries = summaries.clone();
+            async move {
+                if ctx.point() == InterceptionPoint::AgentShutdown {
+                    summaries.lock().unwrap().push(ctx.get("summary").cloned());
+                }
+                Ok::<_, BoxError>(if ctx.point() == InterceptionPoint::AgentStartup {
+                    Verdict::deny("test:closed")
+                } else {
+                    Verdict::allow()
+                })
+            }
+        });
+        let records = crate::RecordLog::new();
+        let host = Host::builder("agent", "hookwire")
+            .interceptor("watcher", watcher)
+            .record_sink(records.clone())
+            .build()
+            .unwrap();
+        let session = host.session("denied").unwrap();
+        assert!(!session.start(["bash"]).await.unwrap().proceeds());
+        drop(session);
+        let trail = trail_of(&records, "denied", 2).await;
+        assert_eq!(trail.len(), 2);
+        assert_eq!(
+            trail[1].interception_point,
+            InterceptionPoint::AgentShutdown
+        );
+        assert_eq!(
+            seen.lock().unwrap().clone(),
+            vec![Some(json!({"reason": "error"}))]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_session_never_started_or_already_shut_down_emits_nothing_when_dropped() {
+        let records = crate::RecordLog::new();
+        let host = recorded_host(&records, false);
+        drop(host.session("fresh").unwrap());
+        let closed = host.session("closed").unwrap();
+        closed.start(["bash"]).await.unwrap();
+        closed.shutdown(ShutdownReason::Completed).await.unwrap();
+        drop(closed);
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert!(records.session("fresh").is_empty());
+        assert_eq!(records.session("closed").len(), 2);
+    }
+
+    #[test]
+    fn a_session_dropped_outside_a_runtime_emits_nothing_and_does_not_panic() {
+        let records = crate::RecordLog::new();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let host = recorded_host(&records, false);
+        let session = runtime.block_on(async {
+            let session = host.session("outside").unwrap();
+            session.start(["bash"]).await.unwrap();
+            session
+        });
+        drop(session);
+        assert_eq!(records.session("outside").len(), 1, "only agent_startup");
     }
 }
