@@ -728,9 +728,9 @@ async fn an_unreachable_service_fails_fast() {
         .connect_wait(Duration::from_millis(300))
         .build()
         .expect("resolver");
-    let (host, _) = host(&policy, r, Mode::Enforce);
+    let (stranded, _) = host(&policy, r, Mode::Enforce);
     let started = Instant::now();
-    let e = tool_call(&host, "s", json!({"amount": 1})).await;
+    let e = tool_call(&stranded, "s", json!({"amount": 1})).await;
     assert_eq!(e.reason(), Some("host_error:approval_resolver_failed"));
     assert!(
         started.elapsed() < Duration::from_secs(3),
@@ -759,8 +759,24 @@ async fn with_a_reattach_grace_a_pending_request_survives_a_service_restart() {
         let host = host.clone();
         async move { tool_call(&host, "s", json!({"amount": 7})).await }
     });
-    wait_pending(first.queue(), 1).await;
+    let withdrawn = wait_pending(first.queue(), 1).await.remove(0).id;
+    let mut watching_first = first.queue().subscribe();
+    let queue_of_first = first.queue().clone();
     first.shutdown().await.expect("shutdown");
+    // An embedded queue cannot be served by anyone else: its graceful
+    // shutdown withdraws the request (the host queues it anew).
+    let closed = tokio::time::timeout(Duration::from_secs(5), watching_first.events.recv())
+        .await
+        .expect("withdrawn at shutdown")
+        .expect("an event");
+    assert_eq!(
+        closed,
+        QueueEvent::Closed {
+            id: withdrawn,
+            reason: CloseReason::HostGone
+        }
+    );
+    assert!(queue_of_first.is_empty());
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!call.is_finished(), "the request waits for a new stream");
 
@@ -781,4 +797,76 @@ async fn with_a_reattach_grace_a_pending_request_survives_a_service_restart() {
     assert!(e.proceeds(), "{:?}", e.reason());
     assert_eq!(e.record().resolved_by, Some(ResolvedBy::Approval));
     robot.abort();
+}
+
+/// A free local port nothing listens on.
+async fn dead_endpoint() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    drop(listener);
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_resolver_with_several_endpoints_moves_on_from_one_that_is_down() {
+    let policy = escalating_policy(false).await;
+    let live = approvals().await;
+    let down = dead_endpoint().await;
+    let r = StreamResolver::builder(down)
+        .endpoints([live.endpoint()])
+        .deadline(LONG)
+        .bearer_token(HOST_TOKEN)
+        .reconnect_backoff(Duration::from_millis(20), Duration::from_millis(200))
+        .build()
+        .expect("resolver");
+    assert!(
+        r.wait_connected(Duration::from_secs(5)).await,
+        "the second endpoint is reached"
+    );
+    let (failing_over, _) = host(&policy, r, Mode::Enforce);
+    let robot = auto_approve(live.queue().clone());
+    let e = tool_call(&failing_over, "s", json!({"amount": 1})).await;
+    assert!(e.proceeds(), "{:?}", e.reason());
+    assert_eq!(e.record().resolved_by, Some(ResolvedBy::Approval));
+    robot.abort();
+
+    // Every endpoint down: a request fails closed at once rather than
+    // waiting out the connect wait.
+    let r = StreamResolver::builder(dead_endpoint().await)
+        .endpoints([dead_endpoint().await])
+        .deadline(LONG)
+        .connect_wait(Duration::from_secs(30))
+        .build()
+        .expect("resolver");
+    let (stranded, _) = host(&policy, r, Mode::Enforce);
+    let started = Instant::now();
+    let e = tool_call(&stranded, "s", json!({"amount": 1})).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(e.is_blocked());
+    assert_eq!(e.reason(), Some("host_error:approval_resolver_failed"));
+}
+
+#[tokio::test]
+async fn a_resolver_refuses_a_repeated_or_mixed_endpoint_list() {
+    let repeated = StreamResolver::builder("http://127.0.0.1:50061")
+        .endpoints(["http://127.0.0.1:50062", "http://127.0.0.1:50061"])
+        .build()
+        .expect_err("a URL listed twice");
+    assert!(repeated.to_string().contains("listed twice"), "{repeated}");
+    let mixed = StreamResolver::builder("http://127.0.0.1:50061")
+        .endpoints(["https://127.0.0.1:50062"])
+        .build()
+        .expect_err("http and https mixed");
+    assert!(mixed.to_string().contains("every endpoint"), "{mixed}");
+    let relative = StreamResolver::builder("http://127.0.0.1:50061")
+        .endpoints(["/approvals"])
+        .build()
+        .expect_err("not an absolute URL");
+    assert!(relative.to_string().contains("/approvals"), "{relative}");
 }

@@ -33,6 +33,7 @@ use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions, PgRow}
 use sqlx::{Postgres, Row};
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
+use tokio::time::Instant;
 
 use crate::{Error, redact_url, schema};
 
@@ -314,19 +315,27 @@ fn corrupt(id: &str, reason: impl std::fmt::Display) -> Error {
     }
 }
 
-fn read_request(row: &PgRow) -> Result<StoredRequest, Error> {
+/// The time left of a row's request: what the database counted, less the
+/// time since the query was sent (`asked`), so that the latency of the
+/// query (and of its transaction's commit) never lengthens a deadline.
+fn remaining(row: &PgRow, asked: Instant) -> Result<Duration, Error> {
+    let counted: i64 = row.try_get("remaining_ms")?;
+    Ok(Duration::from_millis(u64::try_from(counted).unwrap_or(0)).saturating_sub(asked.elapsed()))
+}
+
+fn read_request(row: &PgRow, asked: Instant) -> Result<StoredRequest, Error> {
     let id: String = row.try_get("id")?;
     let bytes: Vec<u8> = row.try_get("request")?;
     let wire = pb::ApprovalRequest::decode(bytes.as_slice()).map_err(|e| corrupt(&id, e))?;
     let request = StreamRequest::try_from(wire).map_err(|e| corrupt(&id, e))?;
     let names: Vec<String> = row.try_get("seen_names")?;
     let methods: Vec<String> = row.try_get("seen_methods")?;
-    let remaining: i64 = row.try_get("remaining_ms")?;
+    let remaining = remaining(row, asked)?;
     Ok(StoredRequest {
         host: row.try_get("host")?,
         host_request_id: row.try_get("host_request_id")?,
         request: request.request,
-        remaining: Duration::from_millis(u64::try_from(remaining).unwrap_or(0)),
+        remaining,
         seen_by: names
             .into_iter()
             .zip(methods)
@@ -353,12 +362,12 @@ fn close_reason(s: &str) -> Option<CloseReason> {
     })
 }
 
-fn read_state(row: &PgRow) -> Result<StoredState, Error> {
+fn read_state(row: &PgRow, asked: Instant) -> Result<StoredState, Error> {
     let id: String = row.try_get("id")?;
     let state: String = row.try_get("state")?;
     match state.as_str() {
         "pending" => Ok(StoredState::Pending {
-            request: read_request(row)?,
+            request: read_request(row, asked)?,
             host_instance: row.try_get("host_instance")?,
         }),
         "decided" => {
@@ -744,20 +753,21 @@ impl ApprovalStore for PostgresStore {
             .execute(&mut *tx)
             .await
             .map_err(Error::from)?;
+        let asked = Instant::now();
         let row = sqlx::query(&format!("{SELECT_REQUEST} WHERE id = $1"))
             .bind(&id)
             .fetch_one(&mut *tx)
             .await
             .map_err(Error::from)?;
         tx.commit().await.map_err(Error::from)?;
-        let found = match read_state(&row)? {
+        let found = match read_state(&row, asked)? {
             StoredState::Pending { request, .. } => ReattachFound::Pending(request),
             StoredState::Decided { id, resolution, .. } => {
-                let remaining: i64 = row.try_get("remaining_ms").map_err(Error::from)?;
+                let remaining = remaining(&row, asked)?;
                 ReattachFound::Decided {
                     id,
                     resolution,
-                    remaining: Duration::from_millis(u64::try_from(remaining).unwrap_or(0)),
+                    remaining,
                 }
             }
             StoredState::Closed { .. } => return Ok(None),
@@ -766,13 +776,15 @@ impl ApprovalStore for PostgresStore {
     }
 
     async fn state(&self, id: &str) -> Result<Option<StoredState>, hookwire_server::Error> {
+        let asked = Instant::now();
         match self.row(id).await? {
             None => Ok(None),
-            Some(row) => Ok(Some(read_state(&row)?)),
+            Some(row) => Ok(Some(read_state(&row, asked)?)),
         }
     }
 
     async fn pending(&self) -> Result<Vec<StoredRequest>, hookwire_server::Error> {
+        let asked = Instant::now();
         let rows = sqlx::query(&format!(
             "{SELECT_REQUEST} WHERE state = 'pending' ORDER BY seq"
         ))
@@ -781,7 +793,7 @@ impl ApprovalStore for PostgresStore {
         .map_err(Error::from)?;
         Ok(rows
             .iter()
-            .map(read_request)
+            .map(|row| read_request(row, asked))
             .collect::<Result<Vec<_>, _>>()?)
     }
 

@@ -49,7 +49,9 @@ pub(super) const MAX_SETTING: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 /// What the builder configured: read by the resolver and the task alike.
 #[derive(Debug, Clone)]
 pub(super) struct Settings {
-    pub(super) endpoint: String,
+    /// The instances of the service, tried in turn: the builder's
+    /// endpoint first, then [`StreamResolverBuilder::endpoints`](super::StreamResolverBuilder::endpoints).
+    pub(super) endpoints: Vec<String>,
     pub(super) deadline: Duration,
     pub(super) host_name: String,
     pub(super) connect_timeout: Duration,
@@ -86,6 +88,10 @@ pub(super) struct Shared {
     pub(super) wake: Notify,
     pub(super) seen: broadcast::Sender<SeenEvent>,
     pub(super) next_id: AtomicU64,
+    /// Starts every request id (`r-<random>-N`): ids of two resolvers
+    /// holding one host credential (two processes of one host) never
+    /// meet, so one can never re-attach the other's request.
+    pub(super) id_prefix: String,
     pub(super) settings: Settings,
 }
 
@@ -157,11 +163,12 @@ impl Drop for StopOnDrop {
 }
 
 /// Starts the background task on `runtime`; it runs until the returned
-/// handle is dropped.
+/// handle is dropped. `endpoints` are the checked forms of
+/// `settings.endpoints`, in the same order.
 pub(super) fn spawn(
     runtime: &tokio::runtime::Handle,
     settings: Settings,
-    endpoint: Endpoint,
+    endpoints: Vec<Endpoint>,
 ) -> (Arc<Shared>, StopOnDrop) {
     let (connected, _) = watch::channel(false);
     let (failures, _) = watch::channel(0);
@@ -174,27 +181,40 @@ pub(super) fn spawn(
         wake: Notify::new(),
         seen,
         next_id: AtomicU64::new(1),
+        id_prefix: format!("r-{:016x}-", fastrand::u64(..)),
         settings,
     });
-    runtime.spawn(drive(Arc::clone(&shared), endpoint, stopped));
+    runtime.spawn(drive(Arc::clone(&shared), endpoints, stopped));
     (shared, StopOnDrop(stop))
 }
 
-/// The background task: connect, serve the stream until it ends, fail what
-/// was pending, back off, repeat; until the resolver is dropped.
-async fn drive(shared: Arc<Shared>, endpoint: Endpoint, mut stop: watch::Receiver<bool>) {
+/// The background task: connect, serve the stream until it ends, fail (or,
+/// with a re-attach grace, keep) what was pending, back off, repeat; until
+/// the resolver is dropped.
+///
+/// With several endpoints, each attempt goes to the next one in turn: a
+/// stream that ended sends the next attempt to the next instance (the one
+/// that ended it is likely going away), and a failed attempt moves on to
+/// the next at once. Only a whole round of failed attempts counts as a
+/// failure (what fails waiting requests early) and backs off.
+async fn drive(shared: Arc<Shared>, endpoints: Vec<Endpoint>, mut stop: watch::Receiver<bool>) {
     let settings = &shared.settings;
     let mut backoff = settings.backoff_min;
+    let mut at = 0;
+    let mut failed_in_a_row = 0;
     loop {
         if *stop.borrow() {
             break;
         }
-        match open(&shared, &endpoint).await {
+        let url = &settings.endpoints[at];
+        match open(&shared, &endpoints[at], url).await {
             Ok(stream) => {
                 backoff = settings.backoff_min;
+                failed_in_a_row = 0;
                 let ended = serve(&shared, stream, &mut stop).await;
                 shared.drop_stream(&StreamFailure::Lost, true);
-                tracing::info!(endpoint = %settings.endpoint, why = ended, "approval stream ended");
+                tracing::info!(endpoint = %url, why = ended, "approval stream ended");
+                at = (at + 1) % endpoints.len();
             }
             Err(why) => {
                 let expired = shared.settings.reattach_grace.is_some_and(|grace| {
@@ -203,8 +223,14 @@ async fn drive(shared: Arc<Shared>, endpoint: Endpoint, mut stop: watch::Receive
                 if expired {
                     shared.drop_stream(&StreamFailure::Lost, false);
                 }
+                tracing::debug!(endpoint = %url, why, "approval service unreachable");
+                at = (at + 1) % endpoints.len();
+                failed_in_a_row += 1;
+                if failed_in_a_row < endpoints.len() {
+                    continue;
+                }
+                failed_in_a_row = 0;
                 shared.failures.send_modify(|n| *n = n.wrapping_add(1));
-                tracing::debug!(endpoint = %settings.endpoint, why, "approval service unreachable");
             }
         }
         tokio::select! {
@@ -224,8 +250,9 @@ struct Open {
     heartbeat: Duration,
 }
 
-/// Opens the stream and waits for the service's `ServiceReady`.
-async fn open(shared: &Shared, endpoint: &Endpoint) -> Result<Open, &'static str> {
+/// Opens the stream to `endpoint` (whose URL is `url`) and waits for the
+/// service's `ServiceReady`.
+async fn open(shared: &Shared, endpoint: &Endpoint, url: &str) -> Result<Open, &'static str> {
     let settings = &shared.settings;
     let bound = settings.connect_timeout;
     let channel = tokio::time::timeout(bound, endpoint.connect())
@@ -290,7 +317,7 @@ async fn open(shared: &Shared, endpoint: &Endpoint) -> Result<Open, &'static str
         state.outbound = Some(outbound.clone());
     }
     shared.connected.send_replace(true);
-    tracing::info!(endpoint = %settings.endpoint, "approval stream up");
+    tracing::info!(endpoint = %url, "approval stream up");
     Ok(Open {
         outbound,
         inbound,

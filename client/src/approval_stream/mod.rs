@@ -9,10 +9,16 @@
 //!
 //! - it connects when the resolver is built and reconnects with
 //!   exponential backoff whenever the stream ends, so a restarted service
-//!   is picked up without rebuilding the host;
+//!   is picked up without rebuilding the host; given several instances of
+//!   one service ([`StreamResolverBuilder::endpoints`]) it tries them in
+//!   turn, moving to the next whenever a stream ends or an attempt fails;
 //! - when the stream ends, breaks, or falls silent for three heartbeats,
 //!   every request in flight fails **at once** (the seam denies it with
-//!   `host_error:approval_resolver_failed`); none waits for its deadline;
+//!   `host_error:approval_resolver_failed`); none waits for its deadline —
+//!   unless [`StreamResolverBuilder::reattach_grace`] is set: then they
+//!   wait up to the grace for the next stream (to any instance) and are
+//!   sent again on it, where a service sharing its queue re-attaches them
+//!   by id with their original deadlines;
 //! - a request made while no stream is up triggers a connection attempt
 //!   and fails as soon as that attempt fails, or after
 //!   [`StreamResolverBuilder::connect_wait`] without a stream.

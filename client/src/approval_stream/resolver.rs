@@ -118,44 +118,78 @@ impl StreamResolverBuilder {
         self
     }
 
-    /// Validates the endpoint and starts the background task that keeps
+    /// More instances of the same service (sharing one queue, e.g. on one
+    /// PostgreSQL database), tried in turn after the builder's endpoint:
+    /// whenever a stream ends or an attempt fails, the next attempt goes
+    /// to the next instance. With [`reattach_grace`](Self::reattach_grace)
+    /// a host whose instance dies or shuts down re-attaches its pending
+    /// requests on another one. Every URL must differ, and all must share
+    /// one scheme (all `http://` or all `https://`, verified alike).
+    #[must_use]
+    pub fn endpoints<I, S>(mut self, endpoints: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.settings
+            .endpoints
+            .extend(endpoints.into_iter().map(Into::into));
+        self
+    }
+
+    /// Validates the endpoints and starts the background task that keeps
     /// the stream up. Must be called within a tokio runtime.
     pub fn build(self) -> Result<StreamResolver, Error> {
-        let invalid = |reason: String| Error::InvalidEndpoint {
-            name: "approval".into(),
-            endpoint: self.settings.endpoint.clone(),
-            reason,
-        };
+        let mut endpoints = Vec::with_capacity(self.settings.endpoints.len());
+        for (n, url) in self.settings.endpoints.iter().enumerate() {
+            let invalid = |reason: String| Error::InvalidEndpoint {
+                name: "approval".into(),
+                endpoint: url.clone(),
+                reason,
+            };
+            if self.settings.endpoints[..n].contains(url) {
+                return Err(invalid("listed twice".into()));
+            }
+            let endpoint = self.endpoint(url).map_err(invalid)?;
+            if let Some(first) = endpoints.first().map(|e: &Endpoint| e.uri().scheme_str())
+                && first != endpoint.uri().scheme_str()
+            {
+                return Err(invalid(
+                    "every endpoint must be http://, or every one https://".into(),
+                ));
+            }
+            endpoints.push(endpoint);
+        }
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|_| Error::ApprovalStream(StreamFailure::NoRuntime))?;
+        let (shared, stop) = link::spawn(&runtime, self.settings, endpoints);
+        Ok(StreamResolver {
+            shared,
+            deadline: None,
+            _stop: Arc::new(stop),
+        })
+    }
+
+    /// One checked endpoint, or why it is unusable.
+    fn endpoint(&self, url: &str) -> Result<Endpoint, String> {
         let keepalive = self.settings.heartbeat.max(Duration::from_secs(1));
-        let endpoint = Endpoint::from_shared(self.settings.endpoint.clone())
-            .map_err(|e| invalid(e.to_string()))?
+        let endpoint = Endpoint::from_shared(url.to_owned())
+            .map_err(|e| e.to_string())?
             .tcp_nodelay(true)
             .connect_timeout(self.settings.connect_timeout)
             .http2_keep_alive_interval(keepalive)
             .keep_alive_timeout(keepalive.saturating_mul(3))
             .keep_alive_while_idle(true);
         if endpoint.uri().scheme_str().is_none() || endpoint.uri().host().is_none() {
-            return Err(invalid(
-                "expected an absolute http:// or https:// URL".into(),
-            ));
+            return Err("expected an absolute http:// or https:// URL".into());
         }
-        let endpoint = match (endpoint.uri().scheme_str(), &self.tls) {
+        match (endpoint.uri().scheme_str(), &self.tls) {
             (Some("https"), tls) => endpoint
                 .tls_config(client_tls(tls.as_ref()))
-                .map_err(|_| invalid("unusable TLS settings".into()))?,
-            (_, Some(_)) => {
-                return Err(invalid("TLS settings need an https:// endpoint".into()));
-            }
-            (_, None) => endpoint,
-        };
-        let runtime = tokio::runtime::Handle::try_current()
-            .map_err(|_| Error::ApprovalStream(StreamFailure::NoRuntime))?;
-        let (shared, stop) = link::spawn(&runtime, self.settings, endpoint);
-        Ok(StreamResolver {
-            shared,
-            deadline: None,
-            _stop: Arc::new(stop),
-        })
+                .map_err(|_| "unusable TLS settings".into()),
+            (_, Some(_)) => Err("TLS settings need an https:// endpoint".into()),
+            (_, None) => Ok(endpoint),
+        }
     }
 }
 
@@ -199,7 +233,7 @@ pub struct StreamResolver {
 impl std::fmt::Debug for StreamResolver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StreamResolver")
-            .field("endpoint", &self.shared.settings.endpoint)
+            .field("endpoints", &self.shared.settings.endpoints)
             .field("connected", &self.is_connected())
             .finish_non_exhaustive()
     }
@@ -207,11 +241,12 @@ impl std::fmt::Debug for StreamResolver {
 
 impl StreamResolver {
     /// Settings for a resolver of the service at `endpoint` (e.g.
-    /// `http://127.0.0.1:50061`).
+    /// `http://127.0.0.1:50061`); more instances of it can follow
+    /// ([`StreamResolverBuilder::endpoints`]).
     pub fn builder(endpoint: impl Into<String>) -> StreamResolverBuilder {
         StreamResolverBuilder {
             settings: Settings {
-                endpoint: endpoint.into(),
+                endpoints: vec![endpoint.into()],
                 deadline: DEFAULT_APPROVAL_DEADLINE,
                 host_name: "hookwire-host".into(),
                 connect_timeout: Duration::from_secs(5),
@@ -314,7 +349,11 @@ impl StreamResolver {
                 return Err(StreamFailure::Unavailable);
             }
         }
-        let id = format!("r-{}", shared.next_id.fetch_add(1, Ordering::Relaxed));
+        let id = format!(
+            "{}{}",
+            shared.id_prefix,
+            shared.next_id.fetch_add(1, Ordering::Relaxed)
+        );
         let (reply, answer) = oneshot::channel();
         {
             let mut state = shared.state();

@@ -225,9 +225,11 @@ impl Registry {
     }
 
     /// [`approval_stream`](Self::approval_stream) with the resolver's
-    /// settings: TLS (the service's authority, a client certificate) and
-    /// the host's bearer token, e.g.
-    /// `StreamResolver::builder("https://approvals:50061").tls(tls).bearer_token(token)`.
+    /// settings: TLS (the service's authority, a client certificate), the
+    /// host's bearer token, more instances of the service tried in turn
+    /// and the re-attach grace that lets pending requests move to them
+    /// when an instance dies or shuts down, e.g.
+    /// `StreamResolver::builder("https://approvals-1:50061").endpoints(["https://approvals-2:50061"]).reattach_grace(grace).tls(tls).bearer_token(token)`.
     pub fn approval_stream_with(
         mut self,
         name: &str,
