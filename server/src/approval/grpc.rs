@@ -4,7 +4,11 @@
 //! - `Resolve` attaches one host stream as a [`HostLink`](super::HostLink): requests go into
 //!   the queue, the queue's deliveries come back down, heartbeats flow both
 //!   ways, and the link is dropped (withdrawing the host's requests) when
-//!   the stream ends, breaks, or falls silent for three heartbeats.
+//!   the stream ends, breaks, or falls silent for three heartbeats. When
+//!   the server shuts down, a shared queue's links are
+//!   [detached](super::HostLink::detach) instead: the requests stay pending
+//!   for their hosts to re-attach on another instance (rolling restarts);
+//!   an embedded queue's are dropped (nobody else could serve them).
 //! - `Watch` gives an approver the pending set, then every change, and
 //!   takes its `Seen` notices and decisions, acknowledging each decision.
 //! - `Decide` is one decision without a stream.
@@ -359,9 +363,11 @@ impl ApprovalService for ApprovalGrpc {
         let mut ticker = self.ticker();
         let silence = self.settings.heartbeat * 3;
         let mut closing = self.closing.clone();
+        let detach_on_shutdown = self.queue.is_shared();
         tokio::spawn(async move {
             use pb::host_message::Kind;
             let mut heard = Instant::now();
+            let mut shutting_down = false;
             tracing::info!(%peer, %host, "approval host connected");
             loop {
                 tokio::select! {
@@ -434,13 +440,26 @@ impl ApprovalService for ApprovalGrpc {
                             break;
                         }
                     }
-                    () = closed(&mut closing) => break,
+                    () = closed(&mut closing) => {
+                        shutting_down = true;
+                        break;
+                    }
                 }
             }
-            tracing::info!(%peer, "approval host disconnected");
-            // Dropping the link withdraws what is still pending; dropping
-            // `tx` ends the response stream.
-            drop(link);
+            if shutting_down && detach_on_shutdown {
+                // This instance is going away, not the host: with a shared
+                // queue another instance can serve it, so its requests stay
+                // pending for it to re-attach there (within the grace).
+                tracing::info!(%peer, "approval host detached: the service is shutting down");
+                link.detach();
+            } else {
+                tracing::info!(%peer, "approval host disconnected");
+                // Dropping the link withdraws what is still pending
+                // (everywhere, when the queue is shared): the host went
+                // away, or nobody else could serve it.
+                drop(link);
+            }
+            // Dropping `tx` ends the response stream.
         });
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }

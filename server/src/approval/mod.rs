@@ -66,6 +66,6 @@ pub use queue::{
     MAX_APPROVER_NAME, MAX_DEADLINE, MAX_HISTORY, PendingApproval, QueueEvent, REATTACH_GRACE,
     Reattached, Subscription,
 };
-pub use serve::{ApprovalServer, RunningApprovalServer};
+pub use serve::{ApprovalServer, RunningApprovalServer, SHUTDOWN_FLUSH_BOUND};
 pub use store::{ApprovalStore, ReattachFound, StoreChange, StoredRequest, StoredState};
 pub use tls::ServiceTls;

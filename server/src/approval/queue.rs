@@ -46,7 +46,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::{Duration, SystemTime};
 
 use hookwire::approval::{ApprovalOutcome, ApprovalRequest, ApprovalResolution, StreamResolution};
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
@@ -132,6 +132,8 @@ enum Write {
     Close(String, CloseReason),
     /// Leave requests for their hosts to re-attach.
     Detach(Vec<String>),
+    /// Nothing to write: answered once every write before it is applied.
+    Flush(oneshot::Sender<()>),
 }
 
 #[derive(Debug, Default)]
@@ -249,6 +251,19 @@ impl ApprovalQueue {
     /// Whether the queue keeps its state in a shared store.
     pub fn is_shared(&self) -> bool {
         self.inner.shared.is_some()
+    }
+
+    /// Waits until every store write queued so far by hosts' links
+    /// (submits, cancels, detaches, expiries) has been applied, so that a
+    /// process shutting down leaves the store as its links left it. An
+    /// embedded queue has nothing to wait for.
+    pub async fn flush(&self) {
+        if let Some(shared) = &self.inner.shared {
+            let (done, applied) = oneshot::channel();
+            if shared.writes.send(Write::Flush(done)).is_ok() {
+                let _ = applied.await;
+            }
+        }
     }
 
     fn store(&self) -> Option<&Arc<dyn ApprovalStore>> {

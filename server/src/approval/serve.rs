@@ -2,8 +2,21 @@
 //! page on a second port, both over one [`ApprovalQueue`], both behind
 //! one [`Access`] list, both over TLS when given a [`ServiceTls`].
 //!
-//! Shutdown first ends every host, approver and page stream (hosts fail
-//! their pending requests at once), then stops both servers gracefully.
+//! Shutdown first ends every host, approver and page stream, then stops
+//! both servers gracefully. What happens to the hosts' pending requests
+//! depends on the queue:
+//!
+//! - embedded ([`ApprovalQueue::new`]): they are withdrawn (nobody else
+//!   holds them); hosts fail them at once, or, with a re-attach grace,
+//!   send them again to whatever instance they reach next, where they are
+//!   queued anew with what is left of their deadline;
+//! - shared ([`ApprovalQueue::shared`], e.g. PostgreSQL): their links are
+//!   [detached](super::HostLink::detach): the requests stay pending and
+//!   decidable everywhere for the store's re-attach grace, and a host
+//!   whose resolver knows another instance re-attaches them there by id
+//!   with their original deadlines (a rolling restart loses nothing).
+//!   What no host re-attaches within the grace is withdrawn as
+//!   `host_gone`.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -230,6 +243,11 @@ async fn bind(addr: SocketAddr) -> Result<TcpListener, Error> {
         .map_err(|source| Error::Bind { addr, source })
 }
 
+/// The longest [`RunningApprovalServer::shutdown`] waits for a shared
+/// queue's last writes (a store that does not answer must not hold a
+/// shutdown forever; what is not written waits out the store's lease).
+pub const SHUTDOWN_FLUSH_BOUND: Duration = Duration::from_secs(5);
+
 /// An approval service serving in background tasks. Dropping it starts a
 /// shutdown without waiting; [`shutdown`](Self::shutdown) waits.
 #[derive(Debug)]
@@ -281,7 +299,9 @@ impl RunningApprovalServer {
     }
 
     /// Ends every stream, stops both servers, and waits until they have
-    /// stopped (with the first error, if one failed).
+    /// stopped (with the first error, if one failed) and, for a shared
+    /// queue, until what the ended streams left to the store (detached
+    /// requests) is written, for at most [`SHUTDOWN_FLUSH_BOUND`].
     pub async fn shutdown(mut self) -> Result<(), Error> {
         self.signal();
         let mut result = Ok(());
@@ -292,6 +312,15 @@ impl RunningApprovalServer {
                     result = r;
                 }
             }
+        }
+        // Each host stream's task detaches its link before its response
+        // ends, and the gRPC server stopped only after every response
+        // ended: the detaches are queued by now.
+        if tokio::time::timeout(SHUTDOWN_FLUSH_BOUND, self.queue.flush())
+            .await
+            .is_err()
+        {
+            tracing::warn!("approval store writes still pending at shutdown");
         }
         result
     }

@@ -76,6 +76,9 @@ async fn apply_write(queue: &Weak<Inner>, store: &dyn ApprovalStore, write: Writ
                 tracing::warn!(count = ids.len(), error = %e, "approval detach not stored");
             }
         }
+        Write::Flush(done) => {
+            let _ = done.send(());
+        }
     }
 }
 
