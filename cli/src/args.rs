@@ -25,9 +25,16 @@ pub(crate) struct TelemetryArgs {
 pub(crate) struct RegistryArgs {
     /// Registers the approval service at this URL as the approval resolver
     /// named `approval-stream` (documents select it with
-    /// `"approval": {"resolver": "approval-stream"}`).
+    /// `"approval": {"resolver": "approval-stream"}`). Repeat it for more
+    /// instances of one service (sharing a PostgreSQL queue), tried in
+    /// turn when a stream ends or a connection fails.
     #[arg(long, value_name = "URL")]
-    approval_endpoint: Option<String>,
+    approval_endpoint: Vec<String>,
+    /// Keep pending approval requests this many seconds across a lost
+    /// stream and re-attach them on the next one (any instance) with their
+    /// original deadlines; without it they fail at once.
+    #[arg(long, value_name = "SECONDS", requires = "approval_endpoint")]
+    approval_reattach_grace: Option<u64>,
     /// PEM authority of the approval service's certificate (`https://`).
     #[arg(long, value_name = "FILE", requires = "approval_endpoint")]
     approval_ca: Option<std::path::PathBuf>,
@@ -48,13 +55,17 @@ impl RegistryArgs {
     /// hookwire's standard kinds, plus what the options register.
     pub(crate) fn registry(&self) -> Result<hookwire_client::declaration::Registry, CliError> {
         let mut registry = hookwire_client::declaration::Registry::standard();
-        if let Some(url) = &self.approval_endpoint {
+        if let Some((url, more)) = self.approval_endpoint.split_first() {
             let read = |path: &std::path::Path| {
                 std::fs::read(path).map_err(|e| {
                     CliError::ApprovalsConfig(format!("cannot read {}: {e}", path.display()))
                 })
             };
-            let mut builder = hookwire_client::StreamResolver::builder(url.clone());
+            let mut builder = hookwire_client::StreamResolver::builder(url.clone())
+                .endpoints(more.iter().cloned());
+            if let Some(grace) = self.approval_reattach_grace {
+                builder = builder.reattach_grace(std::time::Duration::from_secs(grace));
+            }
             if url.starts_with("https://") {
                 let client_identity = match (&self.approval_client_cert, &self.approval_client_key)
                 {
