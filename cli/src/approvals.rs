@@ -15,11 +15,15 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use hookwire_server::approval::auth::{new_token, token_sha256};
 use hookwire_server::approval::{Access, AccessConfig, ApprovalQueue, ApprovalServer, ServiceTls};
+use hookwire_server::metrics::{SharedRegistry, serve_metrics};
 use serde::Deserialize;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
 
 use crate::error::CliError;
 
@@ -31,8 +35,8 @@ pub(crate) const APPROVALS_WEB_ADDR: &str = "127.0.0.1:8080";
 /// The `approvals` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum ApprovalsCommand {
-    /// Serve the approval service (gRPC) and its web page until
-    /// interrupted.
+    /// Serve the approval service (gRPC), its web page and optionally its
+    /// metrics until SIGINT or SIGTERM (a graceful shutdown).
     Serve(Box<ServeArgs>),
     /// Print a fresh token and the hash to put in the access list.
     Token {
@@ -94,6 +98,11 @@ pub(crate) struct ServeArgs {
     /// this process's memory.
     #[arg(long, value_name = "URL")]
     database_url: Option<String>,
+    /// Serve the service's Prometheus metrics (`hookwire_approval_*`) at
+    /// `http://ADDR/metrics`. Unauthenticated and without payloads: bind
+    /// it where only the scraper reaches.
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
 }
 
 /// The config file (`--config`), all members optional.
@@ -118,6 +127,8 @@ struct ConfigFile {
     access: Option<AccessConfig>,
     #[serde(default)]
     database_url: Option<String>,
+    #[serde(default)]
+    metrics_addr: Option<SocketAddr>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -142,6 +153,7 @@ struct Settings {
     allow_plaintext: bool,
     access: Access,
     database_url: Option<String>,
+    metrics: Option<SocketAddr>,
 }
 
 fn config_error(what: impl Into<String>) -> CliError {
@@ -245,6 +257,7 @@ fn settings(args: &ServeArgs) -> Result<Settings, CliError> {
         allow_plaintext: args.allow_plaintext || file.allow_plaintext == Some(true),
         access,
         database_url: args.database_url.clone().or(file.database_url),
+        metrics: args.metrics_addr.or(file.metrics_addr),
     })
 }
 
@@ -306,13 +319,61 @@ async fn serve(s: Settings) -> Result<(), CliError> {
     if let Some(tls) = s.tls {
         server = server.tls(tls);
     }
+    let registry: SharedRegistry = Arc::default();
+    if s.metrics.is_some() {
+        server = server.metrics(&mut registry.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+    // Bound before serving, so that a busy port fails the start.
+    let metrics_listener = match s.metrics {
+        Some(addr) => Some(
+            TcpListener::bind(addr)
+                .await
+                .map_err(|source| hookwire_server::Error::Bind { addr, source })?,
+        ),
+        None => None,
+    };
     let running = server.spawn(s.grpc, s.web).await?;
     println!("approval service: {}", running.endpoint());
     if let Some(url) = running.web_url() {
         println!("approval page:    {url}");
     }
-    let _ = tokio::signal::ctrl_c().await;
+    let (stop_metrics, metrics_stopped) = oneshot::channel::<()>();
+    let exporter = match metrics_listener {
+        Some(listener) => {
+            let bound = listener
+                .local_addr()
+                .map_err(hookwire_server::Error::LocalAddr)?;
+            println!("approval metrics: http://{bound}/metrics");
+            Some(tokio::spawn(serve_metrics(
+                listener,
+                registry,
+                async move {
+                    let _ = metrics_stopped.await;
+                },
+            )))
+        }
+        None => None,
+    };
+    stop_requested().await?;
     running.shutdown().await?;
+    let _ = stop_metrics.send(());
+    if let Some(task) = exporter
+        && let Ok(result) = task.await
+    {
+        result?;
+    }
+    Ok(())
+}
+
+/// Waits for Ctrl-C (`SIGINT`) or `SIGTERM`, either of which asks for a
+/// graceful shutdown (what process managers send on a rolling restart).
+async fn stop_requested() -> Result<(), CliError> {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| config_error(format!("cannot watch SIGTERM: {e}")))?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
     Ok(())
 }
 

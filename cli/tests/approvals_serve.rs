@@ -1,0 +1,237 @@
+//! `hookwire approvals serve`, spawned as an operator runs it: its
+//! `--metrics-addr` endpoint counts a request a real host submitted, and
+//! a `SIGHUP` reloads its access list, so a revoked token stops working
+//! without a restart while an invalid new list is refused and the old one
+//! kept.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use hookwire::approval::{ApprovalRequest, StreamResolution};
+use hookwire::pb;
+use hookwire::pb::approval_service_client::ApprovalServiceClient;
+use hookwire::{AgentContext, InterceptionPoint, Verdict};
+use hookwire_client::{ApprovalResolver, StreamResolver};
+use hookwire_testkit::{metric_value, promtool_accepts};
+use serde_json::json;
+
+const HOST_TOKEN: &str = "hwa_cli_test_host_0123456789abcdef0123456789abc";
+const ANN_TOKEN: &str = "hwa_cli_test_ann_0123456789abcdef0123456789abcd";
+const BOB_TOKEN: &str = "hwa_cli_test_bob_0123456789abcdef0123456789abcd";
+
+/// The command, killed on drop.
+struct Serving {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Serving {
+    /// Starts `hookwire approvals serve` with `args`.
+    fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+            .args([
+                "approvals",
+                "serve",
+                "--grpc-addr",
+                "127.0.0.1:0",
+                "--no-web",
+            ])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("RUST_LOG", "info")
+            .spawn()
+            .expect("run hookwire approvals serve");
+        let (tx, lines) = mpsc::channel();
+        for out in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(out).lines() {
+                    let Ok(line) = line else { break };
+                    let _ = tx.send(line);
+                }
+            });
+        }
+        Self { child, lines }
+    }
+
+    /// The last word of the first output line starting with `prefix`.
+    fn printed(&self, prefix: &str) -> String {
+        self.line(|l| l.starts_with(prefix))
+            .split_whitespace()
+            .last()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The first output line from now on that `wanted` accepts.
+    fn line(&self, wanted: impl Fn(&str) -> bool) -> String {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .expect("the command printed the line awaited");
+            if wanted(&line) {
+                return line;
+            }
+        }
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    }
+}
+
+fn sha256(token: &str) -> String {
+    hookwire_server::approval::auth::token_sha256(token)
+}
+
+fn access_list(revoked: &[&str]) -> serde_json::Value {
+    json!({
+        "hosts": [{"name": "billing-agent", "token_sha256": sha256(HOST_TOKEN)}],
+        "approvers": [
+            {"name": "ann", "token_sha256": sha256(ANN_TOKEN)},
+            {"name": "bob", "token_sha256": sha256(BOB_TOKEN)},
+        ],
+        "revoked_token_sha256": revoked.iter().map(|t| sha256(t)).collect::<Vec<_>>(),
+    })
+}
+
+fn write(path: &Path, value: &serde_json::Value) {
+    std::fs::write(path, value.to_string()).expect("write the access list");
+}
+
+fn scrape(addr: &str) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connect to /metrics");
+    stream
+        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    assert!(head.contains(" 200 "), "{head}");
+    body.to_owned()
+}
+
+fn request() -> ApprovalRequest {
+    let ctx = AgentContext::from_json(json!({
+        "spec": "agent-hooks/0.1",
+        "interception_point": "pre_tool_call",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "sequence": 1,
+        "agent": {"id": "a", "framework": "hookwire"},
+        "session": {"id": "s-1"},
+        "tool_call": {"id": "tc-1", "name": "wire_transfer", "args": {"amount": 100}},
+    }))
+    .expect("valid context");
+    ApprovalRequest {
+        context_identity: Some(format!("sha256:{:064}", 1)),
+        interception_point: InterceptionPoint::PreToolCall,
+        verdict: Verdict::escalate("big_transfer"),
+        context: ctx,
+    }
+}
+
+/// `Decide` on an unknown request with `token`: the status code says
+/// whether the credential was accepted (`Ok`: it got as far as the queue).
+async fn decide_with(endpoint: &str, token: &str) -> tonic::Code {
+    let mut client = ApprovalServiceClient::connect(endpoint.to_owned())
+        .await
+        .expect("connect");
+    let mut call = tonic::Request::new(pb::DecideRequest {
+        approver: String::new(),
+        resolution: Some(pb::ApprovalResolution::from(&StreamResolution {
+            request_id: "q-unknown".into(),
+            approver: String::new(),
+            resolution: hookwire::approval::ApprovalResolution::approve(
+                &request(),
+                Verdict::allow(),
+            ),
+        })),
+    });
+    call.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("header"),
+    );
+    match client.decide(call).await {
+        Ok(answer) => {
+            assert_eq!(
+                answer.into_inner().status,
+                pb::DecisionStatus::UnknownRequest as i32
+            );
+            tonic::Code::Ok
+        }
+        Err(status) => status.code(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approvals_serve_exposes_its_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let access = dir.path().join("access.json");
+    write(&access, &access_list(&[]));
+    let serving = Serving::start(&[
+        "--access",
+        access.to_str().unwrap(),
+        "--metrics-addr",
+        "127.0.0.1:0",
+    ]);
+    let endpoint = serving.printed("approval service:");
+    let metrics = serving
+        .printed("approval metrics:")
+        .trim_start_matches("http://")
+        .trim_end_matches("/metrics")
+        .to_owned();
+    let text = scrape(&metrics);
+    assert_eq!(metric_value(&text, "hookwire_approval_pending", &[]), 0.0);
+
+    // A real host submits a request; the gauge counts it.
+    let resolver = StreamResolver::builder(endpoint)
+        .bearer_token(HOST_TOKEN)
+        .deadline(Duration::from_secs(30))
+        .build()
+        .expect("resolver");
+    let asking = tokio::spawn({
+        let resolver = resolver.clone();
+        async move { resolver.resolve(&request()).await }
+    });
+    let until = Instant::now() + Duration::from_secs(20);
+    let text = loop {
+        let text = scrape(&metrics);
+        if metric_value(&text, "hookwire_approval_pending", &[]) == 1.0 {
+            break text;
+        }
+        assert!(
+            Instant::now() < until,
+            "the pending request is not counted:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        metric_value(&text, "hookwire_approval_hosts_connected", &[]),
+        1.0
+    );
+    promtool_accepts("approvals serve metrics", &text);
+    asking.abort();
+}
