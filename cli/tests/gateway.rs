@@ -1,0 +1,307 @@
+//! `hookwire gateway`, run as an operator runs it: the demo's interceptor
+//! services (`hookwire serve-demo`), a declaration naming them, a model
+//! upstream on loopback, and the gateway command with a pooled upstream
+//! key. One chat request goes through: the e-mail address reaches the
+//! upstream redacted, the destructive tool call the model proposed never
+//! reaches the client, the upstream sees the pooled key and not the
+//! client's, every record is printed, Ctrl-C ends the session with
+//! `agent_shutdown`, and the key never appears in the command's output.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// The pooled upstream key: it must reach the upstream and nothing else.
+const UPSTREAM_KEY: &str = "sk-pooled-upstream-key-7f3a9c";
+/// What the client itself sends; the gateway must not forward it.
+const CLIENT_KEY: &str = "sk-client-key-not-forwarded";
+
+/// A spawned command, killed on drop.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One request the upstream received: its `Authorization` and its body.
+#[derive(Debug, Clone)]
+struct Seen {
+    authorization: Option<String>,
+    body: Value,
+}
+
+/// Reads one HTTP/1.1 request (head and a `Content-Length` body).
+fn read_request(stream: &mut TcpStream) -> (String, Vec<u8>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 || line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let length = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().ok())?
+        })
+        .expect("the gateway sends a Content-Length");
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    (head, body)
+}
+
+/// An OpenAI-compatible upstream on 127.0.0.1:0 that proposes two tool
+/// calls (`ls` and `rm -rf /`) to every chat request, recording each.
+fn upstream() -> (String, Arc<Mutex<Vec<Seen>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let (head, body) = read_request(&mut stream);
+            let authorization = head.lines().find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("authorization")
+                    .then(|| value.trim().to_owned())
+            });
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let model = body["model"].as_str().unwrap_or("?").to_owned();
+            log.lock().unwrap().push(Seen {
+                authorization,
+                body,
+            });
+            let call = |id: &str, cmd: &str| {
+                json!({"id": id, "type": "function",
+                       "function": {"name": "bash", "arguments": json!({"cmd": cmd}).to_string()}})
+            };
+            let answer = json!({
+                "id": "chatcmpl-up", "object": "chat.completion", "created": 1_700_000_000,
+                "model": model,
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": null,
+                    "tool_calls": [call("call_1", "ls"), call("call_2", "rm -rf /")]}}],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+            })
+            .to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (base, seen)
+}
+
+/// Sends lines of `child`'s stdout to a channel.
+fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits for the line starting with `prefix`.
+fn line_starting(rx: &mpsc::Receiver<String>, prefix: &str) -> String {
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no line starting with {prefix:?}"));
+        if line.starts_with(prefix) {
+            return line;
+        }
+    }
+}
+
+/// POSTs `body` to the gateway's chat completions; the status and JSON.
+fn chat(addr: &str, body: &Value) -> (u16, Value) {
+    let mut stream = TcpStream::connect(addr).expect("connect to the gateway");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let body = body.to_string();
+    write!(
+        stream,
+        "POST /v1/chat/completions HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {CLIENT_KEY}\r\n\
+         Content-Type: application/json\r\nx-hookwire-session: cli-gateway\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+#[test]
+fn the_gateway_command_governs_a_chat_with_a_pooled_key_and_prints_its_records() {
+    let bin = env!("CARGO_BIN_EXE_hookwire");
+    let mut demo = Command::new(bin)
+        .args(["serve-demo", "--policy", "127.0.0.1:0"])
+        .args(["--redactor", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run hookwire serve-demo");
+    let demo_lines = lines_of(&mut demo);
+    let _demo = Running(demo);
+    let endpoint = |line: String| line.split_whitespace().last().unwrap().to_owned();
+    let policy = endpoint(line_starting(&demo_lines, "policy "));
+    let redactor = endpoint(line_starting(&demo_lines, "redactor "));
+
+    let dir = tempfile::tempdir().unwrap();
+    let declaration = dir.path().join("gateway.json");
+    let grpc = |id: &str, endpoint: &str, point: &str| {
+        json!({"id": id, "kind": "hookwire.grpc", "config": {"endpoint": endpoint},
+               "at": [point], "timeout_ms": 2000})
+    };
+    let document = json!({
+        "declaration": "agent-hooks-declaration/1.0",
+        "spec": "agent-hooks/0.1",
+        "id": "cli-gateway",
+        "host": {"name": "hookwire", "version": "0.1.0"},
+        "configuration": {"mode": "enforce",
+                          "composition": {"profile": "sequential/first_deny", "on_approval": "stop"},
+                          "identity_provider": "jcs-sha256"},
+        "bindings": [grpc("redactor", &redactor, "input"),
+                     grpc("policy", &policy, "pre_tool_call"),
+                     {"id": "passthrough", "kind": "hookwire.allow"}],
+    });
+    std::fs::write(&declaration, document.to_string()).unwrap();
+
+    let (upstream, seen) = upstream();
+    let mut gateway = Command::new(bin)
+        .args([
+            "gateway",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &upstream,
+        ])
+        .arg("--declaration")
+        .arg(&declaration)
+        .args(["--key-env", "HOOKWIRE_TEST_UPSTREAM_KEY", "--print-records"])
+        .env("HOOKWIRE_TEST_UPSTREAM_KEY", UPSTREAM_KEY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run hookwire gateway");
+    let pid = gateway.id();
+    let mut stderr = gateway.stderr.take().unwrap();
+    let lines = lines_of(&mut gateway);
+    let mut gateway = Running(gateway);
+    let banner = line_starting(&lines, "hookwire gateway: ");
+    let base = banner
+        .split_whitespace()
+        .nth(2)
+        .expect("the banner names the address");
+    let addr = base
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .to_owned();
+
+    let (status, answer) = chat(
+        &addr,
+        &json!({"model": "demo-model",
+                "messages": [{"role": "user", "content": "tidy up, then mail bob@example.com"}],
+                "tools": [{"type": "function", "function": {"name": "bash",
+                           "parameters": {"type": "object"}}}]}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    let message = &answer["choices"][0]["message"];
+    let calls = message["tool_calls"].as_array().expect("tool calls");
+    assert_eq!(calls.len(), 1, "only the permitted call: {answer}");
+    assert_eq!(calls[0]["id"], "call_1");
+    assert!(
+        message["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("policy:destructive_command")),
+        "the client is told what was blocked: {answer}"
+    );
+
+    let chats = seen.lock().unwrap().clone();
+    assert_eq!(chats.len(), 1);
+    assert_eq!(
+        chats[0].authorization.as_deref(),
+        Some(format!("Bearer {UPSTREAM_KEY}").as_str()),
+        "the pooled key, never the client's"
+    );
+    let sent = chats[0].body.to_string();
+    assert!(!sent.contains("bob@example.com"), "{sent}");
+    assert!(sent.contains("[email]"), "{sent}");
+
+    // Ctrl-C ends the open session before the command exits.
+    let interrupted = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let exit = gateway.0.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+    let mut records = Vec::new();
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(10)) {
+        records.push(line);
+    }
+    let mut err = String::new();
+    stderr.read_to_string(&mut err).unwrap();
+    for text in records.iter().chain([&banner, &err]) {
+        assert!(!text.contains(UPSTREAM_KEY), "the key leaked: {text}");
+        assert!(!text.contains(CLIENT_KEY), "the client key leaked: {text}");
+    }
+    let records: Vec<Value> = records
+        .iter()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let points: Vec<&str> = records
+        .iter()
+        .map(|r| r["interception_point"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(
+        points,
+        [
+            "agent_startup",
+            "input",
+            "pre_model_call",
+            "post_model_call",
+            "pre_tool_call",
+            "pre_tool_call",
+            "agent_shutdown"
+        ],
+        "{records:?}"
+    );
+    let denied: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["verdict"]["decision"] == "deny")
+        .collect();
+    assert_eq!(denied.len(), 1, "{records:?}");
+    assert_eq!(denied[0]["verdict"]["reason"], "policy:destructive_command");
+    assert!(
+        records
+            .iter()
+            .all(|r| r["session"]["id"] == records[0]["session"]["id"]),
+        "one session"
+    );
+}
