@@ -314,7 +314,7 @@ impl Binding {
     pub(crate) async fn dispatch(
         &self,
         ctx: &AgentContext,
-        request: Option<Result<PointRequest, HostError>>,
+        request: Option<Result<Box<PointRequest>, HostError>>,
     ) -> Dispatched {
         let endpoint = match &self.callee {
             Callee::Service(remote) => Some(remote.endpoint()),
@@ -334,7 +334,7 @@ impl Binding {
     async fn call(
         &self,
         ctx: &AgentContext,
-        request: Option<Result<PointRequest, HostError>>,
+        request: Option<Result<Box<PointRequest>, HostError>>,
     ) -> Dispatched {
         let started = self.metrics.as_ref().map(|_| std::time::Instant::now());
         let outcome = match &self.callee {

@@ -235,12 +235,14 @@ fn prepare(
     wire: &mut WireCache,
     generation: u64,
     last: bool,
-) -> (Option<View>, Option<Result<PointRequest, HostError>>) {
+) -> (Option<View>, Option<Result<Box<PointRequest>, HostError>>) {
     match binding.view(ctx) {
         Some(view) => {
-            let request = binding
-                .is_remote()
-                .then(|| context_to_request(&view.0).map_err(|_| HostError::ContextInvalid));
+            let request = binding.is_remote().then(|| {
+                context_to_request(&view.0)
+                    .map(Box::new)
+                    .map_err(|_| HostError::ContextInvalid)
+            });
             (Some(view), request)
         }
         None => {
@@ -480,16 +482,22 @@ fn trace_of(ctx: &AgentContext) -> Option<Map<String, Value>> {
 }
 
 /// The context encoded for the wire, re-encoded only after a transform.
+/// Boxed: the request is kilobytes, and it travels by value through the
+/// binding, the balancer and the endpoint, each an async frame that would
+/// otherwise copy it.
 #[derive(Default)]
 struct WireCache {
-    cached: Option<(u64, Result<PointRequest, HostError>)>,
+    cached: Option<(u64, Result<Box<PointRequest>, HostError>)>,
 }
 
 impl WireCache {
     fn encode(&mut self, generation: u64, ctx: &AgentContext) -> Result<(), InvalidContext> {
         let encoded = context_to_request(ctx);
         let result = encoded.as_ref().map(|_| ()).map_err(Clone::clone);
-        self.cached = Some((generation, encoded.map_err(|_| HostError::ContextInvalid)));
+        self.cached = Some((
+            generation,
+            encoded.map(Box::new).map_err(|_| HostError::ContextInvalid),
+        ));
         result
     }
 
@@ -501,7 +509,7 @@ impl WireCache {
         generation: u64,
         ctx: &AgentContext,
         last: bool,
-    ) -> Result<PointRequest, HostError> {
+    ) -> Result<Box<PointRequest>, HostError> {
         if self.cached.as_ref().is_none_or(|(g, _)| *g != generation) {
             let _ = self.encode(generation, ctx);
         }
@@ -535,7 +543,7 @@ mod tests {
     #[test]
     fn the_last_remote_takes_the_request_and_a_later_call_re_encodes() {
         let ctx = ctx();
-        let expected = context_to_request(&ctx).unwrap();
+        let expected = Box::new(context_to_request(&ctx).unwrap());
         let mut wire = WireCache::default();
         wire.encode(0, &ctx).unwrap();
         assert_eq!(wire.request(0, &ctx, false), Ok(expected.clone()));

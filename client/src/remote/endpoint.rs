@@ -139,7 +139,7 @@ impl EndpointClient {
     /// failure says how far the attempt got.
     pub(super) async fn call(
         &self,
-        request: PointRequest,
+        request: Box<PointRequest>,
         timeout: Option<Duration>,
     ) -> Result<InterceptorResponse, AttemptFailure> {
         // The stream when the service declares it; the probe's time
@@ -158,7 +158,7 @@ impl EndpointClient {
             macro_rules! rpc {
                 ($method:ident, $msg:expr) => {{ client.$method(self.request($msg, timeout)).await }};
             }
-            match request {
+            match *request {
                 PointRequest::AgentStartup(m) => rpc!(agent_startup, m),
                 PointRequest::Input(m) => rpc!(input, m),
                 PointRequest::PreModelCall(m) => rpc!(pre_model_call, m),

@@ -146,7 +146,7 @@ impl Multiplexer {
     /// `timeout` like a unary call.
     pub(crate) async fn call(
         &self,
-        request: PointRequest,
+        request: Box<PointRequest>,
         timeout: Option<Duration>,
     ) -> Result<InterceptorResponse, AttemptFailure> {
         let started = Instant::now();
@@ -190,7 +190,7 @@ impl Multiplexer {
     /// be), without the deadline.
     async fn exchange(
         &self,
-        request: PointRequest,
+        request: Box<PointRequest>,
         timeout: Option<Duration>,
     ) -> Result<Outcome, AttemptFailure> {
         let (link, queue) = self.link();
@@ -216,7 +216,7 @@ impl Multiplexer {
             answered: false,
         };
         let trace = crate::trace::context_map(&tracing::Span::current());
-        let message = request.into_multiplex(id, timeout, trace);
+        let message = (*request).into_multiplex(id, timeout, trace);
         queue.send(message).await.map_err(|_| closed())?;
         flight.sent = true;
         let answer = answered.await;

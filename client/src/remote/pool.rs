@@ -167,7 +167,7 @@ impl RemoteInterceptor {
     /// call fails at once.
     pub(crate) async fn call(
         &self,
-        request: PointRequest,
+        request: Box<PointRequest>,
         timeout: Option<Duration>,
         metrics: Option<&BindingInstruments>,
     ) -> Result<InterceptorResponse, CallFailure> {
@@ -690,7 +690,7 @@ mod tests {
         let remote = RemoteInterceptor::new("p", &target(&[&a, &b]), &[], None).unwrap();
         // No monitors: whatever is ejected here, the call itself did.
         remote.fleet.started.set(()).unwrap();
-        let request = PointRequest::AgentStartup(Default::default());
+        let request = Box::new(PointRequest::AgentStartup(Default::default()));
         let started = Instant::now();
         let failure = remote
             .call(request.clone(), Some(Duration::from_secs(5)), None)
