@@ -20,23 +20,19 @@
 //! they arrived; at most [`MULTIPLEX_IN_FLIGHT`] run at once per stream,
 //! and the stream is not read further until one finishes, so HTTP/2 flow
 //! control holds back a host that sends faster than the policy decides.
+//! How the stream is served is the `multiplex` module's.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::Arc;
 
-use futures::future::Shared;
 use futures::{FutureExt, Stream};
 use hookwire::pb;
 use hookwire::pb::interceptor_server::{self, InterceptorServer};
-use hookwire::wire::{MultiplexBody, PointRequest, context_from_request, declare_multiplex};
+use hookwire::wire::{PointRequest, context_from_request, declare_multiplex};
 use hookwire::{AgentContext, Decision, DynInterceptor, Interceptor, InterceptorResponse};
-use tokio::sync::{Semaphore, mpsc, oneshot, watch};
-use tokio::task::AbortHandle;
-use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
+use tokio::sync::watch;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
@@ -134,9 +130,14 @@ impl GrpcAdapter {
         InterceptorServer::new(self).max_decoding_message_size(DEFAULT_MAX_MESSAGE_BYTES)
     }
 
+    /// A receiver of the drain signal, which `Multiplex` streams watch.
+    pub(crate) fn drained(&self) -> watch::Receiver<bool> {
+        self.drain.subscribe()
+    }
+
     /// Answers one interception request: decode, route (with the caller's
     /// verified identity as [`Peer::current`]), encode.
-    async fn handle(
+    pub(crate) async fn handle(
         &self,
         peer: Option<Peer>,
         request: PointRequest,
@@ -169,169 +170,6 @@ impl GrpcAdapter {
 /// The outgoing half of a `Multiplex` stream, as tonic sends it.
 pub type MultiplexStream =
     Pin<Box<dyn Stream<Item = Result<pb::MultiplexResponse, Status>> + Send + 'static>>;
-
-/// The emissions of one `Multiplex` stream still running, by request id,
-/// so a cancellation can stop one. An emission's answer is sent by
-/// whoever removes its entry first (the emission when done, or its
-/// cancellation), so every id is answered exactly once.
-type Running = Arc<Mutex<HashMap<u64, AbortHandle>>>;
-
-/// One `Multiplex` stream being served.
-struct MultiplexSession {
-    adapter: GrpcAdapter,
-    peer: Option<Peer>,
-    answers: mpsc::Sender<pb::MultiplexResponse>,
-    running: Running,
-    slots: Arc<Semaphore>,
-    /// Per session id, the end of its latest emission, which the next
-    /// emission of that session waits for (arrival order per session).
-    order: HashMap<String, Shared<oneshot::Receiver<()>>>,
-}
-
-impl MultiplexSession {
-    /// Reads the stream until the host closes it, it breaks, or nobody
-    /// reads the answers any more; then stops every emission still running.
-    async fn serve(mut self, mut incoming: Streaming<pb::MultiplexRequest>) {
-        let mut draining = self.adapter.drain.subscribe();
-        loop {
-            let message = tokio::select! {
-                m = incoming.message() => m,
-                () = self.answers.closed() => break,
-                // Emissions in flight still answer: the stream ends when
-                // the last of them drops its sender.
-                _ = draining.wait_for(|drained| *drained) => return,
-            };
-            let Ok(Some(message)) = message else { break };
-            let id = message.id;
-            match MultiplexBody::from(message.body) {
-                MultiplexBody::Emission(request) => {
-                    // Waits for a slot: the stream is not read meanwhile.
-                    let Ok(slot) = self.slots.clone().acquire_owned().await else {
-                        break;
-                    };
-                    let timeout =
-                        (message.timeout_ms > 0).then(|| Duration::from_millis(message.timeout_ms));
-                    let trace = message.trace_context;
-                    self.start(id, request, timeout, &trace, slot);
-                }
-                MultiplexBody::Cancel => {
-                    let cancelled = lock(&self.running).remove(&id);
-                    if let Some(task) = cancelled {
-                        task.abort();
-                        let status = Status::cancelled("cancelled by the host");
-                        let _ = self.answers.send(error_answer(id, &status)).await;
-                    }
-                }
-                MultiplexBody::Empty => {
-                    let status = Status::invalid_argument("a stream message without a body");
-                    let _ = self.answers.send(error_answer(id, &status)).await;
-                }
-            }
-        }
-        for (_, task) in lock(&self.running).drain() {
-            task.abort();
-        }
-    }
-
-    /// Starts one emission after the previous one of its session.
-    fn start(
-        &mut self,
-        id: u64,
-        request: PointRequest,
-        timeout: Option<Duration>,
-        trace_context: &HashMap<String, String>,
-        slot: tokio::sync::OwnedSemaphorePermit,
-    ) {
-        let received = tokio::time::Instant::now();
-        let (done, finished) = oneshot::channel::<()>();
-        let after = match request.session_id() {
-            Some(session) => {
-                if self.order.len() >= 2 * MULTIPLEX_IN_FLIGHT {
-                    self.order.retain(|_, end| end.peek().is_none());
-                }
-                self.order.insert(session.to_owned(), finished.shared())
-            }
-            None => None,
-        };
-        let span = crate::trace::handler_span(&trace_metadata(trace_context), "Multiplex");
-        span.record("hookwire.point", request.point().as_str());
-        let (adapter, peer) = (self.adapter.clone(), self.peer.clone());
-        let (answers, running) = (self.answers.clone(), self.running.clone());
-        let emission = async move {
-            let _slot = slot;
-            let _done = done;
-            let decided = async {
-                if let Some(previous) = after {
-                    // Ended or cancelled: either way this one may start.
-                    let _ = previous.await;
-                }
-                adapter.handle(peer, request).await
-            };
-            let outcome = match timeout {
-                Some(t) => tokio::time::timeout_at(received + t, decided)
-                    .await
-                    .unwrap_or_else(|_| Err(Status::deadline_exceeded("deadline exceeded"))),
-                None => decided.await,
-            };
-            crate::trace::record_handled(&tracing::Span::current(), outcome.is_ok());
-            let answer = match outcome {
-                Ok(response) => pb::MultiplexResponse {
-                    id,
-                    outcome: Some(pb::multiplex_response::Outcome::Response(response)),
-                },
-                Err(status) => error_answer(id, &status),
-            };
-            if lock(&running).remove(&id).is_some() {
-                let _ = answers.send(answer).await;
-            }
-        }
-        .instrument(span);
-        // The entry goes in before the emission can look for it.
-        let mut running = lock(&self.running);
-        if running.contains_key(&id) {
-            drop(running);
-            let status = Status::already_exists("request id already in flight on this stream");
-            let answers = self.answers.clone();
-            tokio::spawn(async move { answers.send(error_answer(id, &status)).await });
-            return;
-        }
-        // Boxed: the task then moves a pointer, not the emission's state.
-        let task = tokio::spawn(Box::pin(emission));
-        running.insert(id, task.abort_handle());
-    }
-}
-
-/// The stream's answer for an emission that got no verdict.
-fn error_answer(id: u64, status: &Status) -> pb::MultiplexResponse {
-    pb::MultiplexResponse {
-        id,
-        outcome: Some(pb::multiplex_response::Outcome::Error(pb::MultiplexError {
-            code: status.code() as i32,
-            message: status.message().to_owned(),
-        })),
-    }
-}
-
-/// An emission's W3C trace context as the metadata a unary call carries
-/// it in, for the handler span; entries that are not valid metadata are
-/// left out.
-fn trace_metadata(trace_context: &HashMap<String, String>) -> MetadataMap {
-    let mut metadata = MetadataMap::new();
-    for (key, value) in trace_context {
-        if let (Ok(k), Ok(v)) = (
-            MetadataKey::from_bytes(key.as_bytes()),
-            MetadataValue::try_from(value.as_str()),
-        ) {
-            metadata.insert(k, v);
-        }
-    }
-    metadata
-}
-
-/// The map of running emissions; nothing holding it can panic half-way.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// The verified client certificate of the call's connection, when it came
 /// in over mutual TLS (the leaf is the first certificate).
@@ -405,20 +243,8 @@ macro_rules! impl_interceptor {
                 request: Request<Streaming<pb::MultiplexRequest>>,
             ) -> Result<Response<MultiplexStream>, Status> {
                 let peer = peer_of(&request);
-                let (answers, mut outgoing) = mpsc::channel(MULTIPLEX_IN_FLIGHT);
-                let session = MultiplexSession {
-                    adapter: self.clone(),
-                    peer,
-                    answers,
-                    running: Arc::default(),
-                    slots: Arc::new(Semaphore::new(MULTIPLEX_IN_FLIGHT)),
-                    order: HashMap::new(),
-                };
-                tokio::spawn(session.serve(request.into_inner()));
-                let out = futures::stream::poll_fn(move |cx| {
-                    outgoing.poll_recv(cx).map(|answer| answer.map(Ok))
-                });
-                Ok(Response::new(Box::pin(out) as MultiplexStream))
+                let answers = crate::multiplex::answers(self.clone(), peer, request.into_inner());
+                Ok(Response::new(answers))
             }
         }
     };

@@ -54,6 +54,7 @@ mod error;
 mod health;
 mod limits;
 pub mod metrics;
+mod multiplex;
 mod peer;
 mod reflection;
 mod running;
