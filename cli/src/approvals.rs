@@ -154,6 +154,7 @@ struct Settings {
     access: Access,
     database_url: Option<String>,
     metrics: Option<SocketAddr>,
+    access_files: AccessFiles,
 }
 
 fn config_error(what: impl Into<String>) -> CliError {
@@ -181,22 +182,64 @@ fn parse<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, C
     })
 }
 
-fn settings(args: &ServeArgs) -> Result<Settings, CliError> {
-    let file: ConfigFile = match &args.config {
-        Some(path) => parse(path, &read(path)?)?,
-        None => ConfigFile::default(),
-    };
-    let access = match &args.access {
+/// Where the access list comes from, read again on `SIGHUP`.
+#[derive(Debug, Default)]
+struct AccessFiles {
+    /// `--config`.
+    config: Option<PathBuf>,
+    /// `--access`, which wins over the config file's `access`.
+    access: Option<PathBuf>,
+}
+
+/// The access list `files` point at: `--access FILE`, else the config
+/// file's `access` (`file`); checked, with at least one approver.
+fn access(files: &AccessFiles, file: Option<AccessConfig>) -> Result<Access, CliError> {
+    let config = match &files.access {
         Some(path) => parse::<AccessConfig>(path, &read(path)?)?,
-        None => file.access.unwrap_or_default(),
+        None => file.unwrap_or_default(),
     };
-    let access = Access::new(&access)?;
+    let access = Access::new(&config)?;
     if !access.has_approvers() {
         return Err(config_error(
             "the access list names no approver: nothing could ever be decided \
              (add one with a token from `hookwire approvals token`)",
         ));
     }
+    Ok(access)
+}
+
+/// Reads the access list again from `files` (on `SIGHUP`) and puts it in
+/// force, or leaves the one in force when the new one does not check out.
+/// Tells which on stderr (names and reasons only: never a token or a
+/// hash).
+fn reload(files: &AccessFiles, current: &Access) {
+    let fresh = match &files.config {
+        Some(path) => read(path)
+            .and_then(|text| parse::<ConfigFile>(path, &text))
+            .and_then(|file| access(files, file.access)),
+        None => access(files, None),
+    };
+    match fresh {
+        Ok(fresh) => {
+            current.replace_with(&fresh);
+            eprintln!("approval access list reloaded");
+        }
+        Err(e) => {
+            eprintln!("approval access list NOT reloaded, the previous one stays in force: {e}")
+        }
+    }
+}
+
+fn settings(args: &ServeArgs) -> Result<Settings, CliError> {
+    let file: ConfigFile = match &args.config {
+        Some(path) => parse(path, &read(path)?)?,
+        None => ConfigFile::default(),
+    };
+    let access_files = AccessFiles {
+        config: args.config.clone(),
+        access: args.access.clone(),
+    };
+    let access = access(&access_files, file.access)?;
     let default = |addr: &str| {
         addr.parse()
             .map_err(|_| config_error("bad default address"))
@@ -258,6 +301,7 @@ fn settings(args: &ServeArgs) -> Result<Settings, CliError> {
         access,
         database_url: args.database_url.clone().or(file.database_url),
         metrics: args.metrics_addr.or(file.metrics_addr),
+        access_files,
     })
 }
 
@@ -285,6 +329,7 @@ fn token(name: &str, host: bool) -> Result<(), CliError> {
 }
 
 async fn serve(s: Settings) -> Result<(), CliError> {
+    let access = s.access.clone();
     if s.tls.is_none() && !s.allow_plaintext {
         let exposed = std::iter::once(s.grpc)
             .chain(s.web)
@@ -354,7 +399,7 @@ async fn serve(s: Settings) -> Result<(), CliError> {
         }
         None => None,
     };
-    stop_requested().await?;
+    stop_requested(|| reload(&s.access_files, &access)).await?;
     running.shutdown().await?;
     let _ = stop_metrics.send(());
     if let Some(task) = exporter
@@ -366,15 +411,24 @@ async fn serve(s: Settings) -> Result<(), CliError> {
 }
 
 /// Waits for Ctrl-C (`SIGINT`) or `SIGTERM`, either of which asks for a
-/// graceful shutdown (what process managers send on a rolling restart).
-async fn stop_requested() -> Result<(), CliError> {
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| config_error(format!("cannot watch SIGTERM: {e}")))?;
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = terminate.recv() => {}
+/// graceful shutdown (what process managers send on a rolling restart),
+/// calling `on_hangup` for every `SIGHUP` meanwhile.
+async fn stop_requested(on_hangup: impl Fn()) -> Result<(), CliError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let watch = |kind: SignalKind, name: &str| {
+        signal(kind).map_err(|e| config_error(format!("cannot watch {name}: {e}")))
+    };
+    let mut terminate = watch(SignalKind::terminate(), "SIGTERM")?;
+    let mut hangup = watch(SignalKind::hangup(), "SIGHUP")?;
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    loop {
+        tokio::select! {
+            _ = &mut interrupted => return Ok(()),
+            _ = terminate.recv() => return Ok(()),
+            _ = hangup.recv() => on_hangup(),
+        }
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -441,6 +495,8 @@ mod tests {
             allow_plaintext: false,
             access: access.clone(),
             database_url: None,
+            metrics: None,
+            access_files: AccessFiles::default(),
         };
         let e = serve(s).await.unwrap_err();
         assert!(e.to_string().contains("not a loopback address"), "{e}");
@@ -453,6 +509,8 @@ mod tests {
             allow_plaintext: false,
             access,
             database_url: Some("postgres://user:hunter2@db/approvals".into()),
+            metrics: None,
+            access_files: AccessFiles::default(),
         };
         let e = serve(s).await.unwrap_err();
         assert!(!e.to_string().contains("hunter2"), "{e}");
@@ -481,6 +539,8 @@ mod tests {
             allow_plaintext: false,
             access: Access::new(&AccessConfig::default().approver(approver)).unwrap(),
             database_url: Some(url.clone()),
+            metrics: None,
+            access_files: AccessFiles::default(),
         };
         let serving = tokio::spawn(serve(s));
 

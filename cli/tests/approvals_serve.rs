@@ -235,3 +235,80 @@ async fn approvals_serve_exposes_its_metrics() {
     promtool_accepts("approvals serve metrics", &text);
     asking.abort();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sighup_reloads_the_access_list_and_a_revoked_token_stops_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let access = dir.path().join("access.json");
+    write(&access, &access_list(&[]));
+    let serving = Serving::start(&[
+        "--access",
+        access.to_str().unwrap(),
+        "--heartbeat-ms",
+        "200",
+    ]);
+    let endpoint = serving.printed("approval service:");
+    assert_eq!(decide_with(&endpoint, ANN_TOKEN).await, tonic::Code::Ok);
+    assert_eq!(decide_with(&endpoint, BOB_TOKEN).await, tonic::Code::Ok);
+
+    // Ann watches, then her token is revoked.
+    let mut client = ApprovalServiceClient::connect(endpoint.clone())
+        .await
+        .expect("connect");
+    let mut watch = tonic::Request::new(futures::stream::pending::<pb::ApproverMessage>());
+    watch.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {ANN_TOKEN}").parse().expect("header"),
+    );
+    let mut watching = client
+        .watch(watch)
+        .await
+        .expect("Watch opened")
+        .into_inner();
+    assert!(watching.message().await.expect("the pending set").is_some());
+
+    write(&access, &access_list(&[ANN_TOKEN]));
+    serving.signal("HUP");
+    serving.line(|l| l.contains("approval access list reloaded"));
+    assert_eq!(
+        decide_with(&endpoint, ANN_TOKEN).await,
+        tonic::Code::Unauthenticated
+    );
+    assert_eq!(decide_with(&endpoint, BOB_TOKEN).await, tonic::Code::Ok);
+    // Her open Watch stream ends too, within a heartbeat.
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match watching.message().await {
+                Ok(Some(_)) => {}
+                Ok(None) => return tonic::Code::Ok,
+                Err(status) => return status.code(),
+            }
+        }
+    })
+    .await
+    .expect("the open stream ended");
+    assert_eq!(ended, tonic::Code::Unauthenticated);
+
+    // An invalid list is refused with a line that quotes nothing of it,
+    // and the one in force stays.
+    let mut broken = access_list(&[ANN_TOKEN]);
+    broken["approvers"][1]["token_sha256"] = json!("not-a-hash");
+    write(&access, &broken);
+    serving.signal("HUP");
+    let refused = serving.line(|l| l.contains("access list NOT reloaded"));
+    for secret in [ANN_TOKEN, BOB_TOKEN, &sha256(BOB_TOKEN), "not-a-hash"] {
+        assert!(!refused.contains(secret), "{refused}");
+    }
+    assert_eq!(decide_with(&endpoint, BOB_TOKEN).await, tonic::Code::Ok);
+    assert_eq!(
+        decide_with(&endpoint, ANN_TOKEN).await,
+        tonic::Code::Unauthenticated
+    );
+    // So is a list without approvers.
+    let mut empty = access_list(&[]);
+    empty["approvers"] = json!([]);
+    write(&access, &empty);
+    serving.signal("HUP");
+    serving.line(|l| l.contains("access list NOT reloaded"));
+    assert_eq!(decide_with(&endpoint, BOB_TOKEN).await, tonic::Code::Ok);
+}

@@ -19,7 +19,7 @@
 //! [`Access`] is its checked form, asked by the gRPC edge and the page.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -414,21 +414,27 @@ struct Entry {
 }
 
 /// The checked access configuration: who is who, and what each may do.
-/// Cheap to clone.
+/// Cheap to clone; clones share one list, which
+/// [`reload`](Access::reload) replaces for all of them at once.
 #[derive(Clone)]
 pub struct Access {
-    entries: Arc<Vec<Entry>>,
-    revoked: Arc<Vec<[u8; 32]>>,
+    table: Arc<RwLock<Arc<Table>>>,
+}
+
+/// One version of the access list.
+#[derive(Debug, Default)]
+struct Table {
+    entries: Vec<Entry>,
+    revoked: Vec<[u8; 32]>,
+    /// Counts reloads: sessions opened under an older list are over.
+    generation: u64,
 }
 
 impl Default for Access {
     /// Nobody: every call over the network is refused. For a service used
     /// only by in-process hosts and approvers (the queue's Rust API).
     fn default() -> Self {
-        Self {
-            entries: Arc::new(Vec::new()),
-            revoked: Arc::new(Vec::new()),
-        }
+        Self::from_table(Table::default())
     }
 }
 
@@ -439,6 +445,7 @@ impl fmt::Debug for Access {
             .field(
                 "principals",
                 &self
+                    .table()
                     .entries
                     .iter()
                     .map(|e| e.principal.name())
@@ -546,16 +553,63 @@ impl Access {
             .iter()
             .map(|h| parse_hash("revoked_token_sha256", h))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self {
-            entries: Arc::new(entries),
-            revoked: Arc::new(revoked),
-        })
+        Ok(Self::from_table(Table {
+            entries,
+            revoked,
+            generation: 0,
+        }))
+    }
+
+    fn from_table(table: Table) -> Self {
+        Self {
+            table: Arc::new(RwLock::new(Arc::new(table))),
+        }
+    }
+
+    /// The list in force now.
+    fn table(&self) -> Arc<Table> {
+        Arc::clone(&self.table.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Replaces the list for every clone of this `Access` (the gRPC
+    /// service and the page alike) with `config`, once `config` checks
+    /// out as [`Access::new`] checks it; a config that does not check out
+    /// changes nothing and is returned as the error. How a running service
+    /// takes a revoked token, a new principal or changed rules without a
+    /// restart (see [`replace_with`](Self::replace_with)).
+    pub fn reload(&self, config: &AccessConfig) -> Result<(), Error> {
+        self.replace_with(&Self::new(config)?);
+        Ok(())
+    }
+
+    /// Puts `fresh`'s list (already checked) in force for every clone of
+    /// this `Access`. Every call, and every message of an open stream
+    /// (at least every heartbeat), is authenticated against the list in
+    /// force when it arrives: an open stream whose credential no longer
+    /// names the same principal ends, and page sessions signed in under
+    /// an older list are over (their approvers sign in again).
+    pub fn replace_with(&self, fresh: &Access) {
+        let fresh = fresh.table();
+        let mut table = self.table.write().unwrap_or_else(PoisonError::into_inner);
+        let generation = table.generation.wrapping_add(1);
+        *table = Arc::new(Table {
+            entries: fresh.entries.clone(),
+            revoked: fresh.revoked.clone(),
+            generation,
+        });
+    }
+
+    /// Which version of the list is in force: 0 at start, one more per
+    /// [`reload`](Self::reload).
+    pub fn generation(&self) -> u64 {
+        self.table().generation
     }
 
     /// Whether any approver is configured (a service with none can never
     /// decide anything).
     pub fn has_approvers(&self) -> bool {
-        self.entries
+        self.table()
+            .entries
             .iter()
             .any(|e| matches!(e.principal, Principal::Approver(_)))
     }
@@ -578,12 +632,13 @@ impl Access {
             return Err(Denial::UnknownToken);
         }
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        let revoked = self
+        let table = self.table();
+        let revoked = table
             .revoked
             .iter()
             .fold(false, |r, h| r | bool::from(h.ct_eq(&digest)));
         let mut found = None;
-        for e in self.entries.iter() {
+        for e in &table.entries {
             if let Some(h) = &e.token_sha256
                 && bool::from(h.ct_eq(&digest))
             {
@@ -610,7 +665,8 @@ impl Access {
                 .chain(&peer.uris)
                 .chain(&peer.emails)
         };
-        self.entries
+        self.table()
+            .entries
             .iter()
             .find(|e| {
                 e.certificate

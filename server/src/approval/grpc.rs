@@ -184,6 +184,28 @@ fn peer_addr<T>(request: &Request<T>) -> String {
         .map_or_else(|| "unknown".to_owned(), |a| a.to_string())
 }
 
+/// The credentials a stream opened with, kept (in memory only, never
+/// logged: no `Debug`) to authenticate it again when the access list is
+/// reloaded.
+struct Presented {
+    token: Option<String>,
+    peer: Option<Peer>,
+}
+
+impl Presented {
+    fn of<T>(request: &Request<T>) -> Self {
+        let (token, peer) = ApprovalGrpc::credentials(request);
+        Self { token, peer }
+    }
+
+    fn credentials(&self) -> Credentials<'_> {
+        Credentials {
+            token: self.token.as_deref(),
+            peer: self.peer.as_ref(),
+        }
+    }
+}
+
 /// The status for a refused caller; logged by kind and peer, never with
 /// the credential.
 fn refuse(denial: Denial, call: &str, peer: &str) -> Status {
@@ -353,7 +375,10 @@ impl ApprovalService for ApprovalGrpc {
         &self,
         request: Request<Streaming<pb::HostMessage>>,
     ) -> Result<Response<Self::ResolveStream>, Status> {
+        let mut generation = self.access.generation();
         let host = self.host(&request)?;
+        let presented = Presented::of(&request);
+        let access = self.access.clone();
         let peer = peer_addr(&request);
         let mut inbound = request.into_inner();
         let (link, mut deliveries) = self.queue.connect_host(host.clone());
@@ -370,6 +395,23 @@ impl ApprovalService for ApprovalGrpc {
             let mut shutting_down = false;
             tracing::info!(%peer, %host, "approval host connected");
             loop {
+                // A reloaded access list applies to open streams too: the
+                // host's credential must still name it (checked at least
+                // every heartbeat), or the stream ends and its requests
+                // are withdrawn.
+                if access.generation() != generation {
+                    generation = access.generation();
+                    let still = access.host(presented.credentials());
+                    if still.as_ref() != Ok(&host) {
+                        let status = refuse(
+                            still.err().unwrap_or(Denial::WrongPrincipal),
+                            "Resolve",
+                            &peer,
+                        );
+                        let _ = tx.send(Err(status)).await;
+                        break;
+                    }
+                }
                 tokio::select! {
                     message = inbound.message() => {
                         let message = match message {
@@ -468,7 +510,11 @@ impl ApprovalService for ApprovalGrpc {
         &self,
         request: Request<Streaming<pb::ApproverMessage>>,
     ) -> Result<Response<Self::WatchStream>, Status> {
-        let (approver, identity) = self.approver(&request, "Watch")?;
+        let mut generation = self.access.generation();
+        let (mut approver, identity) = self.approver(&request, "Watch")?;
+        let presented = Presented::of(&request);
+        let access = self.access.clone();
+        let peer = peer_addr(&request);
         let mut inbound = request.into_inner();
         let queue = self.queue.clone();
         let mut sub = queue.subscribe();
@@ -485,6 +531,20 @@ impl ApprovalService for ApprovalGrpc {
             use pb::approver_message::Kind;
             let mut inbound_open = true;
             loop {
+                // A reloaded access list applies to open streams too: the
+                // credential must still name this approver (checked at
+                // least every heartbeat), whose rules may have changed.
+                if access.generation() != generation {
+                    generation = access.generation();
+                    match access.approver(presented.credentials()) {
+                        Ok((fresh, _)) if fresh.name == approver.name => approver = fresh,
+                        still => {
+                            let denial = still.err().unwrap_or(Denial::WrongPrincipal);
+                            let _ = tx.send(Err(refuse(denial, "Watch", &peer))).await;
+                            break;
+                        }
+                    }
+                }
                 tokio::select! {
                     message = inbound.message(), if inbound_open => {
                         let message = match message {

@@ -201,6 +201,9 @@ struct Session {
     identity: ApproverIdentity,
     csrf: String,
     expires: Instant,
+    /// The access list's generation at sign-in: a reloaded list ends the
+    /// session (the approver signs in again, if the new list lets it).
+    generation: u64,
 }
 
 /// Signed-in sessions by their random id.
@@ -223,12 +226,17 @@ impl Sessions {
         }
     }
 
-    fn open(&self, approver: Arc<ApproverAccess>) -> Result<(String, Session), Error> {
+    fn open(
+        &self,
+        approver: Arc<ApproverAccess>,
+        generation: u64,
+    ) -> Result<(String, Session), Error> {
         let session = Session {
             identity: approver.identity(AuthMethod::WebSession),
             approver,
             csrf: random_hex()?,
             expires: Instant::now() + SESSION_TTL,
+            generation,
         };
         let id = random_hex()?;
         let mut map = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
@@ -365,9 +373,14 @@ impl IntoResponse for Turned {
 impl WebState {
     /// The signed-in session, or `401`.
     fn signed_in(&self, headers: &HeaderMap) -> Result<Session, Turned> {
-        session_id(headers)
-            .and_then(|id| self.sessions.get(id))
-            .ok_or(Turned::NoSession)
+        let id = session_id(headers).ok_or(Turned::NoSession)?;
+        let session = self.sessions.get(id).ok_or(Turned::NoSession)?;
+        if session.generation != self.access.generation() {
+            // Signed in under an access list since reloaded.
+            self.sessions.close(id);
+            return Err(Turned::NoSession);
+        }
+        Ok(session)
     }
 
     /// The signed-in session whose CSRF token the request carries; `401`
@@ -401,6 +414,7 @@ impl WebState {
 }
 
 async fn login(State(s): State<WebState>, Json(body): Json<LoginBody>) -> Response {
+    let generation = s.access.generation();
     let approver = s.access.approver(Credentials {
         token: Some(&body.token),
         peer: None,
@@ -420,7 +434,7 @@ async fn login(State(s): State<WebState>, Json(body): Json<LoginBody>) -> Respon
             };
         }
     };
-    let (id, session) = match s.sessions.open(approver) {
+    let (id, session) = match s.sessions.open(approver, generation) {
         Ok(opened) => opened,
         Err(_) => return status(StatusCode::SERVICE_UNAVAILABLE, "too_many_sessions"),
     };
@@ -515,6 +529,8 @@ async fn events(State(s): State<WebState>, headers: HeaderMap) -> Response {
         first: bool,
         queued: Option<Event>,
         expires: Instant,
+        access: Access,
+        generation: u64,
     }
     let session = match s.signed_in(&headers) {
         Ok(session) => session,
@@ -529,6 +545,8 @@ async fn events(State(s): State<WebState>, headers: HeaderMap) -> Response {
         first: true,
         queued: None,
         expires: session.expires,
+        access: s.access,
+        generation: session.generation,
     };
     let stream = futures::stream::unfold(feed, |mut f| async move {
         if f.first {
@@ -545,6 +563,11 @@ async fn events(State(s): State<WebState>, headers: HeaderMap) -> Response {
             // The feed ends with the session.
             () = tokio::time::sleep_until(f.expires) => return None,
         };
+        // The feed ends with the session, which a reloaded access list
+        // ends: nothing more is shown to a signed-in page.
+        if f.access.generation() != f.generation {
+            return None;
+        }
         match change {
             Ok(e) => f.queued = notice(&e),
             Err(broadcast::error::RecvError::Lagged(_)) => {}
