@@ -5,7 +5,11 @@
 //!   streams, approvers' `Watch` and `Decide`) and the approval web page,
 //!   over one queue, behind an access list of hosts and approvers, over
 //!   TLS when given a certificate. Settings come from a JSON file
-//!   (`--config`) and/or flags; a flag wins over the file.
+//!   (`--config`) and/or flags; a flag wins over the file. `--metrics-addr`
+//!   serves its Prometheus series; `SIGHUP` reloads the access list
+//!   (checked first; a refused one leaves the list in force); `SIGINT` or
+//!   `SIGTERM` shut it down gracefully (a shared queue's hosts are
+//!   detached, for them to re-attach on another instance).
 //! - `token` prints a fresh approver or host token and the SHA-256 hash
 //!   that goes into the access list: the service never stores the token.
 //!
