@@ -136,16 +136,18 @@ impl GrpcAdapter {
     }
 
     /// Answers one interception request: decode, route (with the caller's
-    /// verified identity as [`Peer::current`]), encode.
+    /// verified identity as [`Peer::current`]), encode. The request comes
+    /// boxed: it is kilobytes, and every future on its way here (span,
+    /// deadline, unwind guard) would otherwise copy it.
     pub(crate) async fn handle(
         &self,
         peer: Option<Peer>,
-        request: PointRequest,
+        request: Box<PointRequest>,
     ) -> Result<pb::InterceptorResponse, Status> {
         let point = request.point();
         let answering = self.metrics.as_ref().map(|m| m.started(point));
         let answered = unwind_guard(async {
-            let ctx = context_from_request(request).inspect_err(|e| {
+            let ctx = context_from_request(*request).inspect_err(|e| {
                 tracing::debug!(%point, error = %e, "refused an invalid context");
             })?;
             let decided = Peer::scope(peer, self.service.decide(&ctx)).await;
@@ -215,7 +217,7 @@ macro_rules! impl_interceptor {
                 ) -> Result<Response<pb::InterceptorResponse>, Status> {
                     let peer = peer_of(&request);
                     let span = crate::trace::handler_span(request.metadata(), stringify!($method));
-                    let request = PointRequest::$variant(request.into_inner());
+                    let request = Box::new(PointRequest::$variant(request.into_inner()));
                     span.record("hookwire.point", request.point().as_str());
                     let answered = self.handle(peer, request).instrument(span.clone()).await;
                     crate::trace::record_handled(&span, answered.is_ok());

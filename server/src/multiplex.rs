@@ -172,7 +172,7 @@ impl Answers {
                 }
                 let timeout =
                     (message.timeout_ms > 0).then(|| Duration::from_millis(message.timeout_ms));
-                self.start(id, request, timeout, &message.trace_context);
+                self.start(id, Box::new(request), timeout, &message.trace_context);
             }
             MultiplexBody::Cancel => {
                 if let Some(emission) = self.cancels.remove(&id) {
@@ -192,7 +192,7 @@ impl Answers {
     fn start(
         &mut self,
         id: u64,
-        request: PointRequest,
+        request: Box<PointRequest>,
         timeout: Option<Duration>,
         trace_context: &HashMap<String, String>,
     ) {
