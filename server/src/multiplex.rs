@@ -16,9 +16,11 @@
 //! - **per-session order**: an emission starts when its session's previous
 //!   one has ended;
 //! - **bounded backpressure**: at most [`MULTIPLEX_IN_FLIGHT`] run at once;
-//!   the stream is not read further until one ends, so HTTP/2 flow control
-//!   holds back a host that sends faster than the policy decides; and
-//!   answers are produced only as fast as the connection takes them.
+//!   at the bound, cancellations are still read, but an emission read then
+//!   waits for room and the stream is not read further until one ends, so
+//!   HTTP/2 flow control holds back a host that sends faster than the
+//!   policy decides; answers are produced only as fast as the connection
+//!   takes them.
 //!
 //! The host closing its side (or breaking the stream) stops every emission
 //! still running; a draining server stops reading and ends the stream once
@@ -67,9 +69,19 @@ pub(crate) fn answers(
         running: FuturesUnordered::new(),
         cancels: HashMap::new(),
         ready: VecDeque::new(),
+        parked: None,
         order: HashMap::new(),
     })
 }
+
+/// An emission waiting for room: its id, request, deadline and trace
+/// context.
+struct Parked(
+    u64,
+    Box<PointRequest>,
+    Option<tokio::time::Instant>,
+    HashMap<String, String>,
+);
 
 /// One emission being decided: its id and its answer when done.
 type Emission = Pin<Box<dyn Future<Output = (u64, pb::MultiplexResponse)> + Send>>;
@@ -92,6 +104,10 @@ struct Answers {
     cancels: HashMap<u64, AbortHandle>,
     /// Answers not from an emission (cancellations, refusals), sent first.
     ready: VecDeque<pb::MultiplexResponse>,
+    /// An emission read while [`MULTIPLEX_IN_FLIGHT`] ran, waiting for
+    /// room; nothing more is read meanwhile. (Other messages are still
+    /// read at the bound, so a host's cancellation frees room.)
+    parked: Option<Parked>,
     /// Per session id, the end of its latest emission, which the next
     /// emission of that session waits for (arrival order per session).
     order: HashMap<String, Shared<oneshot::Receiver<()>>>,
@@ -115,10 +131,16 @@ impl Stream for Answers {
                 }
                 continue;
             }
+            if this.running.len() < MULTIPLEX_IN_FLIGHT
+                && let Some(Parked(id, request, deadline, trace)) = this.parked.take()
+            {
+                this.start(id, request, deadline, &trace);
+                continue;
+            }
             if this.poll_read(cx).is_ready() {
                 continue;
             }
-            if this.incoming.is_none() && this.running.is_empty() {
+            if this.incoming.is_none() && this.running.is_empty() && this.parked.is_none() {
                 return Poll::Ready(None);
             }
             return Poll::Pending;
@@ -127,9 +149,15 @@ impl Stream for Answers {
 }
 
 impl Answers {
-    /// Reads one request when there is room for it and acts on it; ready
-    /// when something changed (a request was taken or reading stopped).
+    /// Reads one request and acts on it, unless an emission waits for
+    /// room; ready when something changed (a request was taken or reading
+    /// stopped).
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.parked.is_some() {
+            // Not read further until it starts (woken when an emission
+            // ends): HTTP/2 flow control holds the host back.
+            return Poll::Pending;
+        }
         let Some(incoming) = self.incoming.as_mut() else {
             return Poll::Pending;
         };
@@ -137,10 +165,6 @@ impl Answers {
             // Emissions in flight still answer; nothing new is taken.
             self.incoming = None;
             return Poll::Ready(());
-        }
-        if self.running.len() >= MULTIPLEX_IN_FLIGHT {
-            // Woken when an emission ends.
-            return Poll::Pending;
         }
         match incoming.poll_next_unpin(cx) {
             Poll::Pending => Poll::Pending,
@@ -170,9 +194,16 @@ impl Answers {
                     self.ready.push_back(error_answer(id, &status));
                     return;
                 }
-                let timeout =
-                    (message.timeout_ms > 0).then(|| Duration::from_millis(message.timeout_ms));
-                self.start(id, Box::new(request), timeout, &message.trace_context);
+                // The deadline runs from receipt, waiting for room included.
+                let deadline = (message.timeout_ms > 0).then(|| {
+                    tokio::time::Instant::now() + Duration::from_millis(message.timeout_ms)
+                });
+                if self.running.len() >= MULTIPLEX_IN_FLIGHT {
+                    let trace = message.trace_context;
+                    self.parked = Some(Parked(id, Box::new(request), deadline, trace));
+                    return;
+                }
+                self.start(id, Box::new(request), deadline, &message.trace_context);
             }
             MultiplexBody::Cancel => {
                 if let Some(emission) = self.cancels.remove(&id) {
@@ -193,10 +224,9 @@ impl Answers {
         &mut self,
         id: u64,
         request: Box<PointRequest>,
-        timeout: Option<Duration>,
+        deadline: Option<tokio::time::Instant>,
         trace_context: &HashMap<String, String>,
     ) {
-        let received = tokio::time::Instant::now();
         let (done, finished) = oneshot::channel::<()>();
         let after = match request.session_id() {
             Some(session) => {
@@ -219,8 +249,8 @@ impl Answers {
                 }
                 adapter.handle(peer, request).await
             };
-            let outcome = match timeout {
-                Some(t) => tokio::time::timeout_at(received + t, decided)
+            let outcome = match deadline {
+                Some(d) => tokio::time::timeout_at(d, decided)
                     .await
                     .unwrap_or_else(|_| Err(Status::deadline_exceeded("deadline exceeded"))),
                 None => decided.await,

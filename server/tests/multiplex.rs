@@ -226,3 +226,55 @@ async fn shutdown_answers_the_emissions_in_flight_then_ends_the_stream() {
         .unwrap();
     assert!(policy.events().contains(&"end:a1".to_owned()));
 }
+
+#[tokio::test]
+async fn at_most_multiplex_in_flight_run_cancels_are_read_at_the_bound_and_the_next_waits() {
+    let policy = Arc::new(Timed::default());
+    let server = spawn_local(Arc::clone(&policy)).await.unwrap();
+    let (tx, mut answers) = open(server.endpoint()).await;
+    let bound = hookwire_server::MULTIPLEX_IN_FLIGHT as u64;
+    let started = |policy: &Timed| {
+        policy
+            .events()
+            .iter()
+            .filter(|e| e.starts_with("start:"))
+            .count()
+    };
+    // Every emission in a session of its own, so none waits for another;
+    // the first ends at its deadline, the others run until stopped.
+    for id in 1..=bound {
+        let name = format!("s{id}");
+        let timeout = if id == 1 { 600 } else { 0 };
+        tx.send(emission(id, &name, &name, 60_000, timeout))
+            .await
+            .unwrap();
+    }
+    eventually(&policy, &format!("start:s{bound}")).await;
+    // At the bound, a cancellation is still read and frees room for one.
+    tx.send(PointRequest::multiplex_cancel(2)).await.unwrap();
+    let answer = next(&mut answers).await.expect("the stream goes on");
+    assert_eq!((answer.id, outcome(&answer)), (2, "Cancelled".to_owned()));
+    for id in [bound + 1, bound + 2] {
+        let name = format!("s{id}");
+        tx.send(emission(id, &name, &name, 60_000, 0))
+            .await
+            .unwrap();
+    }
+    eventually(&policy, &format!("start:s{}", bound + 1)).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        started(&policy),
+        bound as usize + 1,
+        "one over the bound waits"
+    );
+    // The first one's deadline makes room for the last.
+    let answer = next(&mut answers).await.expect("the stream goes on");
+    assert_eq!(
+        (answer.id, outcome(&answer)),
+        (1, "DeadlineExceeded".to_owned())
+    );
+    eventually(&policy, &format!("start:s{}", bound + 2)).await;
+    drop(tx);
+    assert!(next(&mut answers).await.is_none(), "the stream ends");
+    server.shutdown().await.unwrap();
+}
