@@ -18,9 +18,10 @@
 //! any order, each under its own deadline and cancellable by the host. The
 //! emissions of one session are decided one after the other in the order
 //! they arrived; at most [`MULTIPLEX_IN_FLIGHT`] run at once per stream,
-//! and the stream is not read further until one finishes, so HTTP/2 flow
-//! control holds back a host that sends faster than the policy decides.
-//! How the stream is served is the `multiplex` module's.
+//! and an emission beyond that waits, the stream unread behind it, until
+//! one finishes, so HTTP/2 flow control holds back a host that sends
+//! faster than the policy decides. How the stream is served is the
+//! `multiplex` module's.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
