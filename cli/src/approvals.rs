@@ -346,16 +346,7 @@ async fn serve(s: Settings) -> Result<(), CliError> {
         }
     }
     let queue = match &s.database_url {
-        // The shared queue (docs/approvals-postgres.md). Its errors name
-        // the URL with the password masked.
-        Some(url) => {
-            let instance = hookwire_approvals_postgres::default_instance_id();
-            let queue = hookwire_approvals_postgres::shared_queue(url, &instance)
-                .await
-                .map_err(|e| config_error(format!("--database-url: {e}")))?;
-            println!("approval queue:   shared, in PostgreSQL, as instance {instance}");
-            queue
-        }
+        Some(url) => shared_queue(url).await?,
         None => ApprovalQueue::new(),
     };
     let mut server = ApprovalServer::with_queue(queue, s.access);
@@ -433,6 +424,29 @@ async fn stop_requested(on_hangup: impl Fn()) -> Result<(), CliError> {
             _ = hangup.recv() => on_hangup(),
         }
     }
+}
+
+/// The queue shared in PostgreSQL (docs/approvals-postgres.md). Its errors
+/// name the URL with the password masked.
+#[cfg(feature = "postgres")]
+async fn shared_queue(url: &str) -> Result<ApprovalQueue, CliError> {
+    let instance = hookwire_approvals_postgres::default_instance_id();
+    let queue = hookwire_approvals_postgres::shared_queue(url, &instance)
+        .await
+        .map_err(|e| config_error(format!("--database-url: {e}")))?;
+    println!("approval queue:   shared, in PostgreSQL, as instance {instance}");
+    Ok(queue)
+}
+
+/// Without the `postgres` feature there is no shared queue: refused with
+/// what to do, never served from memory in its place.
+#[cfg(not(feature = "postgres"))]
+async fn shared_queue(_url: &str) -> Result<ApprovalQueue, CliError> {
+    Err(config_error(
+        "--database-url: this build of hookwire has no PostgreSQL support \
+         (build hookwire-cli with its default `postgres` feature)"
+            .to_owned(),
+    ))
 }
 
 #[cfg(test)]
@@ -520,6 +534,7 @@ mod tests {
         assert!(!e.to_string().contains("hunter2"), "{e}");
     }
 
+    #[cfg(feature = "postgres")]
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_database_url_serves_the_queue_shared_in_postgresql() {
         use hookwire::approval::{ApprovalRequest, ApprovalResolution, StreamResolution};
