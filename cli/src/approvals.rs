@@ -24,12 +24,11 @@ use std::time::Duration;
 
 use hookwire_server::approval::auth::{new_token, token_sha256};
 use hookwire_server::approval::{Access, AccessConfig, ApprovalQueue, ApprovalServer, ServiceTls};
-use hookwire_server::metrics::{SharedRegistry, serve_metrics};
+use hookwire_server::metrics::SharedRegistry;
 use serde::Deserialize;
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 
 use crate::error::CliError;
+use crate::metrics_endpoint::{self, MetricsEndpoint};
 
 /// Where `approvals serve` listens for gRPC unless told otherwise.
 pub(crate) const APPROVALS_GRPC_ADDR: &str = "127.0.0.1:50061";
@@ -364,45 +363,16 @@ async fn serve(s: Settings) -> Result<(), CliError> {
         server = server.metrics(&mut registry.lock().unwrap_or_else(PoisonError::into_inner));
     }
     // Bound before serving, so that a busy port fails the start.
-    let metrics_listener = match s.metrics {
-        Some(addr) => Some(
-            TcpListener::bind(addr)
-                .await
-                .map_err(|source| hookwire_server::Error::Bind { addr, source })?,
-        ),
-        None => None,
-    };
+    let metrics_listener = metrics_endpoint::bind(s.metrics).await?;
     let running = server.spawn(s.grpc, s.web).await?;
     println!("approval service: {}", running.endpoint());
     if let Some(url) = running.web_url() {
         println!("approval page:    {url}");
     }
-    let (stop_metrics, metrics_stopped) = oneshot::channel::<()>();
-    let exporter = match metrics_listener {
-        Some(listener) => {
-            let bound = listener
-                .local_addr()
-                .map_err(hookwire_server::Error::LocalAddr)?;
-            println!("approval metrics: http://{bound}/metrics");
-            Some(tokio::spawn(serve_metrics(
-                listener,
-                registry,
-                async move {
-                    let _ = metrics_stopped.await;
-                },
-            )))
-        }
-        None => None,
-    };
+    let metrics = MetricsEndpoint::serve(metrics_listener, registry, "approval metrics: ")?;
     stop_requested(|| reload(&s.access_files, &access)).await?;
     running.shutdown().await?;
-    let _ = stop_metrics.send(());
-    if let Some(task) = exporter
-        && let Ok(result) = task.await
-    {
-        result?;
-    }
-    Ok(())
+    metrics.stop().await
 }
 
 /// Waits for Ctrl-C (`SIGINT`) or `SIGTERM`, either of which asks for a

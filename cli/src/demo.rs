@@ -12,7 +12,7 @@ use hookwire_cli::demo_agent::{
 use hookwire_client::declaration::Declaration;
 use hookwire_client::{Host, InterceptorBinding, RecordLog, RecordSink};
 use hookwire_server::metrics::ServerMetrics;
-use hookwire_server::metrics::{SharedRegistry, serve_metrics};
+use hookwire_server::metrics::SharedRegistry;
 use hookwire_server::{Interceptor, Server, spawn_local};
 use hookwire_telemetry::OtlpRecordSink;
 use tokio::net::TcpListener;
@@ -20,6 +20,7 @@ use tokio::sync::oneshot;
 
 use crate::args::{DEMO_POLICY_ADDR, DEMO_REDACTOR_ADDR, RegistryArgs};
 use crate::error::CliError;
+use crate::metrics_endpoint::{self, MetricsEndpoint};
 
 /// The demo host's records: kept for printing, and exported over OTLP when
 /// `--otlp-endpoint` is given.
@@ -132,38 +133,13 @@ pub(crate) async fn serve(
     let (b, redactor) = serve_at(redactor, Redactor, metrics).await?;
     println!("policy   serving on http://{policy}");
     println!("redactor serving on http://{redactor}");
-    let (stop_metrics, metrics_stopped) = oneshot::channel::<()>();
-    let exporter = match metrics_addr {
-        Some(addr) => {
-            let listener = TcpListener::bind(addr)
-                .await
-                .map_err(|source| hookwire_server::Error::Bind { addr, source })?;
-            let bound = listener
-                .local_addr()
-                .map_err(hookwire_server::Error::LocalAddr)?;
-            println!("metrics  serving on http://{bound}/metrics");
-            Some(tokio::spawn(serve_metrics(
-                listener,
-                registry,
-                async move {
-                    let _ = metrics_stopped.await;
-                },
-            )))
-        }
-        None => None,
-    };
+    let listener = metrics_endpoint::bind(metrics_addr).await?;
+    let metrics = MetricsEndpoint::serve(listener, registry, "metrics  serving on ")?;
     println!("(Ctrl-C to stop)");
     let _ = tokio::signal::ctrl_c().await;
     a.stop().await?;
     b.stop().await?;
-    let _ = stop_metrics.send(());
-    if let Some(Ok(result)) = match exporter {
-        Some(task) => Some(task.await),
-        None => None,
-    } {
-        result?;
-    }
-    Ok(())
+    metrics.stop().await
 }
 
 fn parse(addr: &str) -> SocketAddr {

@@ -30,6 +30,7 @@ mod check;
 mod demo;
 mod error;
 mod gateway;
+mod metrics_endpoint;
 mod policy;
 
 use std::net::SocketAddr;
