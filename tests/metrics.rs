@@ -5,8 +5,7 @@
 //! `scripts/setup.sh`) and its counted values asserted after a known
 //! session; the shipped alert rules checked by `promtool check rules`.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,27 +29,6 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 use InterceptionPoint::*;
-
-/// `GET /metrics` over plain HTTP/1.0, as a scraper does.
-fn scrape(addr: SocketAddr) -> String {
-    let mut stream = TcpStream::connect(addr).expect("connect to /metrics");
-    stream
-        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
-        .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
-    assert!(
-        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
-        "{head}"
-    );
-    assert!(
-        head.to_ascii_lowercase()
-            .contains("content-type: text/plain; version=0.0.4"),
-        "{head}"
-    );
-    body.to_owned()
-}
 
 /// Serves `registry` at `/metrics` on 127.0.0.1:0 until the test ends.
 async fn expose(registry: SharedRegistry) -> SocketAddr {
@@ -231,7 +209,7 @@ async fn a_known_session_is_counted_by_the_host_and_the_service_and_promtool_acc
     assert_eq!(value(&text, "hookwire_host_sessions_open", &[]), 0.0);
     assert_eq!(records.records().len(), 8);
 
-    let served = scrape(service_scrape);
+    let served = hookwire_testkit::scrape_metrics(service_scrape);
     promtool_accepts("interceptor service", &served);
     let requests = "hookwire_interceptor_requests_total";
     let answered = |p: InterceptionPoint, d: &'static str| {
@@ -348,7 +326,7 @@ async fn the_approval_service_exposes_its_backlog_decisions_and_connections() {
         .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
 
-    let text = scrape(addr);
+    let text = hookwire_testkit::scrape_metrics(addr);
     promtool_accepts("approval service", &text);
     assert_eq!(value(&text, "hookwire_approval_requests_total", &[]), 3.0);
     let left = |o: &'static str| [("outcome", o)];
@@ -382,7 +360,7 @@ async fn the_approval_service_exposes_its_backlog_decisions_and_connections() {
 
     drop(watching);
     drop(link);
-    let text = scrape(addr);
+    let text = hookwire_testkit::scrape_metrics(addr);
     promtool_accepts("approval service, after", &text);
     assert_eq!(value(&text, "hookwire_approval_pending", &[]), 0.0);
     assert_eq!(

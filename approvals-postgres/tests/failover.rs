@@ -28,6 +28,7 @@ use hookwire_server::approval::{
     Access, AccessConfig, ApprovalServer, ApproverConfig, CloseReason, HistoryQuery,
     PendingApproval, PrincipalConfig, QueueEvent, RunningApprovalServer,
 };
+use hookwire_testkit::CrashableRuntime;
 use hookwire_testkit::Scripted;
 use hookwire_testkit::postgres::PgCluster;
 use serde_json::{Value, json};
@@ -210,37 +211,6 @@ fn approved_by(e: &Emission, approver: &str) {
     );
 }
 
-/// Runs an instance on a runtime of its own, so that the test can kill it:
-/// shutting that runtime down stops every task of the instance at once
-/// (its gRPC server and streams, its listener, its lease, its store
-/// writes) without running any of its shutdown paths, as a crash would.
-struct Doomed {
-    runtime: tokio::runtime::Runtime,
-}
-
-impl Doomed {
-    fn new() -> Self {
-        Self {
-            runtime: tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .expect("a runtime for the doomed instance"),
-        }
-    }
-
-    async fn run<T: Send + 'static>(
-        &self,
-        f: impl std::future::Future<Output = T> + Send + 'static,
-    ) -> T {
-        self.runtime.spawn(f).await.expect("the instance task")
-    }
-
-    fn kill(self) {
-        self.runtime.shutdown_background();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_whose_instance_is_killed_reattaches_on_the_other_and_is_decided_there() {
     let pg = PgCluster::start().unwrap_or_else(|e| panic!("cannot start PostgreSQL: {e}"));
@@ -250,7 +220,7 @@ async fn a_host_whose_instance_is_killed_reattaches_on_the_other_and_is_decided_
         .await;
     let b = serve(&url, "b").await;
     let mut watching_b = b.queue().subscribe();
-    let doomed = Doomed::new();
+    let doomed = CrashableRuntime::new();
     let a = {
         let url = url.clone();
         doomed.run(async move { serve(&url, "a").await }).await

@@ -7,16 +7,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire::approval::{ApprovalRequest, ApprovalResolution, StreamResolution};
+use hookwire::Verdict;
+use hookwire::approval::{ApprovalResolution, StreamResolution};
 use hookwire::pb;
 use hookwire::pb::approval_service_client::ApprovalServiceClient;
-use hookwire::{AgentContext, InterceptionPoint, Verdict};
 use hookwire_approvals_postgres::{PostgresOptions, shared_queue_with};
 use hookwire_client::{ApprovalResolver, StreamResolver};
 use hookwire_server::approval::{
     Access, AccessConfig, ApprovalServer, ApproverConfig, HistoryQuery, PrincipalConfig,
     QueueEvent, RunningApprovalServer,
 };
+use hookwire_testkit::approval_request;
 use hookwire_testkit::postgres::PgCluster;
 use serde_json::json;
 
@@ -45,25 +46,6 @@ async fn serve(url: &str, instance: &str) -> RunningApprovalServer {
         .spawn_local()
         .await
         .expect("approval server")
-}
-
-fn request() -> ApprovalRequest {
-    let ctx = AgentContext::from_json(json!({
-        "spec": "agent-hooks/0.1",
-        "interception_point": "pre_tool_call",
-        "timestamp": "2026-01-01T00:00:00Z",
-        "sequence": 1,
-        "agent": {"id": "a", "framework": "hookwire"},
-        "session": {"id": "s-1"},
-        "tool_call": {"id": "tc-1", "name": "wire_transfer", "args": {"amount": 100}},
-    }))
-    .expect("valid context");
-    ApprovalRequest {
-        context_identity: Some(format!("sha256:{:064}", 1)),
-        interception_point: InterceptionPoint::PreToolCall,
-        verdict: Verdict::escalate("big_transfer"),
-        context: ctx,
-    }
 }
 
 async fn decide(endpoint: &str, id: &str, resolution: &ApprovalResolution) -> pb::DecisionStatus {
@@ -103,7 +85,7 @@ async fn a_decision_through_instance_b_reaches_the_host_streaming_to_instance_a(
     );
     let asking = {
         let resolver = Arc::clone(&resolver);
-        tokio::spawn(async move { resolver.resolve(&request()).await })
+        tokio::spawn(async move { resolver.resolve(&approval_request(1)).await })
     };
     let id = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
@@ -119,7 +101,7 @@ async fn a_decision_through_instance_b_reaches_the_host_streaming_to_instance_a(
     assert_eq!(pending.host, "billing-agent");
 
     let approved = ApprovalResolution::approve(
-        &request(),
+        &approval_request(1),
         Verdict::transform("$target", json!({"amount": 50})),
     );
     assert_eq!(

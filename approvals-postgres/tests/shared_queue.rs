@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire::approval::{ApprovalRequest, ApprovalResolution};
-use hookwire::{AgentContext, InterceptionPoint, Verdict};
+use hookwire::Verdict;
+use hookwire::approval::ApprovalResolution;
 use hookwire_approvals_postgres::{
     PostgresOptions, PostgresStore, SCHEMA_VERSION, migrate, shared_queue_with,
 };
@@ -19,6 +19,7 @@ use hookwire_server::approval::{
     HostDelivery, QueueEvent, Refusal, Subscription,
 };
 use hookwire_testkit::postgres::PgCluster;
+use hookwire_testkit::{CrashableRuntime, approval_request as request};
 use serde_json::json;
 
 /// How long any cross-instance step may take before the test fails.
@@ -41,25 +42,6 @@ async fn instance(url: &str, name: &str) -> ApprovalQueue {
     shared_queue_with(url, name, options())
         .await
         .unwrap_or_else(|e| panic!("instance {name}: {e}"))
-}
-
-fn request(n: u64) -> ApprovalRequest {
-    let ctx = AgentContext::from_json(json!({
-        "spec": "agent-hooks/0.1",
-        "interception_point": "pre_tool_call",
-        "timestamp": "2026-01-01T00:00:00Z",
-        "sequence": n,
-        "agent": {"id": "a", "framework": "hookwire"},
-        "session": {"id": format!("s-{n}")},
-        "tool_call": {"id": format!("tc-{n}"), "name": "wire_transfer", "args": {"amount": n}},
-    }))
-    .expect("valid context");
-    ApprovalRequest {
-        context_identity: Some(format!("sha256:{n:064}")),
-        interception_point: InterceptionPoint::PreToolCall,
-        verdict: Verdict::escalate("big_transfer"),
-        context: ctx,
-    }
 }
 
 fn who(name: &str) -> ApproverIdentity {
@@ -375,37 +357,6 @@ async fn withdrawals_expiries_and_failures_reach_every_instance() {
     assert!(a.is_empty() && b.is_empty());
 }
 
-/// Runs instance `name` on a runtime of its own, so that the test can kill
-/// it: shutting that runtime down stops every task of the instance at
-/// once (its listener, its lease, its store writes) without running any
-/// of its shutdown paths, as a crash would.
-struct Doomed {
-    runtime: tokio::runtime::Runtime,
-}
-
-impl Doomed {
-    fn new() -> Self {
-        Self {
-            runtime: tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .expect("a runtime for the doomed instance"),
-        }
-    }
-
-    async fn run<T: Send + 'static>(
-        &self,
-        f: impl std::future::Future<Output = T> + Send + 'static,
-    ) -> T {
-        self.runtime.spawn(f).await.expect("the instance task")
-    }
-
-    fn kill(self) {
-        self.runtime.shutdown_background();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_whose_instance_died_reattaches_on_another_with_its_deadline() {
     let pg = cluster();
@@ -413,7 +364,7 @@ async fn a_host_whose_instance_died_reattaches_on_another_with_its_deadline() {
     let b = instance(&url, "b").await;
     let mut watching_b = b.subscribe();
 
-    let doomed = Doomed::new();
+    let doomed = CrashableRuntime::new();
     let (a, link, old_deliveries, ids) = {
         let url = url.clone();
         doomed
@@ -514,7 +465,7 @@ async fn a_restarted_instance_releases_what_it_held_and_a_lost_listener_resyncs(
     let url = pg.create_database("restart").unwrap();
     let b = instance(&url, "b").await;
     let mut watching_b = b.subscribe();
-    let doomed = Doomed::new();
+    let doomed = CrashableRuntime::new();
     let id = {
         let url = url.clone();
         doomed

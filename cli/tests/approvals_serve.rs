@@ -4,17 +4,16 @@
 //! without a restart while an invalid new list is refused and the old one
 //! kept.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use hookwire::approval::{ApprovalRequest, StreamResolution};
+use hookwire::Verdict;
+use hookwire::approval::StreamResolution;
 use hookwire::pb;
 use hookwire::pb::approval_service_client::ApprovalServiceClient;
-use hookwire::{AgentContext, InterceptionPoint, Verdict};
 use hookwire_client::{ApprovalResolver, StreamResolver};
 use hookwire_testkit::{metric_value, promtool_accepts};
 use serde_json::json;
@@ -122,37 +121,6 @@ fn write(path: &Path, value: &serde_json::Value) {
     std::fs::write(path, value.to_string()).expect("write the access list");
 }
 
-fn scrape(addr: &str) -> String {
-    let mut stream = TcpStream::connect(addr).expect("connect to /metrics");
-    stream
-        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
-        .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
-    assert!(head.contains(" 200 "), "{head}");
-    body.to_owned()
-}
-
-fn request() -> ApprovalRequest {
-    let ctx = AgentContext::from_json(json!({
-        "spec": "agent-hooks/0.1",
-        "interception_point": "pre_tool_call",
-        "timestamp": "2026-01-01T00:00:00Z",
-        "sequence": 1,
-        "agent": {"id": "a", "framework": "hookwire"},
-        "session": {"id": "s-1"},
-        "tool_call": {"id": "tc-1", "name": "wire_transfer", "args": {"amount": 100}},
-    }))
-    .expect("valid context");
-    ApprovalRequest {
-        context_identity: Some(format!("sha256:{:064}", 1)),
-        interception_point: InterceptionPoint::PreToolCall,
-        verdict: Verdict::escalate("big_transfer"),
-        context: ctx,
-    }
-}
-
 /// `Decide` on an unknown request with `token`: the status code says
 /// whether the credential was accepted (`Ok`: it got as far as the queue).
 async fn decide_with(endpoint: &str, token: &str) -> tonic::Code {
@@ -165,7 +133,7 @@ async fn decide_with(endpoint: &str, token: &str) -> tonic::Code {
             request_id: "q-unknown".into(),
             approver: String::new(),
             resolution: hookwire::approval::ApprovalResolution::approve(
-                &request(),
+                &hookwire_testkit::approval_request(1),
                 Verdict::allow(),
             ),
         })),
@@ -203,7 +171,7 @@ async fn approvals_serve_exposes_its_metrics() {
         .trim_start_matches("http://")
         .trim_end_matches("/metrics")
         .to_owned();
-    let text = scrape(&metrics);
+    let text = hookwire_testkit::scrape_metrics(metrics.as_str());
     assert_eq!(metric_value(&text, "hookwire_approval_pending", &[]), 0.0);
 
     // A real host submits a request; the gauge counts it.
@@ -214,11 +182,15 @@ async fn approvals_serve_exposes_its_metrics() {
         .expect("resolver");
     let asking = tokio::spawn({
         let resolver = resolver.clone();
-        async move { resolver.resolve(&request()).await }
+        async move {
+            resolver
+                .resolve(&hookwire_testkit::approval_request(1))
+                .await
+        }
     });
     let until = Instant::now() + Duration::from_secs(20);
     let text = loop {
-        let text = scrape(&metrics);
+        let text = hookwire_testkit::scrape_metrics(metrics.as_str());
         if metric_value(&text, "hookwire_approval_pending", &[]) == 1.0 {
             break text;
         }

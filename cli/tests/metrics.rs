@@ -2,8 +2,7 @@
 //! after a known session against its two services, `/metrics` counts what
 //! they answered and `promtool check metrics` accepts it.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -20,18 +19,6 @@ impl Drop for Serving {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn scrape(addr: &str) -> String {
-    let mut stream = TcpStream::connect(addr).expect("connect to /metrics");
-    stream
-        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
-        .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
-    assert!(head.contains(" 200 "), "{head}");
-    body.to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -98,9 +85,10 @@ async fn serve_demo_serves_its_services_metrics() {
     assert!(session.pre_tool_call(&ls).await.unwrap().proceeds());
     session.shutdown(ShutdownReason::Completed).await.unwrap();
 
-    let text = tokio::task::spawn_blocking(move || scrape(&metrics))
-        .await
-        .unwrap();
+    let text =
+        tokio::task::spawn_blocking(move || hookwire_testkit::scrape_metrics(metrics.as_str()))
+            .await
+            .unwrap();
     promtool_accepts("serve-demo", &text);
     let requests = "hookwire_interceptor_requests_total";
     let at = |d: &'static str| {

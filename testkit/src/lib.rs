@@ -3,7 +3,8 @@
 //! token check), a host builder shortcut, one valid context per
 //! interception point, where the workspace keeps what
 //! `scripts/setup.sh` installs, `promtool` checks of Prometheus
-//! expositions, and throwaway PostgreSQL clusters ([`postgres`]).
+//! expositions and their scrape, an approval request, a runtime a test
+//! can kill like a crash, and throwaway PostgreSQL clusters ([`postgres`]).
 //!
 //! Used by the integration tests (`hookwire-tests`) and `hookwire-cli`'s
 //! tests. `hookwire-server`'s own tests keep their wire-level fixtures in
@@ -11,7 +12,10 @@
 //! server depending on it back (even as a dev-dependency) would build two
 //! copies of the server crate whose types do not match.
 
+mod crash;
 pub mod postgres;
+
+pub use crash::CrashableRuntime;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -306,6 +310,53 @@ pub fn metric_sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<
 pub fn metric_value(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
     metric_sample(text, name, labels)
         .unwrap_or_else(|| panic!("no sample {name} {labels:?} in:\n{text}"))
+}
+
+/// `GET /metrics` at `addr` over plain HTTP/1.0, as a scraper does: the
+/// body, after checking the status is 200 and the content type is
+/// Prometheus' text format.
+pub fn scrape_metrics(addr: impl std::net::ToSocketAddrs + std::fmt::Debug) -> String {
+    use std::io::Read;
+    let mut stream =
+        std::net::TcpStream::connect(&addr).unwrap_or_else(|e| panic!("connect to {addr:?}: {e}"));
+    stream
+        .write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    assert!(
+        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
+        "{head}"
+    );
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/plain; version=0.0.4"),
+        "{head}"
+    );
+    body.to_owned()
+}
+
+/// Approval request `n`: a `pre_tool_call` of `wire_transfer` (amount `n`,
+/// session `s-{n}`) escalated `big_transfer`, with its own context
+/// identity.
+pub fn approval_request(n: u64) -> hookwire::approval::ApprovalRequest {
+    let context = hookwire::AgentContext::from_json(json!({
+        "spec": "agent-hooks/0.1",
+        "interception_point": "pre_tool_call",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "sequence": n,
+        "agent": {"id": "a", "framework": "hookwire"},
+        "session": {"id": format!("s-{n}")},
+        "tool_call": {"id": format!("tc-{n}"), "name": "wire_transfer", "args": {"amount": n}},
+    }))
+    .expect("valid context");
+    hookwire::approval::ApprovalRequest {
+        context_identity: Some(format!("sha256:{n:064}")),
+        interception_point: InterceptionPoint::PreToolCall,
+        verdict: hookwire::Verdict::escalate("big_transfer"),
+        context,
+    }
 }
 
 #[cfg(test)]
