@@ -17,24 +17,23 @@
 
 use std::time::{Duration, Instant};
 
-use hookwire::approval::{ApprovalResolution, StreamResolution};
+use hookwire::approval::ApprovalResolution;
 use hookwire::pb;
-use hookwire::pb::approval_service_client::ApprovalServiceClient;
 use hookwire::{ResolvedBy, Verdict};
-use hookwire_approvals_postgres::{PostgresOptions, shared_queue_with};
+use hookwire_approvals_postgres::PostgresOptions;
 use hookwire_client::{Emission, Host, InputRole, StreamResolver, ToolCall};
 use hookwire_server::RunningServer;
 use hookwire_server::approval::{
-    Access, AccessConfig, ApprovalServer, ApproverConfig, CloseReason, HistoryQuery,
-    PendingApproval, PrincipalConfig, QueueEvent, RunningApprovalServer,
+    CloseReason, HistoryQuery, PendingApproval, QueueEvent, RunningApprovalServer,
 };
 use hookwire_testkit::CrashableRuntime;
 use hookwire_testkit::Scripted;
 use hookwire_testkit::postgres::PgCluster;
 use serde_json::{Value, json};
 
-const HOST_TOKEN: &str = "hwa_pg_failover_host_0123456789abcdef0123456789";
-const ANN_TOKEN: &str = "hwa_pg_failover_ann_0123456789abcdef01234567890";
+mod common;
+
+use common::HOST_TOKEN;
 
 /// How long any cross-instance step may take before the test fails.
 const PATIENCE: Duration = Duration::from_secs(15);
@@ -47,34 +46,15 @@ const STORE_GRACE: Duration = Duration::from_millis(1500);
 /// How long the host waits for each approval.
 const DEADLINE: Duration = Duration::from_secs(60);
 
-fn access() -> Access {
-    Access::new(
-        &AccessConfig::default()
-            .host(PrincipalConfig::token("billing-agent", HOST_TOKEN))
-            .approver(ApproverConfig::token("ann", ANN_TOKEN)),
-    )
-    .expect("access list")
-}
-
 async fn serve(url: &str, instance: &str) -> RunningApprovalServer {
     let options = PostgresOptions {
         lease: LEASE,
         reattach_grace: STORE_GRACE,
         ..PostgresOptions::default()
     };
-    let queue = shared_queue_with(url, instance, options)
-        .await
-        .unwrap_or_else(|e| panic!("instance {instance}: {e}"));
-    ApprovalServer::with_queue(queue, access())
-        .name(instance)
-        .heartbeat_interval(Duration::from_millis(200))
-        .spawn_local()
-        .await
-        .expect("approval server")
+    common::serve(url, instance, options).await
 }
 
-/// A resolver trying `endpoints` in turn, keeping its requests across a
-/// lost stream for `grace`.
 fn resolver(endpoints: &[String], grace: Duration) -> StreamResolver {
     StreamResolver::builder(endpoints[0].clone())
         .endpoints(endpoints[1..].iter().cloned())
@@ -158,23 +138,8 @@ async fn held_by(url: &str, id: &str, instance: &str) {
 /// Decides `pending` (approve, as is) through `endpoint`'s gRPC `Decide`
 /// with ann's token, under a spoofed name the service must ignore.
 async fn approve(endpoint: &str, pending: &PendingApproval) -> pb::DecisionStatus {
-    let mut client = ApprovalServiceClient::connect(endpoint.to_owned())
-        .await
-        .expect("connect");
-    let mut call = tonic::Request::new(pb::DecideRequest {
-        approver: "mallory".into(),
-        resolution: Some(pb::ApprovalResolution::from(&StreamResolution {
-            request_id: pending.id.clone(),
-            approver: String::new(),
-            resolution: ApprovalResolution::approve(&pending.request, Verdict::allow()),
-        })),
-    });
-    call.metadata_mut().insert(
-        "authorization",
-        format!("Bearer {ANN_TOKEN}").parse().expect("header"),
-    );
-    let answer = client.decide(call).await.expect("Decide answered");
-    pb::DecisionStatus::try_from(answer.into_inner().status).expect("a known status")
+    let approved = ApprovalResolution::approve(&pending.request, Verdict::allow());
+    common::decide_as_ann(endpoint, &pending.id, &approved).await
 }
 
 /// `back` (the request as re-attached) kept the deadline `original` had

@@ -8,64 +8,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hookwire::Verdict;
-use hookwire::approval::{ApprovalResolution, StreamResolution};
+use hookwire::approval::ApprovalResolution;
 use hookwire::pb;
-use hookwire::pb::approval_service_client::ApprovalServiceClient;
-use hookwire_approvals_postgres::{PostgresOptions, shared_queue_with};
+use hookwire_approvals_postgres::PostgresOptions;
 use hookwire_client::{ApprovalResolver, StreamResolver};
-use hookwire_server::approval::{
-    Access, AccessConfig, ApprovalServer, ApproverConfig, HistoryQuery, PrincipalConfig,
-    QueueEvent, RunningApprovalServer,
-};
+use hookwire_server::approval::{HistoryQuery, QueueEvent, RunningApprovalServer};
 use hookwire_testkit::approval_request;
 use hookwire_testkit::postgres::PgCluster;
 use serde_json::json;
 
-const HOST_TOKEN: &str = "hwa_pg_test_host_0123456789abcdef0123456789abcd";
-const ANN_TOKEN: &str = "hwa_pg_test_ann_0123456789abcdef0123456789abcde";
+mod common;
 
-fn access() -> Access {
-    Access::new(
-        &AccessConfig::default()
-            .host(PrincipalConfig::token("billing-agent", HOST_TOKEN))
-            .approver(ApproverConfig::token("ann", ANN_TOKEN)),
-    )
-    .expect("access list")
-}
+use common::{HOST_TOKEN, decide_as_ann as decide};
 
 async fn serve(url: &str, instance: &str) -> RunningApprovalServer {
     let options = PostgresOptions {
         lease: Duration::from_millis(600),
         ..PostgresOptions::default()
     };
-    let queue = shared_queue_with(url, instance, options)
-        .await
-        .unwrap_or_else(|e| panic!("instance {instance}: {e}"));
-    ApprovalServer::with_queue(queue, access())
-        .name(instance)
-        .spawn_local()
-        .await
-        .expect("approval server")
-}
-
-async fn decide(endpoint: &str, id: &str, resolution: &ApprovalResolution) -> pb::DecisionStatus {
-    let mut client = ApprovalServiceClient::connect(endpoint.to_owned())
-        .await
-        .expect("connect");
-    let mut call = tonic::Request::new(pb::DecideRequest {
-        approver: "spoofed-name".into(),
-        resolution: Some(pb::ApprovalResolution::from(&StreamResolution {
-            request_id: id.to_owned(),
-            approver: String::new(),
-            resolution: resolution.clone(),
-        })),
-    });
-    call.metadata_mut().insert(
-        "authorization",
-        format!("Bearer {ANN_TOKEN}").parse().expect("header"),
-    );
-    let answer = client.decide(call).await.expect("Decide answered");
-    pb::DecisionStatus::try_from(answer.into_inner().status).expect("a known status")
+    common::serve(url, instance, options).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
