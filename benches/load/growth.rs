@@ -5,16 +5,16 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::allocator::Counted;
 use hookwire::Profile;
 use hookwire::pb::interceptor_client::InterceptorClient;
 use hookwire_client::{Host, InputRole};
-use stats_alloc::Region;
 
 use crate::child::Endpoints;
 use crate::fixtures::{self, Chain};
 use crate::measure::{self, CanonEmit, Emit, FloorCall, allocs_per_op, interleaved};
 use crate::report::{self, Growth};
-use crate::{GLOBAL, KIB, Plan, REMOTE_TIMEOUT, started};
+use crate::{KIB, Plan, REMOTE_TIMEOUT, started};
 
 /// Time and memory per emission as the context, the chain and the number
 /// of sessions grow.
@@ -146,7 +146,7 @@ pub async fn sessions_load(
     sessions: usize,
     per_session: usize,
 ) -> (f64, (f64, f64), f64) {
-    let region = Region::new(GLOBAL);
+    let region = Counted::start();
     let mut open = Vec::with_capacity(sessions);
     for i in 0..sessions {
         let s = host.session(format!("s-many-{i}")).expect("session");
@@ -189,7 +189,7 @@ async fn released(
     emissions: usize,
     per_open: f64,
 ) -> (f64, (f64, f64), f64) {
-    let region = Region::new(GLOBAL);
+    let region = Counted::start();
     let start = Instant::now();
     gate.wait().await;
     for h in handles {
@@ -213,7 +213,7 @@ async fn canon_sessions_load(
     per_session: usize,
 ) -> (f64, (f64, f64), f64) {
     let args = Arc::new(args.clone());
-    let region = Region::new(GLOBAL);
+    let region = Counted::start();
     let mut open = Vec::with_capacity(sessions);
     for i in 0..sessions {
         open.push(CanonEmit {

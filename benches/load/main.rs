@@ -44,6 +44,7 @@
 //! `profile.rs` (`--profile`), and the shared `fixtures.rs`, `measure.rs`,
 //! `report.rs` and `serve.rs` (the services themselves).
 
+mod allocator;
 mod audit;
 mod child;
 mod fanout;
@@ -60,20 +61,18 @@ mod serve;
 mod spawn;
 mod throughput;
 
-use std::alloc::System;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hookwire_client::{Host, InputRole, Session};
-use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 
 use child::Endpoints;
 use report::{Growth, Report};
 
-/// Counts every allocation of the process (both sides of each in-process
-/// comparison live here, so both pay the same small counting cost).
+/// The system allocator, counting allocations only inside a memory
+/// measurement ([`allocator::Counted`]).
 #[global_allocator]
-static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+static GLOBAL: allocator::SwitchedCounting = allocator::SwitchedCounting;
 
 /// The command hook built next to this bench (`benches/support/command_hook.rs`).
 const COMMAND_HOOK: &str = env!("CARGO_BIN_EXE_hookwire-command-hook");

@@ -5,15 +5,13 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::allocator::Counted;
 use agent_hooks::{AgentContextBuilder, InterceptionEmitter};
 use hookwire::pb;
 use hookwire::pb::interceptor_client::InterceptorClient;
 use hookwire_client::{Session, ToolCall};
 use serde_json::Value;
-use stats_alloc::Region;
 use tonic::transport::Channel;
-
-use crate::GLOBAL;
 
 /// Latency samples in microseconds.
 #[derive(Debug, Default, Clone)]
@@ -80,7 +78,7 @@ pub async fn interleaved<A: Op, B: Op>(
 /// (bytes allocated, allocation calls). Reallocations count as calls and
 /// their growth as bytes.
 pub async fn allocs_per_op<O: Op>(op: &mut O, n: usize) -> (f64, f64) {
-    let region = Region::new(GLOBAL);
+    let region = Counted::start();
     for _ in 0..n {
         op.once().await;
     }
@@ -91,7 +89,7 @@ pub async fn allocs_per_op<O: Op>(op: &mut O, n: usize) -> (f64, f64) {
 }
 
 /// Bytes allocated and not freed since `region` was made.
-pub fn live_bytes(region: &Region<'_, std::alloc::System>) -> f64 {
+pub fn live_bytes(region: &Counted) -> f64 {
     let s = region.change();
     s.bytes_allocated as f64 - s.bytes_deallocated as f64 + s.bytes_reallocated as f64
 }

@@ -321,7 +321,9 @@ const METHOD: &str = "
   generated service answering `PreToolCall` with a prebuilt allow
   response), and a raw TCP echo of length-prefixed frames (the physical
   floor: the request's bytes out, 8 bytes back, on one connection). Both
-  processes use a 2-worker tokio runtime.
+  processes use a 2-worker tokio runtime and mimalloc as their allocator
+  (`benches/load/allocator.rs` says why; `--features system-allocator`
+  builds the bench on glibc's malloc, named in the machine line above).
 - `remote_vs_tonic`, `throughput_vs_tonic` and `spawn_vs_remote` use the
   unary host; `stream_vs_tonic` and `stream_throughput_vs_tonic` the
   stream host; both against bare tonic *unary*. The other remote sections
@@ -353,9 +355,9 @@ const METHOD: &str = "
   (`benches/support/command_hook.rs`) per decision: the host serializes the
   context, writes it to the program's stdin and parses the verdict it
   prints.
-- Memory: a counting global allocator (`stats_alloc`) in the measuring
-  process; bytes and calls allocated per emission, and bytes still live
-  per open session.
+- Memory: the measuring process's allocator counts (only while a memory
+  column is measured, so no other row pays for it) bytes and calls
+  allocated per emission, and bytes still live per open session.
 ";
 
 /// `nproc`, the CPU model, rustc, and today's date (UTC).
@@ -377,8 +379,9 @@ fn machine() -> String {
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .map_or_else(|| "unknown".to_owned(), |s| s.trim().to_owned());
     format!(
-        "Machine: nproc {nproc}, CPU {cpu}, {rustc}, measured {} (UTC). Release profile.",
-        today()
+        "Machine: nproc {nproc}, CPU {cpu}, {rustc}, measured {} (UTC). Release profile, allocator: {}.",
+        today(),
+        crate::allocator::NAME
     )
 }
 
