@@ -39,6 +39,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// The command's allocator. Every service it runs (policy, gateway,
+/// approvals, the demo's) hands requests between tokio workers, so one
+/// thread frees what another allocated; glibc's malloc serializes those
+/// frees on the allocating thread's arena lock, which cost the load bench
+/// a tenth of its CPU in futex waits. mimalloc frees to the owning
+/// thread's page without a lock (BENCHMARKS.md has both).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use crate::args::{DEMO_POLICY_ADDR, DEMO_REDACTOR_ADDR, RegistryArgs, TelemetryArgs};
 use crate::error::CliError;
 
