@@ -184,9 +184,18 @@ fn counted(unary_only: bool) -> (Counted, Sleepy) {
 }
 
 fn host(endpoint: &str, timeout: Duration) -> (Host, RecordLog) {
+    host_with(endpoint, timeout, None)
+}
+
+/// A host whose binding keeps `streams` streams (`None`: the default).
+fn host_with(endpoint: &str, timeout: Duration, streams: Option<usize>) -> (Host, RecordLog) {
     let records = RecordLog::new();
+    let mut binding = InterceptorBinding::remote("policy", endpoint).timeout(timeout);
+    if let Some(n) = streams {
+        binding = binding.multiplex_streams(n);
+    }
     let host = Host::builder("agent", "hookwire")
-        .bind(InterceptorBinding::remote("policy", endpoint).timeout(timeout))
+        .bind(binding)
         .record_sink(records.clone())
         .build()
         .unwrap();
@@ -215,7 +224,7 @@ async fn the_stream_is_used_when_declared_and_unary_calls_otherwise() {
         let (service, _) = counted(unary_only);
         let (unary, streams) = (service.unary.clone(), service.streams.clone());
         let server = Killable::serve("127.0.0.1:0".parse().unwrap(), service);
-        let (host, records) = host(&server.endpoint(), Duration::from_secs(5));
+        let (host, records) = host_with(&server.endpoint(), Duration::from_secs(5), Some(1));
         let mut sessions = Vec::new();
         for i in 0..4 {
             sessions.push(started(&host, &format!("s-{i}")).await);
@@ -241,6 +250,46 @@ async fn the_stream_is_used_when_declared_and_unary_calls_otherwise() {
             assert_eq!(streams.load(Ordering::SeqCst), 1, "one stream for all");
         }
     }
+}
+
+#[tokio::test]
+async fn sessions_spread_over_the_streams_each_keeping_its_own() {
+    let (service, _) = counted(false);
+    let (unary, streams) = (service.unary.clone(), service.streams.clone());
+    let server = Killable::serve("127.0.0.1:0".parse().unwrap(), service);
+    let (host, records) = host_with(&server.endpoint(), Duration::from_secs(5), Some(3));
+    let mut sessions = Vec::new();
+    for i in 0..12 {
+        sessions.push(started(&host, &format!("s-{i}")).await);
+    }
+    let tasks: Vec<_> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                for j in 0..3 {
+                    let e = s.pre_tool_call(&call(&format!("c{i}-{j}"), 1)).await;
+                    assert!(e.unwrap().proceeds());
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    // 12 startups, 12 inputs, 36 tool calls.
+    assert_eq!(records.records().len(), 60);
+    assert_eq!(unary.load(Ordering::SeqCst), 0, "no unary call");
+    let opened = streams.load(Ordering::SeqCst);
+    assert!(
+        (2..=3).contains(&opened),
+        "12 sessions over at most 3 streams, more than one used: {opened}"
+    );
+    let zero = Host::builder("agent", "hookwire")
+        .bind(InterceptorBinding::remote("p", server.endpoint()).multiplex_streams(0))
+        .build();
+    assert!(zero.is_err(), "zero streams is refused");
 }
 
 #[tokio::test]
@@ -464,7 +513,8 @@ async fn a_lying_service_fails_closed() {
     // The first request is answered twice: the first answer stands, the
     // repeat breaks the stream and the other emission in flight fails.
     let server = Killable::serve("127.0.0.1:0".parse().unwrap(), Liar(Lie::Duplicate));
-    let (host, records) = host(&server.endpoint(), Duration::from_secs(10));
+    // Both sessions on the one stream the liar repeats itself on.
+    let (host, records) = host_with(&server.endpoint(), Duration::from_secs(10), Some(1));
     let (a, b) = (host.session("s-a").unwrap(), host.session("s-b").unwrap());
     let first = a.start(["bash"]);
     let second = async {

@@ -555,6 +555,7 @@ fn replica_settings_on_an_in_process_binding_are_refused() {
     for binding in [
         local().replica("http://127.0.0.1:1"),
         local().resolve_every(Duration::from_secs(1)),
+        local().multiplex_streams(2),
     ] {
         let err = host().0.bind(binding).build().unwrap_err();
         assert!(err.to_string().contains("remote bindings only"), "{err}");

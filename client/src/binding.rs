@@ -109,6 +109,7 @@ impl InterceptorBinding {
             location: Location::Service(ServiceTarget {
                 endpoints: endpoints.into_iter().map(Into::into).collect(),
                 resolve_every: None,
+                streams: None,
             }),
             timeout: TimeoutSetting::Default,
             points: None,
@@ -141,6 +142,20 @@ impl InterceptorBinding {
         match &mut self.location {
             Location::Service(target) => target.resolve_every = Some(period),
             Location::InProcess(_) => self.misplaced = Some("DNS resolution"),
+        }
+        self
+    }
+
+    /// Keeps `n` `Multiplex` streams to each replica of a service that
+    /// declares the stream (default: one per core of the host, at most 4).
+    /// A session's emissions always take the same stream, so the service
+    /// sees them in order whatever `n` is; more streams spread the stream
+    /// work of a busy host over more cores. A build error on an in-process
+    /// binding or with `n` = 0.
+    pub fn multiplex_streams(mut self, n: usize) -> Self {
+        match &mut self.location {
+            Location::Service(target) => target.streams = Some(n),
+            Location::InProcess(_) => self.misplaced = Some("Multiplex streams"),
         }
         self
     }

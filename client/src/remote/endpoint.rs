@@ -74,11 +74,14 @@ impl EndpointClient {
     /// `http://127.0.0.1:50051`) sending `metadata` on every call. A name
     /// resolved by the host itself (DNS replicas) passes the name in
     /// `tls.domain_name`, so the certificate is still checked against it.
+    /// `streams`: how many `Multiplex` streams to keep (`None`: the
+    /// default of [`Multiplexer::new`]).
     pub(super) fn new(
         name: &str,
         endpoint: &str,
         metadata: std::sync::Arc<MetadataMap>,
         tls: Option<&TlsConfig>,
+        streams: Option<usize>,
     ) -> Result<Self, Error> {
         let invalid = |reason: String| Error::InvalidEndpoint {
             name: name.to_owned(),
@@ -105,7 +108,8 @@ impl EndpointClient {
             (_, None) => ep,
         };
         let channel = ep.connect_lazy();
-        let multiplex = std::sync::Arc::new(Multiplexer::new(channel.clone(), metadata.clone()));
+        let multiplex =
+            std::sync::Arc::new(Multiplexer::new(channel.clone(), metadata.clone(), streams));
         Ok(Self {
             channel,
             endpoint: endpoint.to_owned(),

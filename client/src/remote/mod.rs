@@ -87,6 +87,9 @@ pub(crate) struct ServiceTarget {
     /// Re-resolve the endpoints' names this often (`None`: use them as
     /// given, one replica each).
     pub(crate) resolve_every: Option<Duration>,
+    /// `Multiplex` streams per replica (`None`: one per core of the host,
+    /// at most 4).
+    pub(crate) streams: Option<usize>,
 }
 
 /// How a call to an interceptor failed, remote or in-process; each maps to

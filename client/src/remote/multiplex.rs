@@ -24,6 +24,14 @@
 //!   or already answered), an answer without an outcome, a message over
 //!   the decoding limit — breaks the stream the same way: nothing it says
 //!   afterwards is trusted.
+//! - **Lanes.** The endpoint keeps one stream per core of the host (at
+//!   most [`MAX_LANES`]) on its one connection, and a session's emissions
+//!   always take the same one (by a hash of the session id), so the
+//!   service still sees each session's emissions in order while the
+//!   stream's work (the host's reader and writer, the service's stream
+//!   task) is spread over the cores. One stream kept every emission of the
+//!   host on one task of the service: under 64 sessions on two cores a
+//!   quarter of the CPU stayed idle (BENCHMARKS.md).
 //! - **Bounded.** At most [`MAX_IN_FLIGHT`] emissions are in flight per
 //!   stream and at most [`QUEUE`] requests wait to be written; an emission
 //!   beyond that waits for room inside its own deadline.
@@ -51,6 +59,9 @@ use super::endpoint::{AttemptFailure, Reach, is_deadline, reach_of};
 pub(crate) const MAX_IN_FLIGHT: usize = 1024;
 /// Requests waiting to be written to the stream.
 pub(crate) const QUEUE: usize = 256;
+/// Most streams one endpoint keeps open (one per core of the host below
+/// that).
+pub(crate) const MAX_LANES: usize = 4;
 /// Longest the `Describe` probe may take.
 pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// When an unanswered probe is tried again (calls are unary meanwhile).
@@ -76,19 +87,28 @@ pub(crate) struct Multiplexer {
     /// When the next probe is due (`None`: now); held while probing, so
     /// concurrent first calls wait for one probe.
     probe: tokio::sync::Mutex<Option<Instant>>,
-    /// The stream in use, replaced once it breaks.
-    link: Mutex<Option<(Arc<Link>, mpsc::Sender<pb::MultiplexRequest>)>>,
+    /// The streams in use, each replaced once it breaks; a session's
+    /// emissions always take the same one.
+    lanes: Box<[Mutex<Option<(Arc<Link>, mpsc::Sender<pb::MultiplexRequest>)>>]>,
 }
 
 impl Multiplexer {
-    /// The transport over `channel`, opening streams with `metadata`.
-    pub(crate) fn new(channel: Channel, metadata: Arc<MetadataMap>) -> Self {
+    /// The transport over `channel`, opening streams with `metadata`:
+    /// `streams` of them (`None`: one per core of the host, at most
+    /// [`MAX_LANES`]).
+    pub(crate) fn new(
+        channel: Channel,
+        metadata: Arc<MetadataMap>,
+        streams: Option<usize>,
+    ) -> Self {
         Self {
             channel,
             metadata,
             mode: Arc::new(AtomicU8::new(UNKNOWN)),
             probe: tokio::sync::Mutex::new(None),
-            link: Mutex::new(None),
+            lanes: (0..streams.unwrap_or_else(default_lanes).max(1))
+                .map(|_| Mutex::new(None))
+                .collect(),
         }
     }
 
@@ -193,7 +213,7 @@ impl Multiplexer {
         request: Box<PointRequest>,
         timeout: Option<Duration>,
     ) -> Result<Outcome, AttemptFailure> {
-        let (link, queue) = self.link();
+        let (link, queue) = self.link(self.lane_of(&request));
         let closed = || AttemptFailure {
             failure: CallFailure::Failed("stream closed".into()),
             reach: Reach::Transport,
@@ -228,9 +248,20 @@ impl Multiplexer {
         }
     }
 
-    /// The open stream, or a new one.
-    fn link(&self) -> (Arc<Link>, mpsc::Sender<pb::MultiplexRequest>) {
-        let mut current = lock(&self.link);
+    /// The lane of `request`'s session (the first for a request without
+    /// one).
+    fn lane_of(&self, request: &PointRequest) -> usize {
+        let Some(session) = request.session_id() else {
+            return 0;
+        };
+        let mut hasher = std::hash::DefaultHasher::new();
+        std::hash::Hash::hash(session, &mut hasher);
+        (std::hash::Hasher::finish(&hasher) % self.lanes.len() as u64) as usize
+    }
+
+    /// The open stream of `lane`, or a new one.
+    fn link(&self, lane: usize) -> (Arc<Link>, mpsc::Sender<pb::MultiplexRequest>) {
+        let mut current = lock(&self.lanes[lane]);
         if let Some((link, queue)) = current.as_ref()
             && link.is_open()
         {
@@ -440,6 +471,14 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// How many streams an endpoint keeps: the host's cores, at most
+/// [`MAX_LANES`].
+fn default_lanes() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, MAX_LANES)
+}
+
 /// A lock whose holders cannot panic half-way.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -501,6 +540,41 @@ mod tests {
             .unwrap();
         l.abandon(3, false);
         assert_eq!(l.slots.available_permits(), 2, "never sent: dropped");
+    }
+
+    fn request_of(session: &str) -> PointRequest {
+        PointRequest::PreToolCall(pb::PreToolCallRequest {
+            core: Some(pb::ContextCore {
+                session: Some(pb::Session {
+                    id: session.into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+    }
+
+    #[tokio::test]
+    async fn a_session_always_takes_the_same_stream_and_sessions_spread() {
+        let channel = tonic::transport::Endpoint::from_static("http://127.0.0.1:1").connect_lazy();
+        let m = Multiplexer::new(channel, Arc::new(MetadataMap::new()), Some(4));
+        let mut used = [0usize; 4];
+        for i in 0..64 {
+            let session = format!("s-{i}");
+            let lane = m.lane_of(&request_of(&session));
+            assert_eq!(lane, m.lane_of(&request_of(&session)), "stable");
+            used[lane] += 1;
+        }
+        assert!(used.iter().all(|n| *n > 0), "every stream used: {used:?}");
+        let without_session = PointRequest::PreToolCall(pb::PreToolCallRequest::default());
+        assert_eq!(m.lane_of(&without_session), 0);
+        let one = Multiplexer::new(
+            tonic::transport::Endpoint::from_static("http://127.0.0.1:1").connect_lazy(),
+            Arc::new(MetadataMap::new()),
+            Some(1),
+        );
+        assert_eq!(one.lane_of(&request_of("s-1")), 0);
     }
 
     #[tokio::test]

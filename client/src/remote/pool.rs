@@ -105,6 +105,13 @@ impl RemoteInterceptor {
                 reason: "a remote binding needs at least one endpoint".into(),
             });
         }
+        if target.streams == Some(0) {
+            return Err(Error::InvalidEndpoint {
+                name: name.to_owned(),
+                endpoint: configured,
+                reason: "a service needs at least one Multiplex stream".into(),
+            });
+        }
         if target.resolve_every.is_some_and(|p| p.is_zero()) {
             return Err(Error::InvalidEndpoint {
                 name: name.to_owned(),
@@ -134,7 +141,8 @@ impl RemoteInterceptor {
             }
             // Built even when DNS will replace it, so a bad URL fails the
             // build, not the first call.
-            let client = EndpointClient::new(name, endpoint, metadata.clone(), tls)?;
+            let client =
+                EndpointClient::new(name, endpoint, metadata.clone(), tls, target.streams)?;
             if target.resolve_every.is_none() {
                 replicas.push(Arc::new(Replica::new(client)));
             }
@@ -400,7 +408,13 @@ impl Fleet {
                 tls.domain_name.get_or_insert(domain);
                 tls
             });
-            match EndpointClient::new(&self.name, &url, self.metadata.clone(), tls.as_ref()) {
+            match EndpointClient::new(
+                &self.name,
+                &url,
+                self.metadata.clone(),
+                tls.as_ref(),
+                self.target.streams,
+            ) {
                 Ok(client) => {
                     let replica = Arc::new(Replica::new(client));
                     if self.started.get().is_some() {
@@ -664,6 +678,7 @@ mod tests {
         ServiceTarget {
             endpoints: endpoints.iter().map(|s| s.to_string()).collect(),
             resolve_every: None,
+            streams: None,
         }
     }
 
