@@ -4,7 +4,8 @@
 //! context names a text it could not take.
 //!
 //! Decoding is one strict parse plus, only when the parse produced a
-//! floating-point number, one linear lexical scan of the text:
+//! floating-point number of integer-overflowing magnitude, one linear
+//! lexical scan of the text:
 //!
 //! - the parse refuses malformed text, lone surrogates, non-finite numbers
 //!   (`1e400`), nesting beyond serde_json's recursion limit, and duplicate
@@ -12,8 +13,10 @@
 //!   different parsers, so it cannot be carried exactly);
 //! - serde_json (without `arbitrary_precision`) silently turns an integer
 //!   literal beyond the i64/u64 range into a double. Such a literal always
-//!   surfaces as a float, so when the parse saw a float the scan looks for
-//!   integer tokens (no `.`, `e` or `E`) that do not fit and refuses them.
+//!   surfaces as a float of magnitude at least 2^63 (below i64::MIN or
+//!   above u64::MAX), so when the parse saw one the scan looks for integer
+//!   tokens (no `.`, `e` or `E`) that do not fit and refuses them. A text
+//!   whose floats are all smaller (`0.25`) is not scanned.
 //!
 //! Floats round-trip bit for bit: `encode` writes the shortest text that
 //! reads back as the same double, and the crate enables serde_json's
@@ -56,17 +59,17 @@ pub(crate) fn encode_object(map: &Map<String, Value>) -> String {
 /// Decodes JSON text exactly: integers stay integers, and an integer literal
 /// that does not fit in i64/u64 is refused instead of rounded.
 pub fn decode(text: &str) -> Result<Value, InvalidJson> {
-    let saw_float = Cell::new(false);
+    let saw_huge_float = Cell::new(false);
     let mut de = serde_json::Deserializer::from_str(text);
     let value = Exact {
-        saw_float: &saw_float,
+        saw_huge_float: &saw_huge_float,
     }
     .deserialize(&mut de)
     .and_then(|v| de.end().map(|()| v))
     .map_err(|e| InvalidJson::Syntax(e.to_string()))?;
     // An out-of-range integer can only have become a float: texts without
     // any float need no scan.
-    if saw_float.get()
+    if saw_huge_float.get()
         && let Some(offset) = out_of_range_integer(text.as_bytes())
     {
         return Err(InvalidJson::IntegerOutOfRange(offset));
@@ -74,12 +77,17 @@ pub fn decode(text: &str) -> Result<Value, InvalidJson> {
     Ok(value)
 }
 
+/// The smallest magnitude of a double an out-of-range integer literal
+/// becomes: 2^63 (the first below i64::MIN is -2^63 - 1, which rounds to
+/// -2^63; the first above u64::MAX rounds to 2^64).
+const OVERFLOWED_INTEGER_MAGNITUDE: f64 = 9_223_372_036_854_775_808.0;
+
 /// Builds a [`Value`] like serde_json's own visitor, but refuses duplicate
 /// member names and non-finite numbers, and records whether any number was
-/// read as a float.
+/// read as a float of a magnitude an overflowed integer literal has.
 #[derive(Clone, Copy)]
 struct Exact<'a> {
-    saw_float: &'a Cell<bool>,
+    saw_huge_float: &'a Cell<bool>,
 }
 
 impl<'de> DeserializeSeed<'de> for Exact<'_> {
@@ -110,7 +118,9 @@ impl<'de> Visitor<'de> for Exact<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, f: f64) -> Result<Value, E> {
-        self.saw_float.set(true);
+        if f.abs() >= OVERFLOWED_INTEGER_MAGNITUDE {
+            self.saw_huge_float.set(true);
+        }
         Number::from_f64(f)
             .map(Value::Number)
             .ok_or_else(|| E::custom("number out of range"))
@@ -143,11 +153,16 @@ impl<'de> Visitor<'de> for Exact<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut members = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if members.contains_key(&key) {
-                return Err(de::Error::custom("duplicate object member name"));
+            // One lookup: the member's slot is found once, whether it is
+            // new (filled) or a duplicate (refused).
+            match members.entry(key) {
+                serde_json::map::Entry::Occupied(_) => {
+                    return Err(de::Error::custom("duplicate object member name"));
+                }
+                serde_json::map::Entry::Vacant(slot) => {
+                    slot.insert(map.next_value_seed(self)?);
+                }
             }
-            let value = map.next_value_seed(self)?;
-            members.insert(key, value);
         }
         Ok(Value::Object(members))
     }
@@ -239,6 +254,21 @@ mod tests {
         assert_eq!(
             decode(r#"{"a":[1.5, "18446744073709551616", 99999999999999999999999]}"#),
             Err(InvalidJson::IntegerOutOfRange(35))
+        );
+        // The scan is skipped only when no float reaches 2^63: small floats
+        // beside an out-of-range integer still see it refused, and floats
+        // at the threshold written as floats are kept.
+        assert_eq!(
+            decode("[0.25, -9223372036854775809, 0.5]"),
+            Err(InvalidJson::IntegerOutOfRange(7))
+        );
+        assert_eq!(
+            decode("[0.25, 9223372036854775807, -9223372036854775808]").unwrap(),
+            json!([0.25, i64::MAX, i64::MIN])
+        );
+        assert_eq!(
+            decode("[9223372036854775808.0, -9.3e18]").unwrap(),
+            json!([9_223_372_036_854_775_808.0_f64, -9.3e18])
         );
     }
 
