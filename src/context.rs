@@ -13,6 +13,15 @@ use serde_json::{Map, Value};
 use crate::canonical::{CanonicalError, Canonicalizer, View, json_string_len, sha256_identity};
 use crate::point::InterceptionPoint;
 
+/// Largest preimage buffer a thread keeps between identities; a larger
+/// context's buffer is freed after use.
+const PREIMAGE_KEPT_BYTES: usize = 64 * 1024;
+
+thread_local! {
+    /// The buffer each thread writes identity preimages into.
+    static PREIMAGE: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
+}
+
 /// The contract version hookwire emits.
 pub const SPEC_VERSION: &str = "agent-hooks/0.1";
 
@@ -339,9 +348,20 @@ impl AgentContext {
     /// The `jcs-sha256` identity (§10.2) of this context: SHA-256 over the
     /// canonical form of its closed required+conditional projection.
     pub fn jcs_sha256_identity(&self, limits: &ContextLimits) -> Result<String, InvalidContext> {
-        let mut buf = String::with_capacity(256);
-        self.write_identity_preimage(limits, &mut buf)?;
-        Ok(sha256_identity(buf.as_bytes()))
+        PREIMAGE.with(|kept| {
+            // The thread's buffer, grown once to the size of the contexts
+            // it sees rather than from nothing on every emission (a 1 KiB
+            // context's preimage took five allocations and copies).
+            let mut buf = kept.take();
+            buf.clear();
+            let identity = self
+                .write_identity_preimage(limits, &mut buf)
+                .map(|()| sha256_identity(buf.as_bytes()));
+            if buf.capacity() <= PREIMAGE_KEPT_BYTES {
+                kept.set(buf);
+            }
+            identity
+        })
     }
 
     /// Writes the canonical §10.2 preimage into `out`.

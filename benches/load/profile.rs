@@ -158,6 +158,9 @@ fn parts(args: &serde_json::Value, n: usize) {
     time("clone tool args", &mut || {
         drop(std::hint::black_box(call.args.clone()))
     });
+    time("to_value tool args", &mut || {
+        drop(std::hint::black_box(serde_json::to_value(&call.args)))
+    });
     time("clone + drop context", &mut || {
         drop(std::hint::black_box(ctx.clone()))
     });
