@@ -244,7 +244,14 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Report {
         }
     }
     if want("spawn") {
-        spawn::versus_remote(plan, &args_1k, &mut remote.ours, &mut headline).await;
+        spawn::versus_remote(
+            plan,
+            &args_1k,
+            &mut remote.stream,
+            &mut remote.ours,
+            &mut headline,
+        )
+        .await;
     }
     if want("audit") {
         audit::section(plan, &ep.allow, &call_1k, &mut headline).await;

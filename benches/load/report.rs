@@ -324,10 +324,12 @@ const METHOD: &str = "
   processes use a 2-worker tokio runtime and mimalloc as their allocator
   (`benches/load/allocator.rs` says why; `--features system-allocator`
   builds the bench on glibc's malloc, named in the machine line above).
-- `remote_vs_tonic`, `throughput_vs_tonic` and `spawn_vs_remote` use the
-  unary host; `stream_vs_tonic` and `stream_throughput_vs_tonic` the
-  stream host; both against bare tonic *unary*. The other remote sections
-  (metrics, fan-out, audit, growth) use the default: the stream.
+- `remote_vs_tonic` and `throughput_vs_tonic` use the unary host;
+  `stream_vs_tonic` and `stream_throughput_vs_tonic` the stream host; both
+  against bare tonic *unary*. The other remote sections (metrics, fan-out,
+  audit, growth, and `spawn_vs_remote`) use what a host uses with a
+  service the SDK serves: the stream; the spawn section also prints the
+  unary row.
 - The floor carries exactly the request bytes hookwire sends for the same
   context, on a channel configured like hookwire's (`tcp_nodelay`, same
   keep-alive), without hookwire's per-call deadline. The first two rows

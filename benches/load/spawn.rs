@@ -1,6 +1,7 @@
 //! The `spawn` section: a command hook spawned per decision (context JSON
 //! on stdin, verdict on stdout; `benches/support/command_hook.rs`) against
-//! a remote emission.
+//! a remote emission: over the `Multiplex` stream, which a host uses with
+//! any service the SDK serves (the headline), and unary.
 
 use serde_json::Value;
 
@@ -8,12 +9,14 @@ use crate::measure::{Emit, Spawn, interleaved};
 use crate::report::Headline;
 use crate::{COMMAND_HOOK, Plan, fixtures};
 
-/// Adds the `spawn_vs_remote` headline, against `remote` (an emission on
-/// a started remote session).
+/// Adds the `spawn_vs_remote` headline, against `stream` (an emission on
+/// a started session whose service declares the stream), and the same
+/// against `unary` (one whose service does not).
 pub async fn versus_remote(
     plan: Plan,
     args: &Value,
-    remote: &mut Emit,
+    stream: &mut Emit,
+    unary: &mut Emit,
     headline: &mut Vec<Headline>,
 ) {
     eprintln!("process-per-hook vs remote emission ...");
@@ -23,17 +26,32 @@ pub async fn versus_remote(
     };
     let (a, b) = interleaved(
         &mut spawn,
-        remote,
+        stream,
         5,
         plan.spawn_rounds,
         plan.spawn_per_round,
     )
     .await;
     headline.push(Headline::latency(
-        "command hook spawned per decision vs remote emission".to_owned(),
+        "command hook spawned per decision vs remote emission (Multiplex stream)".to_owned(),
         &a,
         &b,
         "spawn_vs_remote",
         Some((5.0, true)),
+    ));
+    let (a, b) = interleaved(
+        &mut spawn,
+        unary,
+        5,
+        plan.spawn_rounds,
+        plan.spawn_per_round,
+    )
+    .await;
+    headline.push(Headline::latency(
+        "command hook spawned per decision vs remote emission (unary)".to_owned(),
+        &a,
+        &b,
+        "",
+        None,
     ));
 }
