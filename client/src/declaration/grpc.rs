@@ -24,6 +24,11 @@
 //! - `dns_refresh_ms` (optional, ≥ 100): re-resolve the endpoints' host
 //!   names this often, one replica per address found (see
 //!   `InterceptorBinding::resolve_every`).
+//! - `multiplex_streams` (optional, 1–64): how many `Multiplex` streams
+//!   the host keeps to each replica of a service that declares the stream
+//!   (default: one per core of the host, at most 4); a session's
+//!   emissions always take the same one (see
+//!   `InterceptorBinding::multiplex_streams`).
 //! - `tls` (optional, `https://` only): `{"ca_file": PATH, "domain_name":
 //!   NAME, "cert_file": PATH, "key_file": PATH}` — the PEM file of the
 //!   authority that signs the service's certificate (read when the
@@ -68,15 +73,19 @@ pub const GRPC_KIND: &str = "hookwire.grpc";
 /// The kind of the allow-all passthrough.
 pub const ALLOW_KIND: &str = "hookwire.allow";
 
-const GRPC_MEMBERS: [&str; 7] = [
+const GRPC_MEMBERS: [&str; 8] = [
     "endpoint",
     "endpoints",
     "dns_refresh_ms",
+    "multiplex_streams",
     "metadata",
     "tls",
     "visibility",
     "mutation",
 ];
+
+/// The most `Multiplex` streams per replica a declaration may ask for.
+const MAX_MULTIPLEX_STREAMS: u64 = 64;
 
 /// The shortest DNS re-resolution period a declaration may ask for.
 const MIN_DNS_REFRESH_MS: u64 = 100;
@@ -107,6 +116,21 @@ pub(crate) fn resolve_grpc(
         Some(_) => {
             return Err(format!(
                 "config.dns_refresh_ms must be an integer of at least {MIN_DNS_REFRESH_MS}"
+            ));
+        }
+    }
+    match config.get("multiplex_streams") {
+        None => {}
+        Some(Value::Number(n))
+            if n.as_u64()
+                .is_some_and(|k| (1..=MAX_MULTIPLEX_STREAMS).contains(&k)) =>
+        {
+            let k = n.as_u64().unwrap_or(1);
+            binding = binding.multiplex_streams(usize::try_from(k).unwrap_or(1));
+        }
+        Some(_) => {
+            return Err(format!(
+                "config.multiplex_streams must be an integer from 1 to {MAX_MULTIPLEX_STREAMS}"
             ));
         }
     }
@@ -357,6 +381,28 @@ mod tests {
     }
 
     #[test]
+    fn multiplex_streams_reach_the_binding() {
+        let at = BTreeSet::new();
+        let ctx = BindingContext {
+            id: "p",
+            kind: super::GRPC_KIND,
+            at: &at,
+            timeout: None,
+            host: None,
+            declaration_version: "agent-hooks-declaration/1.0",
+        };
+        let streams = |config: Value| match resolve_grpc(&config, &ctx).unwrap().location {
+            Location::Service(t) => t.streams,
+            Location::InProcess(_) => panic!("a grpc binding is remote"),
+        };
+        assert_eq!(
+            streams(json!({"endpoint": "http://a:1", "multiplex_streams": 3})),
+            Some(3)
+        );
+        assert_eq!(streams(json!({"endpoint": "http://a:1"})), None);
+    }
+
+    #[test]
     fn endpoint_and_endpoints_make_one_replica_set() {
         let (endpoints, dns) = resolve(json!({
             "endpoint": "http://10.0.0.1:1",
@@ -412,6 +458,18 @@ mod tests {
             (
                 json!({"endpoint": "http://a:1", "dns_refresh_ms": "fast"}),
                 "config.dns_refresh_ms must be an integer",
+            ),
+            (
+                json!({"endpoint": "http://a:1", "multiplex_streams": 0}),
+                "config.multiplex_streams must be an integer from 1 to 64",
+            ),
+            (
+                json!({"endpoint": "http://a:1", "multiplex_streams": 65}),
+                "config.multiplex_streams must be an integer from 1 to 64",
+            ),
+            (
+                json!({"endpoint": "http://a:1", "multiplex_streams": 2.5}),
+                "config.multiplex_streams must be an integer from 1 to 64",
             ),
         ];
         for (config, expected) in cases {
