@@ -438,9 +438,9 @@ impl Session {
         let settings = self.overrides.at(&self.host, point);
         let ctx = self.context(point, conditional);
         let mut guard = Unsettled {
-            host: &self.host,
+            session: self,
             settings,
-            core: Some(core_of(&ctx)),
+            core: Some(CoreSource::of(self, &ctx)),
         };
         let emission = pipeline::run(&self.host, settings, ctx).await;
         // The record was delivered in the same poll that returned.
@@ -524,25 +524,44 @@ impl Drop for Session {
 /// delivered; dropped armed (its future cancelled), it delivers the
 /// cancellation record ([`pipeline::cancelled`]).
 struct Unsettled<'a> {
-    host: &'a HostState,
+    session: &'a Session,
     settings: pipeline::Settings,
-    /// The context's core members; `None` once the emission settled.
-    core: Option<AgentContext>,
+    /// Where the context's core members come from; `None` once the
+    /// emission settled.
+    core: Option<CoreSource>,
 }
 
 impl Drop for Unsettled<'_> {
     fn drop(&mut self) {
         if let Some(core) = self.core.take() {
-            pipeline::cancelled(self.host, self.settings, core);
+            let core = core.build(self.session);
+            pipeline::cancelled(&self.session.host, self.settings, core);
         }
     }
 }
 
-/// The core members of `ctx` (spec, point, timestamp, sequence, agent,
-/// session, trace): what a record needs, without the payload.
-fn core_of(ctx: &AgentContext) -> AgentContext {
-    let mut m = Map::new();
-    for key in [
+/// The core members a record needs (spec, point, timestamp, sequence,
+/// agent, session, trace), kept as cheaply as an emission that settles
+/// (nearly all of them) allows: a member equal to what the session itself
+/// supplies is rebuilt from the session if the record is ever written; only
+/// the others (the timestamp, the sequence, a `trace`, anything a caller's
+/// members replaced) are copied. Copying the agent and session objects on
+/// every emission cost more than the rest of the guard.
+struct CoreSource {
+    point: InterceptionPoint,
+    members: [(&'static str, CoreMember); 7],
+}
+
+/// One core member of the context.
+enum CoreMember {
+    /// Equal to what the session supplies for it.
+    Session,
+    /// This value (`None`: the context had no such member).
+    Copied(Option<Value>),
+}
+
+impl CoreSource {
+    const KEYS: [&'static str; 7] = [
         "spec",
         "interception_point",
         "timestamp",
@@ -550,12 +569,47 @@ fn core_of(ctx: &AgentContext) -> AgentContext {
         "agent",
         "session",
         "trace",
-    ] {
-        if let Some(v) = ctx.get(key) {
-            m.insert(key.into(), v.clone());
-        }
+    ];
+
+    fn of(session: &Session, ctx: &AgentContext) -> Self {
+        let point = ctx.point();
+        let members = Self::KEYS.map(|key| {
+            let value = ctx.get(key);
+            let from_session = match (key, value) {
+                ("spec", Some(Value::String(v))) => v == SPEC_VERSION,
+                ("interception_point", Some(Value::String(v))) => v == point.as_str(),
+                ("agent", Some(Value::Object(v))) => *v == session.host.agent,
+                ("session", Some(v)) => *v == session.session,
+                _ => false,
+            };
+            let member = if from_session {
+                CoreMember::Session
+            } else {
+                CoreMember::Copied(value.cloned())
+            };
+            (key, member)
+        });
+        Self { point, members }
     }
-    AgentContext::from_members_unchecked(ctx.point(), m)
+
+    fn build(self, session: &Session) -> AgentContext {
+        let mut m = Map::new();
+        for (key, member) in self.members {
+            let value = match member {
+                CoreMember::Copied(value) => value,
+                CoreMember::Session => Some(match key {
+                    "spec" => Value::from(SPEC_VERSION),
+                    "interception_point" => Value::from(self.point.as_str()),
+                    "agent" => Value::Object(session.host.agent.clone()),
+                    _ => session.session.clone(),
+                }),
+            };
+            if let Some(v) = value {
+                m.insert(key.into(), v);
+            }
+        }
+        AgentContext::from_members_unchecked(self.point, m)
+    }
 }
 
 /// Merges `add`'s namespaces into `base`, member by member within a
@@ -642,6 +696,63 @@ mod tests {
             .interceptor("allow", allow)
             .build()
             .unwrap()
+    }
+
+    /// The core a cancellation record carries, as the context had it.
+    fn core_members(ctx: &hookwire::AgentContext) -> Map<String, serde_json::Value> {
+        super::CoreSource::KEYS
+            .iter()
+            .filter_map(|k| ctx.get(k).map(|v| ((*k).to_owned(), v.clone())))
+            .collect()
+    }
+
+    #[test]
+    fn a_cancellation_core_is_the_contexts_whoever_supplied_its_members() {
+        let host = host();
+        let plain = host.session("s-plain").unwrap();
+        // Members that replace core members, and a trace: copied, not
+        // rebuilt from the session.
+        let replaced = host
+            .session_builder("s-replaced")
+            .members(
+                json!({
+                    "agent": {"id": "impostor", "framework": "x"},
+                    "trace": {"trace_id": "0af7651916cd43dd8448eb211c80319c"},
+                    "session": {"turn": 3},
+                })
+                .as_object()
+                .unwrap()
+                .clone(),
+            )
+            .open()
+            .unwrap();
+        for session in [&plain, &replaced] {
+            for point in [InterceptionPoint::PreToolCall, InterceptionPoint::Output] {
+                let ctx = session.context(
+                    point,
+                    super::pre_tool_members(&ToolCall::new("c1", "ls", json!({}))),
+                );
+                let core = super::CoreSource::of(session, &ctx).build(session);
+                assert_eq!(core.point(), point);
+                assert_eq!(
+                    core_members(&core),
+                    core_members(&ctx),
+                    "{point:?} of {}",
+                    session.id()
+                );
+            }
+        }
+        let ctx = replaced.context(InterceptionPoint::Input, Map::new());
+        assert_eq!(ctx.get("agent").unwrap()["id"], "impostor");
+        assert!(matches!(
+            super::CoreSource::of(&replaced, &ctx).members[4].1,
+            super::CoreMember::Copied(Some(_))
+        ));
+        let ctx = plain.context(InterceptionPoint::Input, Map::new());
+        assert!(matches!(
+            super::CoreSource::of(&plain, &ctx).members[4].1,
+            super::CoreMember::Session
+        ));
     }
 
     #[tokio::test]
