@@ -61,7 +61,13 @@ impl ToolCall {
     }
 
     pub(crate) fn to_json(&self) -> Value {
-        json!({"id": self.id, "name": self.name, "args": self.args})
+        // Built from clones: `json!` would serialize each field into a new
+        // value, walking the arguments through serde's machinery.
+        let mut call = serde_json::Map::new();
+        call.insert("id".into(), Value::String(self.id.clone()));
+        call.insert("name".into(), Value::String(self.name.clone()));
+        call.insert("args".into(), self.args.clone());
+        Value::Object(call)
     }
 }
 
