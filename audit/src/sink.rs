@@ -22,9 +22,10 @@ use std::io::Write;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use hookwire::InterceptionRecord;
 use hookwire_client::RecordSink;
@@ -231,7 +232,10 @@ impl SigningSink {
                 let (tx, rx) = sync_channel(queue.max(1));
                 let thread = std::thread::Builder::new()
                     .name("hookwire-audit".into())
-                    .spawn(move || write_queued(writer, rx))
+                    .spawn(move || {
+                        run_as_batch();
+                        write_queued(writer, rx)
+                    })
                     .map_err(AuditError::io(&path))?;
                 Engine::Background {
                     queue: Some(tx),
@@ -325,12 +329,40 @@ fn lock(writer: &Mutex<ChainWriter>) -> MutexGuard<'_, ChainWriter> {
     writer.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// How often the writer looks at the queue while records keep coming.
+const POLL: Duration = Duration::from_millis(1);
+
+/// How many empty looks it takes before the writer blocks on the queue
+/// again.
+const IDLE_POLLS: u32 = 5;
+
+/// The writer thread's loop. It blocks on the queue while the log is idle;
+/// once records flow it drains the queue every [`POLL`] instead, so that
+/// handing over a record finds no blocked receiver to wake: a wake-up per
+/// record cost every emission a futex call and the writer a context switch
+/// per line. A line therefore reaches the file at most [`POLL`] later than
+/// its record was handed over; [`SigningSink::sync`] is answered in turn.
 fn write_queued(mut writer: ChainWriter, queue: Receiver<Message>) {
-    for message in queue {
-        match message {
-            Message::Record(record) => writer.append(&record),
-            Message::Sync(reply) => {
-                let _ = reply.send(writer.sync());
+    let mut handle = |message| match message {
+        Message::Record(record) => writer.append(&record),
+        Message::Sync(reply) => {
+            let _ = reply.send(writer.sync());
+        }
+    };
+    while let Ok(first) = queue.recv() {
+        handle(first);
+        let mut idle = 0;
+        while idle < IDLE_POLLS {
+            match queue.try_recv() {
+                Ok(message) => {
+                    handle(message);
+                    idle = 0;
+                }
+                Err(TryRecvError::Empty) => {
+                    idle += 1;
+                    std::thread::sleep(POLL);
+                }
+                Err(TryRecvError::Disconnected) => return,
             }
         }
     }
@@ -456,6 +488,31 @@ impl Drop for ChainWriter {
         };
         if let Err(e) = closed {
             self.stop(&e.to_string(), false);
+        }
+    }
+}
+
+/// Puts the calling thread (the background writer) under `SCHED_BATCH`, at
+/// the default niceness: it keeps its fair share of the CPU, but waking it
+/// for a record no longer preempts the thread that handed the record over
+/// (the agent's emission, whose latency is what the host is measured by).
+/// Hashing, signing and writing a line cost the writer tens of
+/// microseconds; woken per record with wake-up preemption, it took the
+/// core from the emission that had just queued it. Best effort: a platform
+/// or sandbox that refuses the policy leaves the thread as it was.
+fn run_as_batch() {
+    #[cfg(target_os = "linux")]
+    {
+        use thread_priority::{
+            NormalThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
+            set_thread_priority_and_policy, thread_native_id,
+        };
+        if let Err(e) = set_thread_priority_and_policy(
+            thread_native_id(),
+            ThreadPriority::Os(Default::default()),
+            ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Batch),
+        ) {
+            tracing::debug!(error = ?e, "the audit writer keeps the default scheduling policy");
         }
     }
 }
