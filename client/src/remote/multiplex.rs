@@ -69,6 +69,9 @@ pub(crate) const PROBE_RETRY: Duration = Duration::from_secs(1);
 /// When a service that declared no stream is asked again.
 pub(crate) const PROBE_REFRESH: Duration = Duration::from_secs(60);
 
+/// A stream in use: its emissions in flight, and the queue to its writer.
+type OpenStream = (Arc<Link>, mpsc::Sender<pb::MultiplexRequest>);
+
 /// What the endpoint is known to serve.
 const UNKNOWN: u8 = 0;
 const STREAM: u8 = 1;
@@ -89,7 +92,7 @@ pub(crate) struct Multiplexer {
     probe: tokio::sync::Mutex<Option<Instant>>,
     /// The streams in use, each replaced once it breaks; a session's
     /// emissions always take the same one.
-    lanes: Box<[Mutex<Option<(Arc<Link>, mpsc::Sender<pb::MultiplexRequest>)>>]>,
+    lanes: Box<[Mutex<Option<OpenStream>>]>,
 }
 
 impl Multiplexer {
