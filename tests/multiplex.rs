@@ -218,6 +218,39 @@ fn call(id: &str, sleep_ms: u64) -> ToolCall {
     ToolCall::new(id, "bash", json!({"cmd": "ls", "sleep_ms": sleep_ms}))
 }
 
+/// Starts `sessions` sessions on `host`, then has each make `calls`
+/// allowed `pre_tool_call`s in turn (sleeping `sleep_ms` in the hook), all
+/// sessions at once. The sessions are returned open (a dropped one would
+/// emit its `agent_shutdown`).
+async fn concurrent_tool_calls(
+    host: &Host,
+    sessions: usize,
+    calls: usize,
+    sleep_ms: u64,
+) -> Vec<Arc<Session>> {
+    let mut started_sessions = Vec::new();
+    for i in 0..sessions {
+        started_sessions.push(started(host, &format!("s-{i}")).await);
+    }
+    let tasks: Vec<_> = started_sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                for j in 0..calls {
+                    let e = s.pre_tool_call(&call(&format!("c{i}-{j}"), sleep_ms)).await;
+                    assert!(e.unwrap().proceeds());
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    started_sessions
+}
+
 #[tokio::test]
 async fn the_stream_is_used_when_declared_and_unary_calls_otherwise() {
     for unary_only in [false, true] {
@@ -225,21 +258,7 @@ async fn the_stream_is_used_when_declared_and_unary_calls_otherwise() {
         let (unary, streams) = (service.unary.clone(), service.streams.clone());
         let server = Killable::serve("127.0.0.1:0".parse().unwrap(), service);
         let (host, records) = host_with(&server.endpoint(), Duration::from_secs(5), Some(1));
-        let mut sessions = Vec::new();
-        for i in 0..4 {
-            sessions.push(started(&host, &format!("s-{i}")).await);
-        }
-        let tasks: Vec<_> = sessions
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let s = s.clone();
-                tokio::spawn(async move { s.pre_tool_call(&call(&format!("c{i}"), 5)).await })
-            })
-            .collect();
-        for t in tasks {
-            assert!(t.await.unwrap().unwrap().proceeds());
-        }
+        let _open = concurrent_tool_calls(&host, 4, 1, 5).await;
         // 4 startups, 4 inputs, 4 tool calls.
         assert_eq!(records.records().len(), 12);
         if unary_only {
@@ -258,26 +277,7 @@ async fn sessions_spread_over_the_streams_each_keeping_its_own() {
     let (unary, streams) = (service.unary.clone(), service.streams.clone());
     let server = Killable::serve("127.0.0.1:0".parse().unwrap(), service);
     let (host, records) = host_with(&server.endpoint(), Duration::from_secs(5), Some(3));
-    let mut sessions = Vec::new();
-    for i in 0..12 {
-        sessions.push(started(&host, &format!("s-{i}")).await);
-    }
-    let tasks: Vec<_> = sessions
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let s = s.clone();
-            tokio::spawn(async move {
-                for j in 0..3 {
-                    let e = s.pre_tool_call(&call(&format!("c{i}-{j}"), 1)).await;
-                    assert!(e.unwrap().proceeds());
-                }
-            })
-        })
-        .collect();
-    for t in tasks {
-        t.await.unwrap();
-    }
+    let _open = concurrent_tool_calls(&host, 12, 3, 1).await;
     // 12 startups, 12 inputs, 36 tool calls.
     assert_eq!(records.records().len(), 60);
     assert_eq!(unary.load(Ordering::SeqCst), 0, "no unary call");

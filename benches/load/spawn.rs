@@ -24,34 +24,30 @@ pub async fn versus_remote(
         program: COMMAND_HOOK,
         context: fixtures::context(args),
     };
-    let (a, b) = interleaved(
-        &mut spawn,
-        stream,
-        5,
-        plan.spawn_rounds,
-        plan.spawn_per_round,
-    )
-    .await;
-    headline.push(Headline::latency(
-        "command hook spawned per decision vs remote emission (Multiplex stream)".to_owned(),
-        &a,
-        &b,
-        "spawn_vs_remote",
-        Some((5.0, true)),
-    ));
-    let (a, b) = interleaved(
-        &mut spawn,
-        unary,
-        5,
-        plan.spawn_rounds,
-        plan.spawn_per_round,
-    )
-    .await;
-    headline.push(Headline::latency(
-        "command hook spawned per decision vs remote emission (unary)".to_owned(),
-        &a,
-        &b,
-        "",
-        None,
-    ));
+    let rows = [
+        (
+            stream,
+            "Multiplex stream",
+            "spawn_vs_remote",
+            Some((5.0, true)),
+        ),
+        (unary, "unary", "", None),
+    ];
+    for (remote, transport, key, target) in rows {
+        let (a, b) = interleaved(
+            &mut spawn,
+            remote,
+            5,
+            plan.spawn_rounds,
+            plan.spawn_per_round,
+        )
+        .await;
+        headline.push(Headline::latency(
+            format!("command hook spawned per decision vs remote emission ({transport})"),
+            &a,
+            &b,
+            key,
+            target,
+        ));
+    }
 }

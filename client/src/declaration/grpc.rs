@@ -363,7 +363,8 @@ mod tests {
     use crate::binding::Location;
     use crate::declaration::BindingContext;
 
-    fn resolve(config: Value) -> Result<(Vec<String>, bool), String> {
+    /// The service target a `hookwire.grpc` config resolves to.
+    fn target(config: Value) -> Result<crate::remote::ServiceTarget, String> {
         let at = BTreeSet::new();
         let ctx = BindingContext {
             id: "p",
@@ -373,28 +374,20 @@ mod tests {
             host: None,
             declaration_version: "agent-hooks-declaration/1.0",
         };
-        let binding = resolve_grpc(&config, &ctx)?;
-        match binding.location {
-            Location::Service(t) => Ok((t.endpoints, t.resolve_every.is_some())),
+        match resolve_grpc(&config, &ctx)?.location {
+            Location::Service(t) => Ok(t),
             Location::InProcess(_) => panic!("a grpc binding is remote"),
         }
     }
 
+    fn resolve(config: Value) -> Result<(Vec<String>, bool), String> {
+        let t = target(config)?;
+        Ok((t.endpoints, t.resolve_every.is_some()))
+    }
+
     #[test]
     fn multiplex_streams_reach_the_binding() {
-        let at = BTreeSet::new();
-        let ctx = BindingContext {
-            id: "p",
-            kind: super::GRPC_KIND,
-            at: &at,
-            timeout: None,
-            host: None,
-            declaration_version: "agent-hooks-declaration/1.0",
-        };
-        let streams = |config: Value| match resolve_grpc(&config, &ctx).unwrap().location {
-            Location::Service(t) => t.streams,
-            Location::InProcess(_) => panic!("a grpc binding is remote"),
-        };
+        let streams = |config: Value| target(config).unwrap().streams;
         assert_eq!(
             streams(json!({"endpoint": "http://a:1", "multiplex_streams": 3})),
             Some(3)
