@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hookwire::approval::{ApprovalRequest, ApprovalResolution};
-use hookwire::{AgentContext, InterceptionPoint, Verdict};
+use hookwire::{InterceptionPoint, Verdict};
 use hookwire_client::prometheus_client::registry::Registry;
 use hookwire_client::{
     ApprovalResolver, BoxError, BoxFuture, Host, HostMetrics, InputRole, InterceptorBinding,
@@ -22,8 +22,8 @@ use hookwire_server::approval::{Access, ApprovalServer, ApproverIdentity};
 use hookwire_server::metrics::ServerMetrics;
 use hookwire_server::metrics::{SharedRegistry, render, serve_metrics};
 use hookwire_testkit::{
-    Scripted, metric_sample as sample, metric_value as value, promtool, promtool_accepts,
-    target_str, workspace_root,
+    Scripted, approval_request, metric_sample as sample, metric_value as value, promtool,
+    promtool_accepts, target_str, workspace_root,
 };
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -278,25 +278,6 @@ async fn opted_in_policy_reasons_are_labelled_verbatim() {
         ),
         1.0
     );
-}
-
-fn approval_request(n: u64) -> ApprovalRequest {
-    let ctx = AgentContext::from_json(json!({
-        "spec": "agent-hooks/0.1",
-        "interception_point": "pre_tool_call",
-        "timestamp": "2026-01-01T00:00:00Z",
-        "sequence": n,
-        "agent": {"id": "a", "framework": "hookwire"},
-        "session": {"id": format!("s-{n}")},
-        "tool_call": {"id": "tc", "name": "wire_transfer", "args": {"amount": n}},
-    }))
-    .unwrap();
-    ApprovalRequest {
-        context_identity: Some(format!("sha256:{n}")),
-        interception_point: PreToolCall,
-        verdict: Verdict::escalate("big_transfer"),
-        context: ctx,
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
