@@ -176,6 +176,33 @@ fn approved_by(e: &Emission, approver: &str) {
     );
 }
 
+/// Waits until `original` is held by instance `b` under the same id with
+/// its original deadline (`seen_at` is when it was first seen), `pending`
+/// requests in B's queue and the emission still waiting; then ann approves
+/// it through B, and the emission's outcome is returned.
+async fn reattached_then_approved(
+    url: &str,
+    b: &RunningApprovalServer,
+    original: &PendingApproval,
+    seen_at: Instant,
+    call: tokio::task::JoinHandle<Emission>,
+    pending: usize,
+) -> Emission {
+    held_by(url, &original.id, "b").await;
+    let back = b.queue().get(&original.id).expect("still pending on B");
+    kept_its_deadline(original, seen_at, &back);
+    assert_eq!(b.queue().len(), pending, "nothing was withdrawn");
+    assert!(!call.is_finished(), "the emission still waits");
+    assert_eq!(
+        approve(&b.endpoint(), &back).await,
+        pb::DecisionStatus::Accepted
+    );
+    tokio::time::timeout(PATIENCE, call)
+        .await
+        .expect("the emission ended in time")
+        .expect("the emission task")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_whose_instance_is_killed_reattaches_on_the_other_and_is_decided_there() {
     let pg = PgCluster::start().unwrap_or_else(|e| panic!("cannot start PostgreSQL: {e}"));
@@ -218,21 +245,7 @@ async fn a_host_whose_instance_is_killed_reattaches_on_the_other_and_is_decided_
 
     // The host reconnects to B and re-attaches its request there: the
     // same queue id, the original deadline (not a new one).
-    held_by(&url, &original.id, "b").await;
-    let back = b.queue().get(&original.id).expect("still pending on B");
-    kept_its_deadline(&original, seen_at, &back);
-    assert_eq!(b.queue().len(), 2, "a dead instance withdraws nothing");
-    assert!(!call.is_finished(), "the emission still waits");
-
-    // The approver decides through B; the host gets it.
-    assert_eq!(
-        approve(&b.endpoint(), &back).await,
-        pb::DecisionStatus::Accepted
-    );
-    let e = tokio::time::timeout(PATIENCE, call)
-        .await
-        .expect("the emission ended in time")
-        .expect("the emission task");
+    let e = reattached_then_approved(&url, &b, &original, seen_at, call, 2).await;
     approved_by(&e, "ann");
     let log = b.queue().history(&HistoryQuery::latest(10)).await.unwrap();
     assert_eq!(
@@ -300,19 +313,7 @@ async fn a_graceful_shutdown_detaches_hosts_which_reattach_on_another_instance()
     // A rolling restart: A shuts down gracefully. Its host's request is
     // detached, not withdrawn, and comes back on B under the same id.
     a.shutdown().await.expect("A shuts down");
-    held_by(&url, &original.id, "b").await;
-    let back = b.queue().get(&original.id).expect("still pending on B");
-    kept_its_deadline(&original, seen_at, &back);
-    assert!(!call.is_finished(), "the emission still waits");
-
-    assert_eq!(
-        approve(&b.endpoint(), &back).await,
-        pb::DecisionStatus::Accepted
-    );
-    let e = tokio::time::timeout(PATIENCE, call)
-        .await
-        .expect("the emission ended in time")
-        .expect("the emission task");
+    let e = reattached_then_approved(&url, &b, &original, seen_at, call, 1).await;
     approved_by(&e, "ann");
     // B never saw the request closed before it was decided.
     while let Ok(event) = watching_b.events.try_recv() {
