@@ -254,6 +254,9 @@ impl Multiplexer {
     /// The lane of `request`'s session (the first for a request without
     /// one).
     fn lane_of(&self, request: &PointRequest) -> usize {
+        if self.lanes.len() == 1 {
+            return 0;
+        }
         let Some(session) = request.session_id() else {
             return 0;
         };
