@@ -13,7 +13,7 @@
 //! and prints one line per emission: sequence, point, decision, reason, and
 //! which interceptor decided.
 //!
-//! The agent and both services are `hookwire_cli::demo_agent`, the same
+//! The agent and both services are `hookwire_demo`, the same
 //! code the `hookwire demo` command runs.
 //!
 //! Run it with `cargo run --release --example demo`. With `-- --stream`,
@@ -24,10 +24,8 @@
 
 use std::error::Error;
 
-use hookwire_cli::demo_agent::{
-    Policy, Redactor, run_and_report, run_stream_and_report, secret_guard,
-};
 use hookwire_client::{Host, InterceptorBinding, RecordLog};
+use hookwire_demo::{Policy, Redactor, run_and_report, run_stream_and_report, secret_guard};
 use hookwire_server::spawn_local;
 
 #[tokio::main]

@@ -4,7 +4,7 @@
 //! A child process (this binary with `--serve-policy`) serves two
 //! interceptor services on loopback: `hookwire policy`'s service with only
 //! `examples/policies/destructive_commands.rego` loaded, and the demo's
-//! Rust `Policy` (`hookwire_cli::demo_agent`), which decides the same
+//! Rust `Policy` (`hookwire_demo`), which decides the same
 //! thing. The parent emits the 1 KiB `pre_tool_call` of the other sections
 //! (a `bash` command that is not destructive, so every pattern is checked)
 //! through a hookwire host bound to each. Its rows in the report, as
@@ -28,8 +28,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hookwire::Profile;
-use hookwire_cli::demo_agent;
 use hookwire_client::{Host, Session, ToolCall};
+use hookwire_demo as demo_agent;
 use hookwire_policy::{Policies, PolicyOptions, PolicyService, PolicySet};
 use hookwire_server::Server;
 use tokio::net::TcpListener;

@@ -6,11 +6,9 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, PoisonError};
 
-use hookwire_cli::demo_agent::{
-    Policy, Redactor, run_and_report, run_stream_and_report, secret_guard,
-};
 use hookwire_client::declaration::Declaration;
 use hookwire_client::{Host, InterceptorBinding, RecordLog, RecordSink};
+use hookwire_demo::{Policy, Redactor, run_and_report, run_stream_and_report, secret_guard};
 use hookwire_server::metrics::ServerMetrics;
 use hookwire_server::metrics::SharedRegistry;
 use hookwire_server::{Interceptor, Server, spawn_local};

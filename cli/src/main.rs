@@ -7,7 +7,7 @@
 //!   exits non-zero, with the findings, when the document is refused or an
 //!   endpoint fails.
 //! - `hookwire demo [--declaration <file>] [--serve]` runs the demo agent
-//!   session (the library's [`hookwire_cli::demo_agent`]), governed by the
+//!   session (the library's [`hookwire_demo`]), governed by the
 //!   declared chain when a declaration is given; `hookwire demo --stream`
 //!   streams the model's answer, released segment by segment.
 //! - `hookwire serve-demo` serves the demo's two interceptor services on

@@ -1,6 +1,9 @@
-//! The scripted agent of the hookwire demo and its two interceptor
-//! services, shared by the `hookwire demo` command and
-//! `cargo run --example demo` (through this crate's library target).
+//! hookwire-demo: the scripted agent of the hookwire demo and its two
+//! interceptor services, shared by the `hookwire demo` command and
+//! `cargo run --example demo`. It depends on the host and the interceptor
+//! SDK only, so the README's demo command builds none of the command's
+//! integrations (policies, the gateway, signed records, telemetry, the
+//! approval service).
 //!
 //! - [`Policy`] denies `bash` tool calls that run destructive commands
 //!   (`rm -rf`, `mkfs`, `dd of=/dev/...`);
