@@ -4,8 +4,7 @@
 
 use hookwire_testkit as common;
 
-#[path = "approval_common/mod.rs"]
-mod approval_common;
+use crate::approval_common;
 
 #[allow(dead_code)]
 #[path = "../examples/approval_console.rs"]

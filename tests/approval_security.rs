@@ -9,12 +9,10 @@
 
 use hookwire_testkit as common;
 
-#[path = "approval_common/mod.rs"]
-mod approval_common;
+use crate::approval_common;
 
-use std::io::Write;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+
 use std::time::{Duration, Instant};
 
 use futures::Stream;
@@ -105,32 +103,6 @@ fn snapshot(queue: &ApprovalQueue) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// Collects every log line of this test binary.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn capture_logs() -> Captured {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    tracing::subscriber::set_global_default(subscriber).expect("one subscriber per binary");
-    captured
-}
-
 /// A raw HTTP/1.1 exchange with the page: the status, the headers and the
 /// body.
 async fn http(
@@ -169,7 +141,7 @@ async fn http(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_refusal_leaves_the_queue_unchanged_and_no_secret_is_logged() {
-    let logs = capture_logs();
+    let logs = hookwire_testkit::process_logs();
     let service = hookwire_server::approval::ApprovalServer::new(access())
         .spawn_local()
         .await
@@ -441,7 +413,7 @@ async fn every_refusal_leaves_the_queue_unchanged_and_no_secret_is_logged() {
     );
 
     // --- no secret anywhere ------------------------------------------------
-    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let logged = logs.text();
     assert!(
         logged.contains("approval call refused"),
         "the refusals are logged"

@@ -5,8 +5,7 @@
 
 use hookwire_testkit as common;
 
-#[path = "approval_common/mod.rs"]
-mod approval_common;
+use crate::approval_common;
 
 use std::collections::HashSet;
 use std::net::SocketAddr;

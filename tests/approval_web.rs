@@ -15,8 +15,7 @@
 
 use hookwire_testkit as common;
 
-#[path = "approval_common/mod.rs"]
-mod approval_common;
+use crate::approval_common;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

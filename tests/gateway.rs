@@ -9,10 +9,9 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -341,7 +340,7 @@ async fn gateway(
     pool: CredentialPool,
     tune: impl FnOnce(&mut GatewayConfig),
 ) -> (Gateway, RunningGateway) {
-    logs();
+    hookwire_testkit::process_logs();
     let mut config = GatewayConfig::new(up.url());
     tune(&mut config);
     let g = Gateway::new(host, config, pool).unwrap();
@@ -357,44 +356,12 @@ fn points(records: &[InterceptionRecord]) -> Vec<InterceptionPoint> {
     records.iter().map(|r| r.interception_point).collect()
 }
 
-/// Everything the process logs (every target, TRACE), for the check that
-/// no key ever reaches a log line.
-fn logs() -> Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let buf: Arc<Mutex<Vec<u8>>> = Arc::default();
-        let sink = buf.clone();
-        let writer = move || LogWriter(sink.clone());
-        let _ = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_writer(writer)
-            .with_ansi(false)
-            .try_init();
-        buf
-    })
-    .clone()
-}
-
-struct LogWriter(Arc<Mutex<Vec<u8>>>);
-
-impl Write for LogWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 // ---------------------------------------------------------------------------
 // The cases.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pii_is_redacted_before_the_upstream_streaming_and_not() {
-    let redactor = spawn_local(hookwire_cli::demo_agent::Redactor)
-        .await
-        .unwrap();
+    let redactor = spawn_local(hookwire_demo::Redactor).await.unwrap();
     let up = upstream(conversation).await;
     let (h, records) = host(vec![
         InterceptorBinding::remote("redactor", redactor.endpoint()).at([Input]),
@@ -416,7 +383,7 @@ async fn pii_is_redacted_before_the_upstream_streaming_and_not() {
         let user = &received.body["messages"][1]["content"];
         assert_eq!(
             user.as_str(),
-            Some(hookwire_cli::demo_agent::redact(original).as_str())
+            Some(hookwire_demo::redact(original).as_str())
         );
         assert!(!received.body.to_string().contains("ann@example.com"));
         assert_eq!(received.body["stream"] == json!(true), stream);
@@ -446,10 +413,8 @@ async fn pii_is_redacted_before_the_upstream_streaming_and_not() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_denied_tool_call_never_reaches_the_agent_and_the_loop_goes_on() {
-    let policy = spawn_local(hookwire_cli::demo_agent::Policy).await.unwrap();
-    let redactor = spawn_local(hookwire_cli::demo_agent::Redactor)
-        .await
-        .unwrap();
+    let policy = spawn_local(hookwire_demo::Policy).await.unwrap();
+    let redactor = spawn_local(hookwire_demo::Redactor).await.unwrap();
     let up = upstream(conversation).await;
     let (h, records) = host(vec![
         InterceptorBinding::remote("policy", policy.endpoint()).at([PreToolCall]),
@@ -680,7 +645,7 @@ async fn overrides_merge_in_chain_order_and_headers_and_a_pooled_key_reach_the_u
 
     // No key in the logs, the applied log, the gateway's Debug, or the
     // answers the SDK received.
-    let logged = String::from_utf8_lossy(&logs().lock().unwrap()).into_owned();
+    let logged = hookwire_testkit::process_logs().text();
     let applied_json = serde_json::to_string(&applied).unwrap();
     for text in [
         logged.as_str(),
@@ -984,7 +949,7 @@ async fn incremental_mediation_releases_segments_and_a_deny_withholds_the_rest()
         }
     })
     .await;
-    let policy = spawn_local(hookwire_cli::demo_agent::Policy).await.unwrap();
+    let policy = spawn_local(hookwire_demo::Policy).await.unwrap();
     let guard = interceptor_fn(|ctx: AgentContext| async move {
         let leaks = ctx.point() == PostModelCall
             && ctx

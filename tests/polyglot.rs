@@ -1015,7 +1015,7 @@ async fn sigterm_stops_gracefully(lang: Lang) {
 
 /// Per-call latency of each service seen from the host (sequential
 /// `pre_tool_call` emissions over one channel). Informational:
-/// `cargo test --release -p hookwire-tests --test polyglot -- --ignored --nocapture latency`.
+/// `cargo test --release -p hookwire-tests --test integration -- --ignored --nocapture polyglot::latency`.
 async fn latency(lang: Lang) {
     let service = Service::spawn(lang, &["--points", "pre_tool_call"]);
     let (b, _) = testkit::host();

@@ -4,7 +4,8 @@
 //! interception point, where the workspace keeps what
 //! `scripts/setup.sh` installs, `promtool` checks of Prometheus
 //! expositions and their scrape, an approval request, a runtime a test
-//! can kill like a crash, and throwaway PostgreSQL clusters ([`postgres`]).
+//! can kill like a crash, the log capture of the no-secret-in-logs checks
+//! ([`process_logs`]), and throwaway PostgreSQL clusters ([`postgres`]).
 //!
 //! Used by the integration tests (`hookwire-tests`) and `hookwire-cli`'s
 //! tests. `hookwire-server`'s own tests keep their wire-level fixtures in
@@ -13,9 +14,11 @@
 //! copies of the server crate whose types do not match.
 
 mod crash;
+mod logs;
 pub mod postgres;
 
 pub use crash::CrashableRuntime;
+pub use logs::{LogCapture, process_logs};
 
 use std::io::Write;
 use std::path::PathBuf;
