@@ -121,6 +121,19 @@ impl Front {
     }
 }
 
+/// Polls `done` until it holds; fails the test after 20 s (a bound on a
+/// broken host, not a timing the assertions rely on).
+async fn wait_for(what: &str, done: impl Fn() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "waited for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 fn any_port() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 0))
 }
@@ -165,16 +178,19 @@ async fn traffic_moves_to_the_other_replicas_when_one_is_killed() {
             (allowed, denied)
         }));
     }
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    let before_stop: Vec<usize> = services.iter().map(|s| s.seen().len()).collect();
-    assert!(before_stop.iter().all(|&n| n > 0), "{before_stop:?}");
+    // Every replica serves before the kill.
+    wait_for("every replica to serve", || {
+        services.iter().all(|s| !s.seen().is_empty())
+    })
+    .await;
     fronts[0].take().unwrap().kill().await;
-    // A call the front had already passed on may still land on the
-    // backend's handler a moment later (it was in flight at the kill).
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let at_stop = services[0].seen().len();
-    let others_at_stop: usize = services[1..].iter().map(|s| s.seen().len()).sum();
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    let at_kill = services[0].seen().len();
+    let others_at_kill: usize = services[1..].iter().map(|s| s.seen().len()).sum();
+    // The others carry the traffic on: a few hundred more emissions.
+    wait_for("the other replicas to serve on", || {
+        services[1..].iter().map(|s| s.seen().len()).sum::<usize>() >= others_at_kill + 300
+    })
+    .await;
     running.store(false, Ordering::Relaxed);
 
     let (mut allowed, mut denied) = (0, Vec::new());
@@ -183,11 +199,10 @@ async fn traffic_moves_to_the_other_replicas_when_one_is_killed() {
         allowed += a;
         denied.extend(d);
     }
-    // The killed replica took nothing after it died; the others kept
-    // serving.
-    assert_eq!(services[0].seen().len(), at_stop);
-    let others: usize = services[1..].iter().map(|s| s.seen().len()).sum();
-    assert!(others > others_at_stop + 50, "{others} vs {others_at_stop}");
+    // The killed replica took nothing after it died but the calls the
+    // front had already passed on (at most one per session in flight).
+    let late = services[0].seen().len() - at_kill;
+    assert!(late <= SESSIONS, "{late} calls reached the killed replica");
     // No deny beyond the calls in flight when it stopped, each one a
     // recorded host error.
     assert!(denied.len() <= SESSIONS, "{} denies", denied.len());
@@ -198,7 +213,7 @@ async fn traffic_moves_to_the_other_replicas_when_one_is_killed() {
         .filter(|r| r.verdict.reason.as_deref() == Some(FAILED))
         .count();
     assert_eq!(recorded_failures, denied.len());
-    assert!(allowed > 100, "{allowed}");
+    assert!(allowed >= 300, "{allowed}");
     // Its health turned NOT_SERVING or its connection was refused: it was
     // ejected, one way or the other.
     let text = scrape(&registry);
@@ -241,7 +256,8 @@ async fn with_every_replica_down_an_emission_is_denied_at_once_and_recovery_is_n
         let started = Instant::now();
         assert_eq!(emit(&session, n).await, Err(FAILED.to_owned()));
         let took = started.elapsed();
-        assert!(took < timeout / 10, "emission {n} took {took:?}");
+        // Failed fast: nowhere near the per-call timeout.
+        assert!(took < timeout / 2, "emission {n} took {took:?}");
     }
     let last = records.records().last().cloned().unwrap();
     assert_eq!(last.verdict.reason.as_deref(), Some(FAILED));
