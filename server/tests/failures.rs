@@ -2,7 +2,7 @@
 //! invalid context and a timed-out call each fail alone, and the server
 //! keeps serving.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Serving and stopping: health, graceful shutdown with a call in flight,
 //! health watchers, tower layers and the per-connection concurrency limit.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -4,7 +4,7 @@
 //! of duplicate ids and empty messages, the end of the stream when the host
 //! closes its side, and draining on shutdown.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

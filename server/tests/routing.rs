@@ -1,7 +1,7 @@
 //! Real gRPC against a real server: each point reaches its hook, defaults
 //! allow, responses arrive intact, and `Describe` answers the manifest.
 
-mod common;
+use crate::common;
 
 use common::{call, connect, decision, reason, request};
 use hookwire::pb;

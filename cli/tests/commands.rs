@@ -1,0 +1,12 @@
+//! The `hookwire` command's tests in one binary: each module spawns the
+//! built binary as an operator runs it, against real services on
+//! loopback.
+
+mod approvals_serve;
+mod audit;
+mod check;
+mod check_any_service;
+mod demo;
+mod gateway;
+mod metrics;
+mod policy;
