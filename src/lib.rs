@@ -15,7 +15,8 @@
 //! - the pure functions both sides need: §5 verdict and §5.5 response
 //!   validation, §5.2 transform paths ([`path`]), RFC 8785 canonical JSON
 //!   and the `jcs-sha256` identity ([`canonical`]), exact JSON text
-//!   ([`json`]), the §9 approval exchange ([`approval`]);
+//!   ([`json`]), the §9 approval exchange ([`approval`]), and the
+//!   jittered [`backoff`] the clients of a service wait by;
 //! - the wire: the generated gRPC code behind [`pb`] and the one module,
 //!   [`wire`], that converts between it and the domain types.
 //!
@@ -23,6 +24,7 @@
 //! domain, never the other way round.
 
 pub mod approval;
+pub mod backoff;
 pub mod canonical;
 mod composition;
 mod context;
