@@ -95,6 +95,8 @@ pub use approval_stream::{SeenEvent, StreamResolver, StreamResolverBuilder};
 pub use binding::{DEFAULT_TIMEOUT, InterceptorBinding};
 pub use emission::Emission;
 pub use error::{Error, StreamFailure};
+/// The record sink trait, `hookwire`'s: every sink a host takes.
+pub use hookwire::RecordSink;
 pub use host::Host;
 pub use host_builder::HostBuilder;
 pub use identity::{IdentityFn, IdentityProvider, JCS_SHA256};
@@ -105,7 +107,7 @@ pub use metrics::{HostMetrics, POLICY_REASON_LABEL};
 pub use payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
 pub use remote::{ClientIdentity, HEALTH_UNIMPLEMENTED, TlsConfig};
 pub use session::{OutputDecision, Session, SessionBuilder, Withheld};
-pub use sink::{AsyncSink, DEFAULT_SINK_QUEUE, Overflow, RecordLog, RecordSink};
+pub use sink::{AsyncSink, DEFAULT_SINK_QUEUE, Overflow, RecordLog};
 pub use streaming::{
     Assembly, ChunkStream, INCREMENTAL, IncrementalOutput, Released, STREAM_INCOMPLETE, StreamEnd,
     StreamEvent, assemble,

@@ -1,6 +1,7 @@
-//! Where interception records go (§10.3): a sink trait, an in-memory log,
-//! and [`AsyncSink`], which takes a slow or faulty sink off the emission
-//! path.
+//! Where interception records go (§10.3): an in-memory log, and
+//! [`AsyncSink`], which takes a slow or faulty sink off the emission path.
+//! The sink trait itself, [`RecordSink`], is `hookwire`'s, next to the
+//! record, so sink crates need not depend on the host.
 //!
 //! The host calls every sink on the emission path, synchronously, once per
 //! emission. A sink that writes to a file, a database or the network
@@ -18,18 +19,10 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use hookwire::InterceptionRecord;
+use hookwire::{InterceptionRecord, RecordSink};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
-
-/// Receives one payload-free record per emission, in emission completion
-/// order. Called on the emission path: keep it fast, or hand the record to a
-/// channel.
-pub trait RecordSink: Send + Sync + 'static {
-    /// Takes one record.
-    fn record(&self, record: &InterceptionRecord);
-}
 
 /// An in-memory record log, cheap to clone and share: for tests, demos and
 /// short-lived agents. Unbounded unless made with [`RecordLog::bounded`].

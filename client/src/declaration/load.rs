@@ -11,6 +11,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::time::Duration;
 
+use hookwire::RecordSink;
 use serde_json::{Map, Value};
 
 use super::document::{
@@ -28,7 +29,7 @@ use crate::error::Error;
 use crate::host::Host;
 use crate::host_builder::HostBuilder;
 use crate::host_state::HostState;
-use crate::sink::{RecordLog, RecordSink};
+use crate::sink::RecordLog;
 
 /// A declaration document that passed steps 1 to 7 as written: parsed
 /// under the bounds, of an accepted version, closed, well-typed and
