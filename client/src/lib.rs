@@ -67,6 +67,7 @@ mod agent;
 mod approval;
 mod approval_stream;
 mod binding;
+mod call_failure;
 mod compose;
 pub mod declaration;
 mod emission;

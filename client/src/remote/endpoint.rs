@@ -21,7 +21,8 @@ use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus}
 
 use super::multiplex::Multiplexer;
 use super::tls::{TlsConfig, client_tls};
-use super::{CallFailure, HEALTH_UNIMPLEMENTED};
+use super::HEALTH_UNIMPLEMENTED;
+use crate::call_failure::CallFailure;
 use crate::error::Error;
 
 /// How far a failed attempt got, which decides what the balancer may do

@@ -65,8 +65,6 @@ mod tls;
 
 use std::time::Duration;
 
-use hookwire::{HostError, InvalidVerdict};
-
 pub(crate) use metadata::metadata_entry;
 pub(crate) use pool::RemoteInterceptor;
 /// The approval stream reaches its service with the same TLS settings.
@@ -90,27 +88,4 @@ pub(crate) struct ServiceTarget {
     /// `Multiplex` streams per replica (`None`: one per core of the host,
     /// at most 4).
     pub(crate) streams: Option<usize>,
-}
-
-/// How a call to an interceptor failed, remote or in-process; each maps to
-/// one reserved reason (§6.3).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum CallFailure {
-    /// Transport error or error status; or an in-process interceptor that
-    /// panicked or returned an error.
-    Failed(String),
-    /// The deadline passed.
-    TimedOut,
-    /// The response failed §5 / §5.5 validation.
-    Invalid(InvalidVerdict),
-}
-
-impl CallFailure {
-    pub(crate) fn host_error(&self) -> HostError {
-        match self {
-            Self::Failed(_) => HostError::InterceptorFailed,
-            Self::TimedOut => HostError::InterceptorTimeout,
-            Self::Invalid(_) => HostError::VerdictInvalid,
-        }
-    }
 }

@@ -51,8 +51,8 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataMap;
 use tonic::transport::Channel;
 
-use super::CallFailure;
 use super::endpoint::{AttemptFailure, Reach, is_deadline, reach_of};
+use crate::call_failure::CallFailure;
 
 /// Most emissions in flight on one stream (the service's own bound,
 /// `hookwire_server::MULTIPLEX_IN_FLIGHT`, is the same).

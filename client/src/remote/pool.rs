@@ -36,7 +36,8 @@ use super::balance::{Load, pick_two};
 use super::dns;
 use super::endpoint::{EndpointClient, Reach, reach_of, serving_status_name};
 use super::tls::TlsConfig;
-use super::{CallFailure, ServiceTarget};
+use super::ServiceTarget;
+use crate::call_failure::CallFailure;
 use crate::error::Error;
 use crate::metrics::{BindingInstruments, Ejection, ReplicaInstruments};
 
