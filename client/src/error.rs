@@ -8,7 +8,7 @@
 
 use hookwire::InterceptionPoint;
 
-use crate::declaration::Refusal;
+use crate::refusal::Refusal;
 
 /// What went wrong building a host or driving a session.
 #[derive(Debug, thiserror::Error)]

@@ -80,6 +80,7 @@ mod interceptor;
 mod metrics;
 mod payload;
 mod pipeline;
+mod refusal;
 mod remote;
 mod session;
 mod sink;

@@ -20,7 +20,6 @@ use super::document::{
 use super::grpc::GRPC_KIND;
 use super::kind::BindingContext;
 use super::parse::{parse, read};
-use super::refusal::{Refusal, RefusalClass};
 use super::registry::Registry;
 use super::resolve::resolve;
 use super::resolved::ResolvedDeclaration;
@@ -29,6 +28,7 @@ use crate::error::Error;
 use crate::host::Host;
 use crate::host_builder::HostBuilder;
 use crate::host_state::HostState;
+use crate::refusal::{Refusal, RefusalClass};
 use crate::sink::RecordLog;
 
 /// A declaration document that passed steps 1 to 7 as written: parsed
