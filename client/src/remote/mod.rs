@@ -49,43 +49,30 @@
 //! | --- | --- |
 //! | `pool` | the binding's replicas: admission, the call and its retry rule, monitors |
 //! | `balance` | power of two choices and the load estimate |
-//! | `endpoint` | one replica: its lazily connecting channel, the point call, `Describe` and health |
+//! | `endpoint` | one replica: its lazily connecting channel, the point call on one of the two transports, `Describe` and health |
+//! | `multiplex` | one replica's `Multiplex` streams (a hookwire extension): every session's emissions on a few streams, when the service declares it |
+//! | `unary` | one replica's unary RPCs: the point call, and the request stamping every unary call shares |
+//! | `attempt` | one attempt as both transports report it: its failure, how far it got, and the one mapping of deadlines, statuses and responses |
 //! | `dns` | replicas from a name re-resolved periodically |
 //! | `tls` | how an `https://` endpoint is verified and the client certificate presented |
 //! | `metadata` | the static gRPC metadata a binding sends, checked once |
-//! | `multiplex` | one replica's `Multiplex` stream (a hookwire extension): every session's emissions on one stream, when the service declares it |
+//! | `target` | where a binding's service runs, as configured |
 
+mod attempt;
 mod balance;
 mod dns;
 mod endpoint;
 mod metadata;
 mod multiplex;
 mod pool;
+mod target;
 mod tls;
+mod unary;
 
-use std::time::Duration;
-
+pub use endpoint::HEALTH_UNIMPLEMENTED;
 pub(crate) use metadata::metadata_entry;
 pub(crate) use pool::RemoteInterceptor;
+pub(crate) use target::ServiceTarget;
 /// The approval stream reaches its service with the same TLS settings.
 pub(crate) use tls::client_tls;
 pub use tls::{ClientIdentity, TlsConfig};
-
-/// What [`Host::health_remotes`](crate::Host::health_remotes) reports for
-/// a reachable service that does not serve `grpc.health.v1` (it answered
-/// `UNIMPLEMENTED`): health is recommended, `Describe` is the contract.
-pub const HEALTH_UNIMPLEMENTED: &str = "UNIMPLEMENTED";
-
-/// Where a remote binding's service runs: its endpoints, and whether their
-/// host names are re-resolved into one replica per address.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ServiceTarget {
-    /// The endpoint URLs, one per replica (or per name to resolve).
-    pub(crate) endpoints: Vec<String>,
-    /// Re-resolve the endpoints' names this often (`None`: use them as
-    /// given, one replica each).
-    pub(crate) resolve_every: Option<Duration>,
-    /// `Multiplex` streams per replica (`None`: one per core of the host,
-    /// at most 4).
-    pub(crate) streams: Option<usize>,
-}

@@ -34,9 +34,10 @@ use tonic::metadata::MetadataMap;
 
 use super::balance::{Load, pick_two};
 use super::dns;
-use super::endpoint::{EndpointClient, Reach, reach_of, serving_status_name};
+use super::attempt::{Reach, reach_of};
+use super::endpoint::{EndpointClient, serving_status_name};
+use super::target::ServiceTarget;
 use super::tls::TlsConfig;
-use super::ServiceTarget;
 use crate::call_failure::CallFailure;
 use crate::error::Error;
 use crate::metrics::{BindingInstruments, Ejection, ReplicaInstruments};
