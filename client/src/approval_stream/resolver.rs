@@ -64,9 +64,12 @@ impl StreamResolverBuilder {
         self
     }
 
-    /// The delay between reconnection attempts: `min` after a stream ends,
-    /// doubling up to `max` while attempts fail. Default 100 ms to 5 s. A
-    /// request made while disconnected triggers an attempt at once.
+    /// The delay between reconnection attempts: up to `min` after a stream
+    /// ends, the bound doubling up to `max` while attempts fail. Each delay
+    /// is drawn at random below its bound (full jitter), so the hosts of a
+    /// restarted service reconnect spread out, not all at once. Default
+    /// 100 ms to 5 s. A request made while disconnected triggers an attempt
+    /// at once.
     #[must_use]
     pub fn reconnect_backoff(mut self, min: Duration, max: Duration) -> Self {
         self.settings.backoff_min = min.clamp(Duration::from_millis(1), MAX_SETTING);
