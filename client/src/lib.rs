@@ -92,7 +92,7 @@ pub use agent::{
     ToolCallOutcome, ToolError, ToolFn, Toolbox, Tools, Turn, TurnError, TurnOutcome, model_fn,
     tool_fn,
 };
-pub use approval::{ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
+pub use approval::{ApprovalAnswer, ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 pub use approval_stream::{SeenEvent, StreamResolver, StreamResolverBuilder};
 pub use binding::{DEFAULT_TIMEOUT, InterceptorBinding};
 pub use emission::Emission;

@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use hookwire::approval::{ApprovalRequest, ApprovalResolution, StreamRequest};
+use hookwire::approval::{ApprovalRequest, StreamRequest};
 use hookwire::pb;
 use tokio::sync::{broadcast, oneshot};
 use tokio::time::Instant;
 use tonic::transport::Endpoint;
 
 use super::link::{self, BearerToken, MAX_SETTING, SeenEvent, Settings, Shared, Slot, StopOnDrop};
-use crate::approval::{ApprovalResolver, DEFAULT_APPROVAL_DEADLINE, report_approver};
+use crate::approval::{ApprovalAnswer, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 use crate::error::{Error, StreamFailure};
 use crate::interceptor::{BoxError, BoxFuture};
 use crate::remote::{TlsConfig, client_tls};
@@ -330,7 +330,7 @@ impl StreamResolver {
     async fn resolve_one(
         &self,
         request: &ApprovalRequest,
-    ) -> Result<ApprovalResolution, StreamFailure> {
+    ) -> Result<ApprovalAnswer, StreamFailure> {
         let shared = &self.shared;
         // A request too large for the stream fails alone, before it is
         // sent (the encoder's bound would break the whole stream). The
@@ -400,8 +400,7 @@ impl StreamResolver {
                 let (resolution, approver) = answered.unwrap_or(Err(StreamFailure::Lost))?;
                 // The service names the approver it authenticated; the
                 // host's record carries it (payload-free).
-                report_approver(&approver);
-                Ok(resolution)
+                Ok(ApprovalAnswer::from(resolution).by(approver))
             }
             // Dropping the guard withdraws the request.
             Err(_) => Err(StreamFailure::Deadline),
@@ -413,7 +412,7 @@ impl ApprovalResolver for StreamResolver {
     fn resolve<'a>(
         &'a self,
         request: &'a ApprovalRequest,
-    ) -> BoxFuture<'a, Result<ApprovalResolution, BoxError>> {
+    ) -> BoxFuture<'a, Result<ApprovalAnswer, BoxError>> {
         Box::pin(async move {
             self.resolve_one(request).await.map_err(|f| {
                 tracing::info!(failure = %f, "approval request failed");
