@@ -7,11 +7,11 @@
 //! §6.1a is enforced: startup first, shutdown last (it waits for in-flight
 //! emissions), nothing but shutdown after a denied startup. So is the
 //! order of §3.1 rules 3–5 and §6.2 (module `order`), or the emission is
-//! refused with [`Error::OutOfOrder`]: `pre_model_call`, `pre_tool_call`
-//! and `output` need a turn that a permitting `input` opened (rule 3; the
-//! turn's `output` closes it, [`Session::end_turn`] closes one that ends
-//! without an output), and a `post_*` follows its own permitted `pre_*`
-//! (rules 4–5). There is no opt-out on the typed methods: even a host
+//! refused with [`Error::OutOfOrder`](crate::Error::OutOfOrder):
+//! `pre_model_call`, `pre_tool_call` and `output` need a turn that a
+//! permitting `input` opened (rule 3; the turn's `output` closes it,
+//! [`Session::end_turn`] closes one that ends without an output), and a
+//! `post_*` follows its own permitted `pre_*` (rules 4–5). There is no opt-out on the typed methods: even a host
 //! that declares a subset of the points keeps `input` (§3.2), so every
 //! turn has one; [`Session::emit`] is the raw path that books without
 //! refusing.
