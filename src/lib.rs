@@ -7,15 +7,17 @@
 //!
 //! - the domain types of the contract, all at the crate root:
 //!   [`InterceptionPoint`], [`AgentContext`], [`Verdict`],
-//!   [`InterceptorResponse`], [`Manifest`], [`InterceptionRecord`], the
-//!   [`Composition`] configuration and the reserved [`HostError`] reasons;
+//!   [`InterceptorResponse`], [`Manifest`], [`InterceptionRecord`] and the
+//!   [`RecordSink`] that takes it, the [`Composition`] configuration and the
+//!   reserved [`HostError`] reasons;
 //! - [`Interceptor`], the one trait a policy implements, whether a host
 //!   binds it in-process or a server puts it on the wire, with its routing
 //!   ([`dispatch`]) and object-safe form ([`DynInterceptor`]);
 //! - the pure functions both sides need: §5 verdict and §5.5 response
 //!   validation, §5.2 transform paths ([`path`]), RFC 8785 canonical JSON
 //!   and the `jcs-sha256` identity ([`canonical`]), exact JSON text
-//!   ([`json`]), the §9 approval exchange ([`approval`]);
+//!   ([`json`]), the §9 approval exchange ([`approval`]), and the
+//!   jittered [`backoff`] the clients of a service wait by;
 //! - the wire: the generated gRPC code behind [`pb`] and the one module,
 //!   [`wire`], that converts between it and the domain types.
 //!
@@ -23,6 +25,7 @@
 //! domain, never the other way round.
 
 pub mod approval;
+pub mod backoff;
 pub mod canonical;
 mod composition;
 mod context;
@@ -34,6 +37,7 @@ mod point;
 mod reason;
 mod record;
 mod response;
+mod sink;
 mod verdict;
 pub mod wire;
 
@@ -54,6 +58,7 @@ pub use response::{
     APPROVAL_MAX_BYTES, InterceptorResponse, LABEL_MAX_BYTES, MESSAGE_MAX_BYTES, REASON_MAX_BYTES,
     RESULT_LABELS_MAX, TRANSFORM_PATH_MAX_BYTES, WARNINGS_MAX, WIRE_RESPONSE_MAX_BYTES,
 };
+pub use sink::RecordSink;
 pub use verdict::{
     Decision, EVIDENCE_MAX_BYTES, InvalidVerdict, RESPONSE_EXTENSIONS_MAX_BYTES, Severity,
     Transform, Verdict, Warning,

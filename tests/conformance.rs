@@ -68,9 +68,9 @@ use hookwire::{
 };
 use hookwire_client::declaration::{Declaration, HostSurface, KnobSupport, Posture, Registry};
 use hookwire_client::{
-    Agent, ApprovalResolver, BoxError, BoxFuture, ChunkStream, Host, IdentityProvider, InputRole,
-    InterceptorBinding, Model, ModelResponse, RecordLog, ShutdownReason, StreamEvent,
-    StreamResolver, ToolCall, ToolError, Toolbox,
+    Agent, ApprovalAnswer, ApprovalResolver, BoxError, BoxFuture, ChunkStream, Host,
+    IdentityProvider, InputRole, InterceptorBinding, Model, ModelResponse, RecordLog,
+    ShutdownReason, StreamEvent, StreamResolver, ToolCall, ToolError, Toolbox,
 };
 use hookwire_server::approval::{
     Access, AccessConfig, ApprovalServer, ApproverIdentity, PrincipalConfig, QueueEvent,
@@ -460,8 +460,9 @@ impl HookwireHarness {
                             .catch_unwind()
                             .await;
                         match answer {
-                            Ok(Ok(resolution)) => {
+                            Ok(Ok(answer)) => {
                                 let scripted = ApproverIdentity::in_process("ctk-scripted");
+                                let resolution = answer.resolution;
                                 let _ = queue.resolve(&pending.id, &scripted, resolution).await;
                             }
                             _ => {
@@ -603,7 +604,7 @@ impl ApprovalResolver for ScriptedResolver {
     fn resolve<'a>(
         &'a self,
         request: &'a ApprovalRequest,
-    ) -> BoxFuture<'a, Result<ApprovalResolution, BoxError>> {
+    ) -> BoxFuture<'a, Result<ApprovalAnswer, BoxError>> {
         Box::pin(async move {
             let Value::Object(context) = request.context.to_json() else {
                 return Err("the approval context is not an object".into());
@@ -629,7 +630,8 @@ impl ApprovalResolver for ScriptedResolver {
                     .verdict
                     .map(|v| serde_json::to_value(&v).map(|j| verdict_from_spec_json(&j)))
                     .transpose()?,
-            })
+            }
+            .into())
         })
     }
 }

@@ -14,8 +14,9 @@ use hookwire::approval::{ApprovalRequest, ApprovalResolution};
 use hookwire::{InterceptionPoint, Verdict};
 use hookwire_client::prometheus_client::registry::Registry;
 use hookwire_client::{
-    ApprovalResolver, BoxError, BoxFuture, Host, HostMetrics, InputRole, InterceptorBinding,
-    RecordLog, RecordSink, ShutdownReason, ToolCall, ToolResult, interceptor_fn,
+    ApprovalAnswer, ApprovalResolver, BoxError, BoxFuture, Host, HostMetrics, InputRole,
+    InterceptorBinding, RecordLog, RecordSink, ShutdownReason, ToolCall, ToolResult,
+    interceptor_fn,
 };
 use hookwire_server::Server;
 use hookwire_server::approval::{Access, ApprovalServer, ApproverIdentity};
@@ -54,8 +55,8 @@ impl ApprovalResolver for Approve {
     fn resolve<'a>(
         &'a self,
         request: &'a ApprovalRequest,
-    ) -> BoxFuture<'a, Result<ApprovalResolution, BoxError>> {
-        Box::pin(async move { Ok(ApprovalResolution::approve(request, Verdict::allow())) })
+    ) -> BoxFuture<'a, Result<ApprovalAnswer, BoxError>> {
+        Box::pin(async move { Ok(ApprovalResolution::approve(request, Verdict::allow()).into()) })
     }
 }
 

@@ -22,9 +22,10 @@ use hookwire::approval::{ApprovalRequest, ApprovalResolution};
 use hookwire::json;
 use hookwire::{AgentContext, Decision, InterceptionPoint, ResolvedBy, Verdict};
 use hookwire_client::{
-    Agent, ApprovalResolver, BoxError, BoxFuture, Host, HostBuilder, IdentityProvider, InputRole,
-    InterceptorBinding, Model, ModelResponse, RecordLog, Session, ShutdownReason, ToolCall,
-    ToolCallOutcome, ToolError, ToolResult, Tools, interceptor_fn, model_fn, tool_fn,
+    Agent, ApprovalAnswer, ApprovalResolver, BoxError, BoxFuture, Host, HostBuilder,
+    IdentityProvider, InputRole, InterceptorBinding, Model, ModelResponse, RecordLog, Session,
+    ShutdownReason, ToolCall, ToolCallOutcome, ToolError, ToolResult, Tools, interceptor_fn,
+    model_fn, tool_fn,
 };
 use hookwire_testkit as testkit;
 use serde_json::{Map, Value, json};
@@ -313,9 +314,9 @@ impl ApprovalResolver for Approver {
     fn resolve<'a>(
         &'a self,
         request: &'a ApprovalRequest,
-    ) -> BoxFuture<'a, Result<ApprovalResolution, BoxError>> {
+    ) -> BoxFuture<'a, Result<ApprovalAnswer, BoxError>> {
         self.requests.lock().unwrap().push(request.clone());
-        Box::pin(async move { Ok(ApprovalResolution::approve(request, Verdict::allow())) })
+        Box::pin(async move { Ok(ApprovalResolution::approve(request, Verdict::allow()).into()) })
     }
 }
 

@@ -74,7 +74,7 @@ async fn a_decision_through_instance_b_reaches_the_host_streaming_to_instance_a(
         .expect("the host answered in time")
         .expect("the asking task")
         .expect("a resolution");
-    assert_eq!(got, approved);
+    assert_eq!(got.resolution, approved);
 
     // The same decision through A: the first one already won.
     assert_eq!(

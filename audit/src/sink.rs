@@ -1,6 +1,7 @@
 //! The signing sink: a [`RecordSink`] that appends each record as a
 //! signed, hash-chained line. This is the one place the crate meets the
-//! host (`hookwire-client`).
+//! host, through `hookwire`'s sink trait: any host (`hookwire-client`)
+//! takes it, and the crate needs nothing of the host itself.
 //!
 //! One writer owns the file, the chain state and the key; records reach it
 //! either through a bounded queue and a writer thread
@@ -27,8 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use hookwire::InterceptionRecord;
-use hookwire_client::RecordSink;
+use hookwire::{InterceptionRecord, RecordSink};
 
 use crate::error::AuditError;
 use crate::key::AuditKey;

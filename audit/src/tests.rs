@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hookwire::payload_free;
-use hookwire::{Composition, InterceptionPoint, InterceptionRecord, Mode, Verdict};
-use hookwire_client::RecordSink;
+use hookwire::{Composition, InterceptionPoint, InterceptionRecord, Mode, RecordSink, Verdict};
 use serde_json::{Value, json};
 
 use crate::*;

@@ -1,7 +1,8 @@
-//! The approval seam on the host side (§9): the resolver trait, the optional
-//! redactor, and the consultation that turns whatever the resolver does —
-//! answer, fail, panic, hang, lie about the identity — into a validated
-//! [`Resolved`].
+//! The approval seam on the host side (§9): the resolver trait and the
+//! [`ApprovalAnswer`] it returns, the optional redactor, and the
+//! consultation that turns whatever the resolver does — answer, fail,
+//! panic, hang, lie about the identity — into a validated [`Resolved`] and
+//! the approver it named.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -14,27 +15,8 @@ use hookwire::{AgentContext, ContextLimits, HostError, InterceptionPoint, Verdic
 use crate::identity::IdentityProvider;
 use crate::interceptor::{BoxError, BoxFuture};
 
-tokio::task_local! {
-    /// The approver a resolver named while answering the consultation
-    /// running in this task (see [`report_approver`]).
-    static APPROVER: std::cell::RefCell<Option<String>>;
-}
-
 /// Longest approver name the host records.
 const MAX_APPROVER_NAME: usize = 128;
-
-/// Names who made the resolution the current consultation is about to
-/// receive: a resolver whose service authenticated its approvers calls it
-/// before returning, and the host's interception record carries the name
-/// under `extensions.hookwire.approval.approver` (payload-free). Outside a
-/// consultation it does nothing.
-pub(crate) fn report_approver(name: &str) {
-    let name: String = name.chars().take(MAX_APPROVER_NAME).collect();
-    if name.is_empty() {
-        return;
-    }
-    let _ = APPROVER.try_with(|a| *a.borrow_mut() = Some(name));
-}
 
 /// Default time a resolver has to answer: sized for humans.
 pub const DEFAULT_APPROVAL_DEADLINE: Duration = Duration::from_secs(300);
@@ -43,11 +25,56 @@ pub const DEFAULT_APPROVAL_DEADLINE: Duration = Duration::from_secs(300);
 /// system, an approval UI. Errors, panics and missed deadlines fail closed
 /// as `host_error:approval_resolver_failed`.
 pub trait ApprovalResolver: Send + Sync + 'static {
-    /// Answers one request.
+    /// Answers one request: the resolution, and who made it when the
+    /// resolver knows (`Ok(resolution.into())` when it does not).
     fn resolve<'a>(
         &'a self,
         request: &'a ApprovalRequest,
-    ) -> BoxFuture<'a, Result<ApprovalResolution, BoxError>>;
+    ) -> BoxFuture<'a, Result<ApprovalAnswer, BoxError>>;
+}
+
+/// What an [`ApprovalResolver`] answers: the §9 resolution, validated by
+/// the seam, and the approver who made it, when the resolver knows one (a
+/// service that authenticated its approvers names them). The name never
+/// affects enforcement; the host's interception record carries it under
+/// `extensions.hookwire.approval.approver` (payload-free, at most 128
+/// characters).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalAnswer {
+    /// The resolution, exactly as the resolver made it.
+    pub resolution: ApprovalResolution,
+    /// Who decided; `None` (or empty) when unknown.
+    pub approver: Option<String>,
+}
+
+impl ApprovalAnswer {
+    /// The same answer, naming who made it.
+    #[must_use]
+    pub fn by(mut self, approver: impl Into<String>) -> Self {
+        self.approver = Some(approver.into());
+        self
+    }
+
+    /// The approver as the record carries it: bounded, `None` when empty.
+    fn recorded_approver(&self) -> Option<String> {
+        let name: String = self
+            .approver
+            .as_deref()?
+            .chars()
+            .take(MAX_APPROVER_NAME)
+            .collect();
+        (!name.is_empty()).then_some(name)
+    }
+}
+
+impl From<ApprovalResolution> for ApprovalAnswer {
+    /// A resolution whose approver the resolver does not know.
+    fn from(resolution: ApprovalResolution) -> Self {
+        Self {
+            resolution,
+            approver: None,
+        }
+    }
 }
 
 /// Produces the context placed in an approval request (§9 redaction seam):
@@ -75,25 +102,10 @@ impl ApprovalSeam {
         verdict: Verdict,
         ctx: &AgentContext,
     ) -> (Resolved, Option<String>) {
-        APPROVER
-            .scope(std::cell::RefCell::new(None), async {
-                let resolved = self
-                    .consult_unnamed(identity, limits, point, verdict, ctx)
-                    .await;
-                (resolved, APPROVER.with(|a| a.borrow_mut().take()))
-            })
-            .await
-    }
-
-    async fn consult_unnamed(
-        &self,
-        identity: &IdentityProvider,
-        limits: &ContextLimits,
-        point: InterceptionPoint,
-        verdict: Verdict,
-        ctx: &AgentContext,
-    ) -> Resolved {
-        let failed = || Resolved::Stands(Verdict::host_error(HostError::ApprovalResolverFailed));
+        let failed = || {
+            let stands = Verdict::host_error(HostError::ApprovalResolverFailed);
+            (Resolved::Stands(stands), None)
+        };
         let presented = match &self.redactor {
             None => ctx.clone(),
             Some(redact) => match std::panic::catch_unwind(AssertUnwindSafe(|| redact(ctx))) {
@@ -120,8 +132,10 @@ impl ApprovalSeam {
             None => answer.await,
         };
         match answered {
-            Ok(Ok(resolution)) => {
-                validate_resolution(request.context_identity.as_deref(), &resolution)
+            Ok(Ok(answer)) => {
+                let expected = request.context_identity.as_deref();
+                let resolved = validate_resolution(expected, &answer.resolution);
+                (resolved, answer.recorded_approver())
             }
             _ => failed(),
         }

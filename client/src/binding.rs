@@ -22,8 +22,9 @@ use hookwire::{
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
+use crate::call_failure::CallFailure;
 use crate::metrics::BindingInstruments;
-use crate::remote::{CallFailure, RemoteInterceptor, ServiceTarget, TlsConfig};
+use crate::remote::{RemoteInterceptor, ServiceTarget, TlsConfig};
 use crate::trace;
 
 /// The §7 recommended default interceptor timeout, for bindings that set

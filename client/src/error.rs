@@ -8,7 +8,7 @@
 
 use hookwire::InterceptionPoint;
 
-use crate::declaration::Refusal;
+use crate::refusal::Refusal;
 
 /// What went wrong building a host or driving a session.
 #[derive(Debug, thiserror::Error)]
@@ -128,6 +128,11 @@ pub enum Error {
         /// What failed.
         reason: String,
     },
+    /// The operating system refused the thread of an
+    /// [`AsyncSink`](crate::AsyncSink): without it no record would be
+    /// delivered.
+    #[error("record sink: no thread for the asynchronous sink: {0}")]
+    SinkThread(#[source] std::io::Error),
     /// A `grpc.health.v1` check of an interceptor service failed (the
     /// service is unreachable, refused the call, or does not know
     /// `hookwire.v1.Interceptor`).

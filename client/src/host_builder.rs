@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire::{AgentContext, Composition, ContextLimits, Mode, is_namespace};
+use hookwire::{AgentContext, Composition, ContextLimits, Mode, RecordSink, is_namespace};
 use serde_json::{Map, Value};
 
 use crate::approval::{
@@ -23,7 +23,7 @@ use crate::identity::IdentityProvider;
 use crate::interceptor::Interceptor;
 use crate::metrics::HostMetrics;
 use crate::remote::RemoteInterceptor;
-use crate::sink::{RecordLog, RecordSink};
+use crate::sink::RecordLog;
 
 impl Host {
     /// Starts configuring a host for the agent `agent_id` running on the

@@ -12,14 +12,14 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire::{Composition, ContextLimits, InterceptionPoint, Mode};
+use hookwire::{Composition, ContextLimits, InterceptionPoint, Mode, RecordSink};
 use serde_json::{Map, Value};
 
 use crate::approval::ApprovalSeam;
 use crate::binding::{Binding, Callee};
 use crate::identity::IdentityProvider;
 use crate::metrics::HostInstruments;
-use crate::sink::{RecordLog, RecordSink};
+use crate::sink::RecordLog;
 
 /// A host's configuration, built and checked.
 pub(crate) struct HostState {

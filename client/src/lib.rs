@@ -46,17 +46,19 @@
 //! | --- | --- |
 //! | `host_builder` | [`Host::builder`] and [`HostBuilder`]: configuration checked, state built |
 //! | `host` | [`Host`]: opens sessions, reports the configuration and the remotes |
-//! | `session` | [`Session`]: the lifecycle, the §3.1 order, the gated `output` and the sequence of one run; [`SessionBuilder`] for per-session mode and composition |
+//! | `session` | [`Session`]: the typed per-point API, the lifecycle, the §3.1 order, the gated `output` and the sequence of one run; [`SessionBuilder`] for per-session mode and composition |
 //! | `streaming` | streamed model output: buffered [`assemble`], or incremental mediation ([`IncrementalOutput`], §12.1) |
 //! | `pipeline` | one emission: bounds, identities, composition, approval, record |
 //! | `emission` | [`Emission`]: what one emission decided |
 //! | `host_state` | the configuration and chains every session shares |
 //! | `binding`, `remote`, `interceptor` | the chain's members and how each is called |
+//! | `call_failure` | how one call to a binding failed, in-process or remote: what dispatch, the transports and the metrics share |
 //! | `compose` | the pure composition state machine (§7) |
-//! | `approval`, `approval_stream` | the approval seam (§9) and a resolver over one gRPC stream |
+//! | `approval`, `approval_stream` | the approval seam (§9), the resolver trait and the [`ApprovalAnswer`] it returns; a resolver over one gRPC stream |
 //! | `agent` | [`Agent`]: the reference loop around a model and tools |
 //! | [`declaration`] | hosts configured from a declaration document (§7.7) |
-//! | `identity`, `payload`, `sink`, `error` | identity providers, point payloads, record sinks, errors |
+//! | `identity`, `payload`, `sink`, `error` | identity providers, point payloads, record sinks ([`RecordSink`] is `hookwire`'s), errors |
+//! | `refusal` | a refused declaration (§7.7.6), below the error that carries it; published by [`declaration`] |
 //! | `trace` | the emission and dispatch spans, W3C trace context sent and continued |
 //! | `metrics` | [`HostMetrics`]: the host's Prometheus series, in a registry of the caller's |
 //!
@@ -67,6 +69,7 @@ mod agent;
 mod approval;
 mod approval_stream;
 mod binding;
+mod call_failure;
 mod compose;
 pub mod declaration;
 mod emission;
@@ -79,6 +82,7 @@ mod interceptor;
 mod metrics;
 mod payload;
 mod pipeline;
+mod refusal;
 mod remote;
 mod session;
 mod sink;
@@ -90,11 +94,13 @@ pub use agent::{
     ToolCallOutcome, ToolError, ToolFn, Toolbox, Tools, Turn, TurnError, TurnOutcome, model_fn,
     tool_fn,
 };
-pub use approval::{ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
+pub use approval::{ApprovalAnswer, ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 pub use approval_stream::{SeenEvent, StreamResolver, StreamResolverBuilder};
 pub use binding::{DEFAULT_TIMEOUT, InterceptorBinding};
 pub use emission::Emission;
 pub use error::{Error, StreamFailure};
+/// The record sink trait, `hookwire`'s: every sink a host takes.
+pub use hookwire::RecordSink;
 pub use host::Host;
 pub use host_builder::HostBuilder;
 pub use identity::{IdentityFn, IdentityProvider, JCS_SHA256};
@@ -105,7 +111,7 @@ pub use metrics::{HostMetrics, POLICY_REASON_LABEL};
 pub use payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
 pub use remote::{ClientIdentity, HEALTH_UNIMPLEMENTED, TlsConfig};
 pub use session::{OutputDecision, Session, SessionBuilder, Withheld};
-pub use sink::{AsyncSink, DEFAULT_SINK_QUEUE, Overflow, RecordLog, RecordSink};
+pub use sink::{AsyncSink, DEFAULT_SINK_QUEUE, Overflow, RecordLog};
 pub use streaming::{
     Assembly, ChunkStream, INCREMENTAL, IncrementalOutput, Released, STREAM_INCOMPLETE, StreamEnd,
     StreamEvent, assemble,

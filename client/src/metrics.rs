@@ -26,7 +26,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::remote::CallFailure;
+use crate::call_failure::CallFailure;
 
 /// One label: a static name and a value that is static except for
 /// operator-chosen names (bindings, opted-in policy reasons).

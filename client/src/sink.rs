@@ -1,6 +1,7 @@
-//! Where interception records go (§10.3): a sink trait, an in-memory log,
-//! and [`AsyncSink`], which takes a slow or faulty sink off the emission
-//! path.
+//! Where interception records go (§10.3): an in-memory log, and
+//! [`AsyncSink`], which takes a slow or faulty sink off the emission path.
+//! The sink trait itself, [`RecordSink`], is `hookwire`'s, next to the
+//! record, so sink crates need not depend on the host.
 //!
 //! The host calls every sink on the emission path, synchronously, once per
 //! emission. A sink that writes to a file, a database or the network
@@ -18,18 +19,12 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use hookwire::InterceptionRecord;
+use hookwire::{InterceptionRecord, RecordSink};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-/// Receives one payload-free record per emission, in emission completion
-/// order. Called on the emission path: keep it fast, or hand the record to a
-/// channel.
-pub trait RecordSink: Send + Sync + 'static {
-    /// Takes one record.
-    fn record(&self, record: &InterceptionRecord);
-}
+use crate::error::Error;
 
 /// An in-memory record log, cheap to clone and share: for tests, demos and
 /// short-lived agents. Unbounded unless made with [`RecordLog::bounded`].
@@ -166,32 +161,41 @@ enum Queued {
 
 impl AsyncSink {
     /// Wraps `sink` with a queue of [`DEFAULT_SINK_QUEUE`] records that
-    /// drops (and counts) records when full.
-    pub fn new(sink: impl RecordSink) -> Self {
+    /// drops (and counts) records when full. Fails when the operating
+    /// system refuses the sink's thread ([`Error::SinkThread`]).
+    pub fn new(sink: impl RecordSink) -> Result<Self, Error> {
         Self::with_queue(sink, DEFAULT_SINK_QUEUE, Overflow::DropNewest)
     }
 
     /// The durable mode: a queue of `capacity` records that makes
-    /// emissions wait when full instead of dropping.
-    pub fn durable(sink: impl RecordSink, capacity: usize) -> Self {
+    /// emissions wait when full instead of dropping. Fails when the
+    /// operating system refuses the sink's thread ([`Error::SinkThread`]).
+    pub fn durable(sink: impl RecordSink, capacity: usize) -> Result<Self, Error> {
         Self::with_queue(sink, capacity, Overflow::Block)
     }
 
     /// Wraps `sink` with a queue of `capacity` records (at least 1) and
-    /// the given overflow policy.
-    pub fn with_queue(sink: impl RecordSink, capacity: usize, overflow: Overflow) -> Self {
+    /// the given overflow policy, drained by a thread of its own. Fails
+    /// when the operating system refuses that thread
+    /// ([`Error::SinkThread`]): records would otherwise queue up with
+    /// nobody to deliver them.
+    pub fn with_queue(
+        sink: impl RecordSink,
+        capacity: usize,
+        overflow: Overflow,
+    ) -> Result<Self, Error> {
         let (queue, records) = sync_channel(capacity.max(1));
         let counters = Arc::new(SinkCounters::default());
         let drained = counters.clone();
         std::thread::Builder::new()
             .name("hookwire-record-sink".into())
             .spawn(move || drain(&sink, &records, &drained))
-            .expect("the OS refused a thread for the record sink");
-        Self {
+            .map_err(Error::SinkThread)?;
+        Ok(Self {
             queue,
             overflow,
             counters,
-        }
+        })
     }
 
     /// Records the wrapped sink returned from.
@@ -367,7 +371,8 @@ mod tests {
             Slow(log.clone(), Duration::from_millis(100)),
             4,
             Overflow::DropNewest,
-        );
+        )
+        .unwrap();
         let host = host(sink.clone());
         let (took, _open) = emit(&host, 50).await;
         // Called inline, the sink alone would take 5 s.
@@ -385,7 +390,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_durable_mode_applies_backpressure_and_loses_nothing() {
         let log = RecordLog::new();
-        let sink = AsyncSink::durable(Slow(log.clone(), Duration::from_millis(20)), 2);
+        let sink = AsyncSink::durable(Slow(log.clone(), Duration::from_millis(20)), 2).unwrap();
         let host = host(sink.clone());
         let (took, _open) = emit(&host, 12).await;
         // At most the queue (2) and the record in hand ran ahead.
@@ -403,7 +408,7 @@ mod tests {
     #[tokio::test]
     async fn the_durable_mode_works_on_a_current_thread_runtime_too() {
         let log = RecordLog::new();
-        let sink = AsyncSink::durable(Slow(log.clone(), Duration::from_millis(1)), 1);
+        let sink = AsyncSink::durable(Slow(log.clone(), Duration::from_millis(1)), 1).unwrap();
         let _open = emit(&host(sink.clone()), 5).await;
         assert!(sink.flush(Duration::from_secs(10)));
         assert_eq!(sink.dropped(), 0);
@@ -413,7 +418,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sink_panics_are_counted_and_the_next_records_still_flow() {
         let log = RecordLog::new();
-        let sink = AsyncSink::new(PanicsOnOdd(log.clone()));
+        let sink = AsyncSink::new(PanicsOnOdd(log.clone())).unwrap();
         let host = host(sink.clone());
         let _open = emit(&host, 10).await;
         assert!(sink.flush(Duration::from_secs(10)));

@@ -10,8 +10,10 @@
 //! - `response`: [`InterceptorResponse`] ⇄ `pb::InterceptorResponse`
 //!   and [`Manifest`] ⇄ `pb::Manifest`.
 //! - `point`: [`InterceptionPoint`] ⇄ `pb::InterceptionPoint`.
-//! - `multiplex`: a [`PointRequest`] as one message of the `Multiplex`
-//!   stream (a hookwire extension), and the manifest's declaration of it.
+//! - [`multiplex`]: a [`PointRequest`] as one message of the `Multiplex`
+//!   stream (a hookwire extension), the manifest's declaration of it, and
+//!   the bound on emissions in flight that host and service share
+//!   ([`multiplex::MAX_IN_FLIGHT`]).
 //! - `approval`: the §9 approval request and resolution on a stream
 //!   ([`StreamRequest`], [`StreamResolution`]) ⇄ the messages of the
 //!   approval service.
@@ -27,7 +29,7 @@
 
 mod approval;
 mod context;
-mod multiplex;
+pub mod multiplex;
 mod point;
 mod response;
 mod verdict;

@@ -17,6 +17,13 @@ use crate::wire::PointRequest;
 /// The manifest extension namespace hookwire reads (`Manifest.extensions`).
 pub const MANIFEST_NAMESPACE: &str = "hookwire";
 
+/// Most emissions in flight on one `Multiplex` stream, the one bound both
+/// sides hold: a host waits for room before it sends more, and a service
+/// runs no more at once. What a host can make a service hold for it on one
+/// stream is bounded, and a host never sends what its service would only
+/// leave waiting.
+pub const MAX_IN_FLIGHT: usize = 1024;
+
 /// The member of the `hookwire` manifest extension that declares the
 /// stream, and the protocol version its value names.
 const MULTIPLEX_MEMBER: &str = "multiplex";

@@ -32,8 +32,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use hookwire::InterceptionRecord;
-use hookwire_client::RecordSink;
+use hookwire::{InterceptionRecord, RecordSink};
 use opentelemetry::InstrumentationScope;
 use opentelemetry::logs::{AnyValue, LogRecord, Logger, LoggerProvider, Severity};
 use opentelemetry::trace::{TraceContextExt, TracerProvider};

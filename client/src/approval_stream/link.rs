@@ -1,5 +1,6 @@
 //! The background half of an approval stream: the task that connects,
-//! reconnects with backoff, keeps the heartbeat, hands each message from
+//! reconnects with backoff and full jitter (hosts that lost a restarted
+//! service come back spread out, not in lockstep), keeps the heartbeat, hands each message from
 //! the service to the request waiting for it, and fails every pending
 //! request at once when the stream goes; and the state it shares with the
 //! resolver.
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use hookwire::InterceptionPoint;
 use hookwire::approval::{ApprovalResolution, StreamResolution};
+use hookwire::backoff::Backoff;
 use hookwire::pb;
 use hookwire::pb::approval_service_client::ApprovalServiceClient;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
@@ -199,7 +201,7 @@ pub(super) fn spawn(
 /// failure (what fails waiting requests early) and backs off.
 async fn drive(shared: Arc<Shared>, endpoints: Vec<Endpoint>, mut stop: watch::Receiver<bool>) {
     let settings = &shared.settings;
-    let mut backoff = settings.backoff_min;
+    let mut backoff = reconnect_backoff(settings);
     let mut at = 0;
     let mut failed_in_a_row = 0;
     loop {
@@ -209,7 +211,7 @@ async fn drive(shared: Arc<Shared>, endpoints: Vec<Endpoint>, mut stop: watch::R
         let url = &settings.endpoints[at];
         match open(&shared, &endpoints[at], url).await {
             Ok(stream) => {
-                backoff = settings.backoff_min;
+                backoff.reset();
                 failed_in_a_row = 0;
                 let ended = serve(&shared, stream, &mut stop).await;
                 shared.drop_stream(&StreamFailure::Lost, true);
@@ -234,13 +236,19 @@ async fn drive(shared: Arc<Shared>, endpoints: Vec<Endpoint>, mut stop: watch::R
             }
         }
         tokio::select! {
-            () = tokio::time::sleep(backoff) => {}
+            () = tokio::time::sleep(backoff.next_delay()) => {}
             () = shared.wake.notified() => {}
             _ = stop.wait_for(|s| *s) => break,
         }
-        backoff = backoff.saturating_mul(2).min(settings.backoff_max);
     }
     shared.drop_stream(&StreamFailure::Lost, false);
+}
+
+/// The delays between reconnection attempts: random up to the configured
+/// minimum after a stream ends, the bound doubling to the maximum while
+/// attempts fail.
+fn reconnect_backoff(settings: &Settings) -> Backoff {
+    Backoff::new(settings.backoff_min, settings.backoff_max)
 }
 
 /// An open `Resolve` stream.
@@ -421,5 +429,50 @@ fn deliver(shared: &Shared, message: pb::ServiceMessage) {
             }
         }
         Some(Kind::Ready(_) | Kind::Heartbeat(_)) | None => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings {
+            endpoints: vec!["http://127.0.0.1:1".into()],
+            deadline: Duration::from_secs(60),
+            host_name: "h".into(),
+            connect_timeout: Duration::from_secs(1),
+            connect_wait: Duration::from_secs(1),
+            backoff_min: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(5),
+            heartbeat: Duration::from_secs(5),
+            token: None,
+            reattach_grace: None,
+        }
+    }
+
+    #[test]
+    fn two_links_reconnect_at_different_moments_within_the_jittered_range() {
+        let settings = settings();
+        let (mut a, mut b) = (reconnect_backoff(&settings), reconnect_backoff(&settings));
+        let mut bound = settings.backoff_min;
+        let mut theirs = Vec::new();
+        let mut ours = Vec::new();
+        for _ in 0..8 {
+            let (da, db) = (a.next_delay(), b.next_delay());
+            assert!(
+                da < bound && db < bound,
+                "{da:?}, {db:?} not below {bound:?}"
+            );
+            ours.push(da);
+            theirs.push(db);
+            bound = (bound * 2).min(settings.backoff_max);
+        }
+        assert_ne!(ours, theirs, "two hosts back off in lockstep");
+        a.reset();
+        assert!(
+            a.next_delay() < settings.backoff_min,
+            "a stream that came up resets"
+        );
     }
 }

@@ -8,8 +8,9 @@
 //! own) are ignored. A background task owns the stream:
 //!
 //! - it connects when the resolver is built and reconnects with
-//!   exponential backoff whenever the stream ends, so a restarted service
-//!   is picked up without rebuilding the host; given several instances of
+//!   exponential backoff and full jitter whenever the stream ends, so a
+//!   restarted service is picked up without rebuilding the host (and its
+//!   hosts do not all come back at the same moment); given several instances of
 //!   one service ([`StreamResolverBuilder::endpoints`]) it tries them in
 //!   turn, moving to the next whenever a stream ends or an attempt fails;
 //! - when the stream ends, breaks, or falls silent for three heartbeats,

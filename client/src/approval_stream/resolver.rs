@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use hookwire::approval::{ApprovalRequest, ApprovalResolution, StreamRequest};
+use hookwire::approval::{ApprovalRequest, StreamRequest};
 use hookwire::pb;
 use tokio::sync::{broadcast, oneshot};
 use tokio::time::Instant;
 use tonic::transport::Endpoint;
 
 use super::link::{self, BearerToken, MAX_SETTING, SeenEvent, Settings, Shared, Slot, StopOnDrop};
-use crate::approval::{ApprovalResolver, DEFAULT_APPROVAL_DEADLINE, report_approver};
+use crate::approval::{ApprovalAnswer, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 use crate::error::{Error, StreamFailure};
 use crate::interceptor::{BoxError, BoxFuture};
 use crate::remote::{TlsConfig, client_tls};
@@ -64,9 +64,12 @@ impl StreamResolverBuilder {
         self
     }
 
-    /// The delay between reconnection attempts: `min` after a stream ends,
-    /// doubling up to `max` while attempts fail. Default 100 ms to 5 s. A
-    /// request made while disconnected triggers an attempt at once.
+    /// The delay between reconnection attempts: up to `min` after a stream
+    /// ends, the bound doubling up to `max` while attempts fail. Each delay
+    /// is drawn at random below its bound (full jitter), so the hosts of a
+    /// restarted service reconnect spread out, not all at once. Default
+    /// 100 ms to 5 s. A request made while disconnected triggers an attempt
+    /// at once.
     #[must_use]
     pub fn reconnect_backoff(mut self, min: Duration, max: Duration) -> Self {
         self.settings.backoff_min = min.clamp(Duration::from_millis(1), MAX_SETTING);
@@ -327,7 +330,7 @@ impl StreamResolver {
     async fn resolve_one(
         &self,
         request: &ApprovalRequest,
-    ) -> Result<ApprovalResolution, StreamFailure> {
+    ) -> Result<ApprovalAnswer, StreamFailure> {
         let shared = &self.shared;
         // A request too large for the stream fails alone, before it is
         // sent (the encoder's bound would break the whole stream). The
@@ -397,8 +400,7 @@ impl StreamResolver {
                 let (resolution, approver) = answered.unwrap_or(Err(StreamFailure::Lost))?;
                 // The service names the approver it authenticated; the
                 // host's record carries it (payload-free).
-                report_approver(&approver);
-                Ok(resolution)
+                Ok(ApprovalAnswer::from(resolution).by(approver))
             }
             // Dropping the guard withdraws the request.
             Err(_) => Err(StreamFailure::Deadline),
@@ -410,7 +412,7 @@ impl ApprovalResolver for StreamResolver {
     fn resolve<'a>(
         &'a self,
         request: &'a ApprovalRequest,
-    ) -> BoxFuture<'a, Result<ApprovalResolution, BoxError>> {
+    ) -> BoxFuture<'a, Result<ApprovalAnswer, BoxError>> {
         Box::pin(async move {
             self.resolve_one(request).await.map_err(|f| {
                 tracing::info!(failure = %f, "approval request failed");

@@ -17,7 +17,7 @@ pub const MAX_BINDINGS: usize = 256;
 pub const MAX_ID_CHARS: usize = 64;
 /// Longest binding kind.
 pub const MAX_KIND_CHARS: usize = 128;
-/// Longest `exposure_bound` and refusal detail.
-pub const MAX_DETAIL_CHARS: usize = 512;
+/// Longest `exposure_bound` and refusal detail (the refusal's own bound).
+pub use crate::refusal::MAX_DETAIL_CHARS;
 /// Largest timeout, in milliseconds (one hour).
 pub const MAX_TIMEOUT_MS: u64 = 3_600_000;

@@ -11,6 +11,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::time::Duration;
 
+use hookwire::RecordSink;
 use serde_json::{Map, Value};
 
 use super::document::{
@@ -19,7 +20,6 @@ use super::document::{
 use super::grpc::GRPC_KIND;
 use super::kind::BindingContext;
 use super::parse::{parse, read};
-use super::refusal::{Refusal, RefusalClass};
 use super::registry::Registry;
 use super::resolve::resolve;
 use super::resolved::ResolvedDeclaration;
@@ -28,7 +28,8 @@ use crate::error::Error;
 use crate::host::Host;
 use crate::host_builder::HostBuilder;
 use crate::host_state::HostState;
-use crate::sink::{RecordLog, RecordSink};
+use crate::refusal::{Refusal, RefusalClass};
+use crate::sink::RecordLog;
 
 /// A declaration document that passed steps 1 to 7 as written: parsed
 /// under the bounds, of an accepted version, closed, well-typed and

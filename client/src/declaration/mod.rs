@@ -39,7 +39,6 @@ mod load;
 mod members;
 mod names;
 mod parse;
-mod refusal;
 mod registry;
 mod resolve;
 mod resolved;
@@ -48,6 +47,7 @@ mod surface;
 #[cfg(test)]
 mod tests;
 
+pub use crate::refusal::{Finding, Refusal, RefusalClass};
 pub use builder::{DeclarationBuilder, DeclaredBinding};
 pub use grpc::{ALLOW_KIND, GRPC_KIND};
 pub use kind::{BindingContext, KindResolver};
@@ -56,7 +56,6 @@ pub use limits::{
     MAX_ID_CHARS, MAX_KIND_CHARS, MAX_TIMEOUT_MS, SUPPORTED_DECLARATION_VERSIONS,
 };
 pub use load::{Declaration, DeclaredHostBuilder};
-pub use refusal::{Finding, Refusal, RefusalClass};
 pub use registry::Registry;
 pub use resolved::{DEFAULT_INTERCEPTOR_MS, HostInfo, ResolvedBinding, ResolvedDeclaration};
 pub use surface::{CAPABILITIES, FLOOR_POINTS, HostSurface, KnobSupport, Posture, ResolvedSurface};

@@ -17,7 +17,7 @@ use hookwire::canonical::MAX_SAFE_INTEGER;
 use serde_json::{Map, Number, Value};
 
 use super::limits::{MAX_DEPTH, MAX_DOCUMENT_BYTES};
-use super::refusal::{Refusal, RefusalClass, pointer};
+use crate::refusal::{Refusal, RefusalClass, pointer};
 
 /// A parsed document and the integer tokens it carries outside the
 /// I-JSON range, by pointer, in document order.

@@ -20,7 +20,6 @@ use super::grpc::{ALLOW_KIND, GRPC_KIND, resolve_allow, resolve_grpc};
 use super::kind::{BindingContext, KindResolver};
 use super::limits::MAX_TIMEOUT_MS;
 use super::names::{is_custom_provider, is_kind, is_reference};
-use super::refusal::{Finding, Refusal, RefusalClass};
 use super::resolved::ResolvedDeclaration;
 use super::surface::HostSurface;
 use crate::approval::{ApprovalRedactor, ApprovalResolver};
@@ -28,6 +27,7 @@ use crate::approval_stream::{StreamResolver, StreamResolverBuilder};
 use crate::binding::InterceptorBinding;
 use crate::error::Error;
 use crate::identity::{IdentityProvider, JCS_SHA256};
+use crate::refusal::{Finding, Refusal, RefusalClass};
 
 /// The registry a declaration is resolved against.
 #[derive(Clone)]

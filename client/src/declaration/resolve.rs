@@ -11,11 +11,11 @@ use serde_json::{Map, Value};
 
 use super::document::{SurfaceView, check_consistency};
 use super::members::{obj, points};
-use super::refusal::{Finding, Refusal, RefusalClass};
 use super::registry::Registry;
 use super::resolved::{DEFAULT_INTERCEPTOR_MS, HostInfo, ResolvedBinding, ResolvedDeclaration};
 use super::surface::{HostSurface, Posture, ResolvedSurface, resolved_knobs};
 use crate::identity::JCS_SHA256;
+use crate::refusal::{Finding, Refusal, RefusalClass};
 
 fn int_or_null(m: Option<&Map<String, Value>>, key: &str) -> Option<Option<u64>> {
     match m?.get(key)? {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::limits::{MAX_DETAIL_CHARS, SUPPORTED_DECLARATION_VERSIONS};
 use super::members::{points, strings};
-use super::refusal::{Finding, Refusal, RefusalClass, pointer};
+use crate::refusal::{Finding, Refusal, RefusalClass, pointer};
 
 /// The §3.2 lifecycle floor every surface includes.
 pub const FLOOR_POINTS: [InterceptionPoint; 4] = [

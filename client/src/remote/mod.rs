@@ -27,17 +27,19 @@
 //!   taken twice. So replicas must be stateless, or share their state
 //!   (a database, the shared approval queue): any replica must give the
 //!   answer the service would give.
-//! - **One retry, only when nothing was decided.** An attempt is sent to
+//! - **Retried only when nothing was decided.** An attempt is sent to
 //!   another admitted replica, within the same deadline, only when it
 //!   provably never reached a handler: the connection was refused, or
 //!   HTTP/2 refused the stream (`REFUSED_STREAM`, a `GOAWAY` that excluded
-//!   it), which the protocol defines as not processed. A reset or a closed
+//!   it), which the protocol defines as not processed. Every such attempt
+//!   ejects its replica and moves on, to each admitted replica at most
+//!   once, until one is reached or none is left. A reset or a closed
 //!   connection after the request went out, a timeout, an error status,
 //!   an invalid verdict: all stand as the call's failure.
 //! - **Balancing** is power of two choices on a peak-EWMA latency ×
 //!   outstanding-calls load (`balance`; why not tower's `Balance` is said
 //!   there).
-//! - **Ejection and recovery** (`pool`): a refused connection ejects a
+//! - **Ejection and recovery** (`monitor`): a refused connection ejects a
 //!   replica at once; so do consecutive transport failures, a health
 //!   `Watch` reporting `NOT_SERVING`, and a probe left unanswered after a
 //!   timeout. An ejected replica is probed with backoff and jitter and
@@ -45,72 +47,40 @@
 //!   denied at once (`interceptor_failed`) instead of waiting out its
 //!   timeout.
 //!
+//! From the call path down to what both transports share:
+//!
 //! | module | role |
 //! | --- | --- |
-//! | `pool` | the binding's replicas: admission, the call and its retry rule, monitors |
+//! | `pool` | the binding's service: replicas checked and built, the call and its retry rule, `Describe` and health over the fleet |
+//! | `dns` | replicas from a name re-resolved periodically, replacing the fleet's set |
+//! | `monitor` | one replica's health monitor: ejection and re-admission |
+//! | `fleet` | the replica set and what the balancer knows of each replica, shared by the three above |
 //! | `balance` | power of two choices and the load estimate |
-//! | `endpoint` | one replica: its lazily connecting channel, the point call, `Describe` and health |
-//! | `dns` | replicas from a name re-resolved periodically |
+//! | `endpoint` | one replica: its lazily connecting channel, the point call on one of the two transports, `Describe` and health |
+//! | `multiplex` | one replica's `Multiplex` streams (a hookwire extension): every session's emissions on a few streams, when the service declares it |
+//! | `unary` | one replica's unary RPCs: the point call, and the request stamping every unary call shares |
+//! | `attempt` | one attempt as both transports report it: its failure, how far it got, and the one mapping of deadlines, statuses and responses |
 //! | `tls` | how an `https://` endpoint is verified and the client certificate presented |
 //! | `metadata` | the static gRPC metadata a binding sends, checked once |
-//! | `multiplex` | one replica's `Multiplex` stream (a hookwire extension): every session's emissions on one stream, when the service declares it |
+//! | `target` | where a binding's service runs, as configured |
 
+mod attempt;
 mod balance;
 mod dns;
 mod endpoint;
+mod fleet;
 mod metadata;
+mod monitor;
 mod multiplex;
 mod pool;
+mod target;
 mod tls;
+mod unary;
 
-use std::time::Duration;
-
-use hookwire::{HostError, InvalidVerdict};
-
+pub use endpoint::HEALTH_UNIMPLEMENTED;
 pub(crate) use metadata::metadata_entry;
 pub(crate) use pool::RemoteInterceptor;
+pub(crate) use target::ServiceTarget;
 /// The approval stream reaches its service with the same TLS settings.
 pub(crate) use tls::client_tls;
 pub use tls::{ClientIdentity, TlsConfig};
-
-/// What [`Host::health_remotes`](crate::Host::health_remotes) reports for
-/// a reachable service that does not serve `grpc.health.v1` (it answered
-/// `UNIMPLEMENTED`): health is recommended, `Describe` is the contract.
-pub const HEALTH_UNIMPLEMENTED: &str = "UNIMPLEMENTED";
-
-/// Where a remote binding's service runs: its endpoints, and whether their
-/// host names are re-resolved into one replica per address.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ServiceTarget {
-    /// The endpoint URLs, one per replica (or per name to resolve).
-    pub(crate) endpoints: Vec<String>,
-    /// Re-resolve the endpoints' names this often (`None`: use them as
-    /// given, one replica each).
-    pub(crate) resolve_every: Option<Duration>,
-    /// `Multiplex` streams per replica (`None`: one per core of the host,
-    /// at most 4).
-    pub(crate) streams: Option<usize>,
-}
-
-/// How a call to an interceptor failed, remote or in-process; each maps to
-/// one reserved reason (§6.3).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum CallFailure {
-    /// Transport error or error status; or an in-process interceptor that
-    /// panicked or returned an error.
-    Failed(String),
-    /// The deadline passed.
-    TimedOut,
-    /// The response failed §5 / §5.5 validation.
-    Invalid(InvalidVerdict),
-}
-
-impl CallFailure {
-    pub(crate) fn host_error(&self) -> HostError {
-        match self {
-            Self::Failed(_) => HostError::InterceptorFailed,
-            Self::TimedOut => HostError::InterceptorTimeout,
-            Self::Invalid(_) => HostError::VerdictInvalid,
-        }
-    }
-}

@@ -15,8 +15,8 @@
 //!   carries its own timeout, and waits under the same local deadline as a
 //!   unary call; a deadline that passes (or a caller that goes away)
 //!   cancels it on the stream. Its answer is the unary RPC's response or
-//!   error status, mapped to the same [`CallFailure`]s, so every failure
-//!   is that emission's `host_error:*` deny.
+//!   error status, mapped to a failure by the same `attempt` rules, so
+//!   every failure is that emission's `host_error:*` deny.
 //! - **A broken stream** (transport error, the service going away, a
 //!   stream the service ends) fails every emission in flight on it at
 //!   once with `interceptor_failed`; the next emission opens a new stream.
@@ -32,8 +32,8 @@
 //!   task) is spread over the cores. One stream kept every emission of the
 //!   host on one task of the service: under 64 sessions on two cores a
 //!   quarter of the CPU stayed idle (BENCHMARKS.md).
-//! - **Bounded.** At most [`MAX_IN_FLIGHT`] emissions are in flight per
-//!   stream and at most [`QUEUE`] requests wait to be written; an emission
+//! - **Bounded.** At most [`MAX_IN_FLIGHT`] emissions (the bound the
+//!   service holds too) are in flight per stream and at most [`QUEUE`] requests wait to be written; an emission
 //!   beyond that waits for room inside its own deadline.
 
 use std::collections::HashMap;
@@ -45,18 +45,14 @@ use hookwire::InterceptorResponse;
 use hookwire::pb;
 use hookwire::pb::interceptor_client::InterceptorClient;
 use hookwire::pb::multiplex_response::Outcome;
+use hookwire::wire::multiplex::MAX_IN_FLIGHT;
 use hookwire::wire::{PointRequest, declares_multiplex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataMap;
 use tonic::transport::Channel;
 
-use super::CallFailure;
-use super::endpoint::{AttemptFailure, Reach, is_deadline, reach_of};
-
-/// Most emissions in flight on one stream (the service's own bound,
-/// `hookwire_server::MULTIPLEX_IN_FLIGHT`, is the same).
-pub(crate) const MAX_IN_FLIGHT: usize = 1024;
+use super::attempt::{AttemptFailure, Reach, decoded, reach_of, status_failure, within};
 /// Requests waiting to be written to the stream.
 pub(crate) const QUEUE: usize = 256;
 /// Most streams one endpoint keeps open (one per core of the host below
@@ -173,38 +169,12 @@ impl Multiplexer {
         timeout: Option<Duration>,
     ) -> Result<InterceptorResponse, AttemptFailure> {
         let started = Instant::now();
-        let timed_out = || AttemptFailure {
-            failure: CallFailure::TimedOut,
-            reach: Reach::TimedOut,
-        };
-        let exchange = self.exchange(request, timeout);
-        let outcome = match timeout {
-            Some(t) => tokio::time::timeout(t, exchange)
-                .await
-                .map_err(|_| timed_out())?,
-            None => exchange.await,
-        }?;
-        match outcome {
-            Outcome::Response(response) => {
-                InterceptorResponse::try_from(response).map_err(|invalid| AttemptFailure {
-                    failure: CallFailure::Invalid(invalid),
-                    reach: Reach::Answered,
-                })
-            }
+        match within(timeout, self.exchange(request, timeout)).await? {
+            Outcome::Response(response) => decoded(response),
+            // As a unary status the service sent.
             Outcome::Error(e) => {
-                let code = tonic::Code::from_i32(e.code);
-                if is_deadline(code, started.elapsed(), timeout) {
-                    return Err(timed_out());
-                }
-                Err(AttemptFailure {
-                    failure: CallFailure::Failed(format!("{code:?}")),
-                    // As for a unary status the service sent.
-                    reach: if code == tonic::Code::Unavailable {
-                        Reach::Transport
-                    } else {
-                        Reach::Answered
-                    },
-                })
+                let status = tonic::Status::new(tonic::Code::from_i32(e.code), e.message);
+                Err(status_failure(&status, started.elapsed(), timeout))
             }
         }
     }
@@ -217,10 +187,7 @@ impl Multiplexer {
         timeout: Option<Duration>,
     ) -> Result<Outcome, AttemptFailure> {
         let (link, queue) = self.link(self.lane_of(&request));
-        let closed = || AttemptFailure {
-            failure: CallFailure::Failed("stream closed".into()),
-            reach: Reach::Transport,
-        };
+        let closed = || AttemptFailure::failed("stream closed", Reach::Transport);
         let slot = link
             .slots
             .clone()
@@ -385,10 +352,7 @@ impl Broken {
     }
 
     fn attempt(self) -> AttemptFailure {
-        AttemptFailure {
-            failure: CallFailure::Failed(self.kind),
-            reach: self.reach,
-        }
+        AttemptFailure::failed(self.kind, self.reach)
     }
 }
 

@@ -7,53 +7,15 @@
 //! at one point. What is not overridden is the host's. A declared host is
 //! sealed (§7.7.7): its sessions take no overrides.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use hookwire::{Composition, InterceptionPoint, Mode};
 use serde_json::{Map, Value};
 
+use super::handle::Session;
+use super::overrides::Overrides;
 use crate::error::Error;
 use crate::host_state::HostState;
-use crate::pipeline::Settings;
-use crate::session::Session;
-
-/// The mode and composition a session runs each point under.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Overrides {
-    mode: Option<Mode>,
-    composition: Option<Composition>,
-    mode_at: BTreeMap<InterceptionPoint, Mode>,
-    composition_at: BTreeMap<InterceptionPoint, Composition>,
-}
-
-impl Overrides {
-    fn is_empty(&self) -> bool {
-        self.mode.is_none()
-            && self.composition.is_none()
-            && self.mode_at.is_empty()
-            && self.composition_at.is_empty()
-    }
-
-    /// What `point` runs under: the point's override, else the session's,
-    /// else the host's.
-    pub(crate) fn at(&self, host: &HostState, point: InterceptionPoint) -> Settings {
-        Settings {
-            mode: self
-                .mode_at
-                .get(&point)
-                .copied()
-                .or(self.mode)
-                .unwrap_or(host.mode),
-            composition: self
-                .composition_at
-                .get(&point)
-                .copied()
-                .or(self.composition)
-                .unwrap_or(host.composition),
-        }
-    }
-}
 
 /// Opens a session with its own members, mode or composition;
 /// [`SessionBuilder::open`] checks and opens it.

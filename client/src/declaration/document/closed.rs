@@ -7,8 +7,8 @@ use hookwire::Profile;
 use serde_json::{Map, Value};
 
 use crate::declaration::members::obj;
-use crate::declaration::refusal::{Finding, Refusal, RefusalClass, pointer};
 use crate::declaration::surface::consulted_knobs;
+use crate::refusal::{Finding, Refusal, RefusalClass, pointer};
 
 /// The members of each closed level.
 const ROOT: &[&str] = &[

@@ -8,10 +8,10 @@ use hookwire::{InterceptionPoint, Profile};
 use serde_json::{Map, Value};
 
 use crate::declaration::members::{obj, points, strings};
-use crate::declaration::refusal::{Finding, Refusal, RefusalClass, pointer};
 use crate::declaration::surface::{
     FLOOR_POINTS, KNOBS, consulted_knobs, resolved_knobs, stated_profiles,
 };
+use crate::refusal::{Finding, Refusal, RefusalClass, pointer};
 
 /// The surface step 7 checks: the document's stated members, or the
 /// surface filled from the host when resolving.

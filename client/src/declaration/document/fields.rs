@@ -11,8 +11,8 @@ use super::closed::{APPROVAL, TIMEOUTS};
 use super::version::parse_version;
 use crate::declaration::limits::{MAX_BINDINGS, MAX_DETAIL_CHARS, MAX_ID_CHARS, MAX_TIMEOUT_MS};
 use crate::declaration::names::{is_custom_provider, is_kind, is_reference};
-use crate::declaration::refusal::{Finding, Refusal, RefusalClass, pointer};
 use crate::declaration::surface::{CAPABILITIES, KNOBS, consulted_knobs, knob_values};
+use crate::refusal::{Finding, Refusal, RefusalClass, pointer};
 
 /// Where a finding about a value inside a binding's `config` points: at
 /// the `config` member itself, so no key written inside it is repeated.

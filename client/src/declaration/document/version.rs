@@ -5,7 +5,7 @@ use hookwire::SPEC_VERSION;
 use serde_json::{Map, Value};
 
 use crate::declaration::limits::SUPPORTED_DECLARATION_VERSIONS;
-use crate::declaration::refusal::{Refusal, RefusalClass};
+use crate::refusal::{Refusal, RefusalClass};
 
 /// Step 3: `declaration` present, a string, and accepted.
 pub(crate) fn check_version(doc: &Map<String, Value>) -> Result<(), Refusal> {
@@ -24,7 +24,8 @@ pub(crate) fn check_version(doc: &Map<String, Value>) -> Result<(), Refusal> {
             "{detail}; accepted: {}",
             SUPPORTED_DECLARATION_VERSIONS.join(", ")
         ),
-    ))
+    )
+    .accepting(SUPPORTED_DECLARATION_VERSIONS))
 }
 
 /// `<prefix><major>.<minor>` with decimal parts of at most 9 digits.

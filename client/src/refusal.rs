@@ -1,14 +1,21 @@
-//! Refusals (§7.7.6): the eleven `declaration_error:*` classes, the findings
-//! a load step reports, and the bounded, value-free wording they use.
+//! Refusals of a host declaration (§7.7.6): the eleven
+//! `declaration_error:*` classes, the findings a load step reports, and
+//! the bounded, value-free wording they use.
 //!
 //! A refusal is a construction outcome, not a verdict: it happens before a
 //! host exists, so it never reaches a record. Findings name JSON pointers,
 //! members, binding ids and kinds; they never quote a `config` value, since
 //! load errors are logged and a binding's configuration may hold secrets.
+//!
+//! The loader that produces refusals is [`crate::declaration`], which
+//! also publishes these types; they live below it because the crate's
+//! [`Error`](crate::Error) carries them.
 
 use std::fmt;
 
-use super::limits::{MAX_DETAIL_CHARS, SUPPORTED_DECLARATION_VERSIONS};
+/// Longest refusal detail (and a document's `exposure_bound`), in
+/// characters: a longer detail is cut, the ellipsis included.
+pub const MAX_DETAIL_CHARS: usize = 512;
 
 /// The refusal classes, in the order of the load pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -126,19 +133,18 @@ impl Refusal {
 
     /// A refusal with the findings of one step.
     pub(crate) fn many(class: RefusalClass, findings: Vec<Finding>) -> Self {
-        let accepted = if class == RefusalClass::VersionUnsupported {
-            SUPPORTED_DECLARATION_VERSIONS
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect()
-        } else {
-            Vec::new()
-        };
         Self {
             class,
             findings,
-            accepted,
+            accepted: Vec::new(),
         }
+    }
+
+    /// The same refusal, listing the `declaration` values the loader
+    /// accepts (`version_unsupported`).
+    pub(crate) fn accepting(mut self, versions: &[&str]) -> Self {
+        self.accepted = versions.iter().map(|v| (*v).to_owned()).collect();
+        self
     }
 
     /// `Ok` when a step found nothing, else its refusal.
@@ -170,7 +176,7 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// Bounds a detail at 512 characters, the ellipsis included.
+/// Bounds a detail at [`MAX_DETAIL_CHARS`], the ellipsis included.
 fn bounded(s: String) -> String {
     if s.chars().count() <= MAX_DETAIL_CHARS {
         return s;

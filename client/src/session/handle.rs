@@ -1,0 +1,266 @@
+//! [`Session`], the handle an agent holds for one run: the typed API of
+//! each interception point, the raw [`Session::emit`], and the `Drop` that
+//! hands an unclosed session's state to a task emitting its
+//! `agent_shutdown` (see the `session` module docs).
+
+use std::sync::Arc;
+
+use hookwire::{HostError, InterceptionPoint};
+use serde_json::{Map, Value};
+
+use super::lifecycle::SessionState;
+use super::members::{
+    input_members, output_members, post_model_members, post_tool_members, pre_model_members,
+    pre_tool_members, undecodable,
+};
+use super::order::PostModel;
+use super::output::OutputDecision;
+use super::overrides::Overrides;
+use crate::emission::Emission;
+use crate::error::Error;
+use crate::host_state::HostState;
+use crate::payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
+
+/// One session of the agent. Emissions take `&self` and may run
+/// concurrently; share the session behind an `Arc` across tasks.
+pub struct Session {
+    /// The whole state, shared only with the task that shuts the session
+    /// down when it is dropped unclosed.
+    pub(super) state: Arc<SessionState>,
+}
+
+impl Session {
+    pub(super) fn new(
+        host: Arc<HostState>,
+        id: String,
+        members: Map<String, Value>,
+        overrides: Overrides,
+    ) -> Self {
+        Self {
+            state: Arc::new(SessionState::new(host, id, members, overrides)),
+        }
+    }
+
+    /// `session.id`.
+    pub fn id(&self) -> &str {
+        &self.state.id
+    }
+
+    /// The mode `point` runs under in this session (§8).
+    pub fn mode_at(&self, point: InterceptionPoint) -> hookwire::Mode {
+        self.state.overrides.at(&self.state.host, point).mode
+    }
+
+    /// The composition `point` runs under in this session (§7.2), resolved.
+    pub fn composition_at(&self, point: InterceptionPoint) -> hookwire::Composition {
+        let settings = self.state.overrides.at(&self.state.host, point);
+        settings.composition.resolved()
+    }
+
+    /// `agent_startup` (§3): must come first. A denied startup closes the
+    /// session to everything but [`Session::shutdown`].
+    pub async fn start<S: Into<String>>(
+        &self,
+        tools_registered: impl IntoIterator<Item = S>,
+    ) -> Result<Emission, Error> {
+        let tools = tools_registered.into_iter().map(Into::into).collect();
+        self.state.start(tools).await
+    }
+
+    /// `input`: an external request entering the session. A permitting
+    /// verdict opens a turn (§3.1 rule 3), which `pre_model_call`,
+    /// `pre_tool_call` and `output` need; when it is denied the turn does
+    /// not begin.
+    pub async fn input(&self, content: Value, role: InputRole) -> Result<Emission, Error> {
+        self.checked(InterceptionPoint::Input, input_members(content, role))
+            .await
+    }
+
+    /// `pre_model_call`: before a model request with `messages`. Refused
+    /// ([`Error::OutOfOrder`]) outside a turn (§3.1 rule 3).
+    pub async fn pre_model_call(&self, model_id: &str, messages: Value) -> Result<Emission, Error> {
+        self.checked(
+            InterceptionPoint::PreModelCall,
+            pre_model_members(model_id, messages),
+        )
+        .await
+    }
+
+    /// `post_model_call`: after the model answered. Refused
+    /// ([`Error::OutOfOrder`]) unless a permitted `pre_model_call` waits
+    /// for it (§3.1 rule 4, §6.2).
+    pub async fn post_model_call(
+        &self,
+        model_id: &str,
+        response: &ModelResponse,
+    ) -> Result<Emission, Error> {
+        self.checked(
+            InterceptionPoint::PostModelCall,
+            post_model_members(model_id, response.to_json()),
+        )
+        .await
+    }
+
+    /// `post_model_call` over the model's response as the JSON text it
+    /// arrived in, decoded exactly (§4.4): a text the host cannot carry
+    /// without rounding (an integer literal beyond the 64-bit range, a
+    /// duplicate member, malformed text) is the emission denied
+    /// `host_error:context_invalid` before any interceptor runs, with null
+    /// identities (§6.3), never a silently rounded context.
+    pub async fn post_model_call_json(
+        &self,
+        model_id: &str,
+        response_text: &str,
+    ) -> Result<Emission, Error> {
+        let point = InterceptionPoint::PostModelCall;
+        match hookwire::json::decode(response_text) {
+            Ok(response) => {
+                self.checked(point, post_model_members(model_id, response))
+                    .await
+            }
+            Err(e) => {
+                let members = post_model_members(model_id, Value::Null);
+                let invalid = undecodable("response", &e);
+                self.state.refused(point, members, &invalid).await
+            }
+        }
+    }
+
+    /// `pre_tool_call`: before invoking a tool. Invoke it with
+    /// [`Emission::target`] as the arguments (transforms applied). Refused
+    /// while an earlier `pre_tool_call` with the same id waits for its
+    /// post (§12.2), and outside a turn (§3.1 rule 3).
+    pub async fn pre_tool_call(&self, call: &ToolCall) -> Result<Emission, Error> {
+        self.checked(InterceptionPoint::PreToolCall, pre_tool_members(call))
+            .await
+    }
+
+    /// `post_tool_call`: after the tool returned. `call.args` must be the
+    /// arguments the tool actually received (§4.2). Refused
+    /// ([`Error::OutOfOrder`]) unless the `pre_tool_call` with the same id
+    /// completed and permitted the call (§3.1 rule 5, §6.2).
+    pub async fn post_tool_call(
+        &self,
+        call: &ToolCall,
+        result: &ToolResult,
+    ) -> Result<Emission, Error> {
+        self.checked(
+            InterceptionPoint::PostToolCall,
+            post_tool_members(call, result),
+        )
+        .await
+    }
+
+    /// `output`: before the final response reaches the caller. The
+    /// verdicted content is reachable only through
+    /// [`OutputDecision::release`], which refuses it unless the verdict
+    /// permits (§12.1a). Refused ([`Error::OutOfOrder`]) outside a turn;
+    /// closes its turn whatever the verdict (§3.1 rule 3), so the next
+    /// turn needs the next `input`.
+    pub async fn output(&self, content: Value) -> Result<OutputDecision, Error> {
+        self.checked(InterceptionPoint::Output, output_members(content))
+            .await
+            .map(OutputDecision::new)
+    }
+
+    /// Ends the current turn without an `output`, for a turn that stopped
+    /// early (blocked or failed at a model or tool point): what follows
+    /// needs the next `input` (§3.1 rule 3). No emission; a no-op when no
+    /// turn is open.
+    pub fn end_turn(&self) {
+        self.state.order().end_turn();
+    }
+
+    /// `agent_shutdown` (§3): waits for in-flight emissions, emits last, and
+    /// closes the session. After a denied startup the reason is `error`
+    /// whatever was asked (§6.1a).
+    pub async fn shutdown(&self, reason: ShutdownReason) -> Result<Emission, Error> {
+        self.state.shutdown(reason).await
+    }
+
+    /// Emits any point between startup and shutdown with the given
+    /// conditional and optional members (e.g. `request_id`, `usage`): the
+    /// raw path. It books the §3.1 pairs like the typed methods but does
+    /// not refuse an emission out of order, and an `output` emitted here
+    /// is an ordinary [`Emission`], not the gated [`OutputDecision`]: the
+    /// caller takes on §3.1 and §12.1a itself. `agent_startup` and
+    /// `agent_shutdown` carry the lifecycle and are refused here
+    /// ([`Error::LifecyclePoint`]): use [`Session::start`] and
+    /// [`Session::shutdown`].
+    pub async fn emit(
+        &self,
+        point: InterceptionPoint,
+        members: Map<String, Value>,
+    ) -> Result<Emission, Error> {
+        let enforce = false;
+        self.state
+            .admitted(point, members, PostModel::Closing, enforce)
+            .await
+    }
+
+    /// An emission of a typed method: admitted only in order.
+    pub(crate) async fn checked(
+        &self,
+        point: InterceptionPoint,
+        members: Map<String, Value>,
+    ) -> Result<Emission, Error> {
+        self.state
+            .admitted(point, members, PostModel::Closing, true)
+            .await
+    }
+
+    /// One `post_model_call` of an incrementally mediated stream (§12.1):
+    /// `Segment` keeps the pair with its `pre_model_call` open, `Closing`
+    /// (the last emission of the stream) closes it.
+    pub(crate) async fn stream_segment(
+        &self,
+        members: Map<String, Value>,
+        post_model: PostModel,
+    ) -> Result<Emission, Error> {
+        let point = InterceptionPoint::PostModelCall;
+        self.state.admitted(point, members, post_model, true).await
+    }
+
+    /// Closes the `pre_model_call` pair of a stream that a segment's deny
+    /// terminated.
+    pub(crate) fn close_model_pair(&self, members: &Map<String, Value>) {
+        self.state.order().close_stream(members);
+    }
+
+    /// The host's own deny for an emission it built but must not settle
+    /// clean (a stream's unevaluated residue, §12.1): admitted in order,
+    /// recorded, never dispatched.
+    pub(crate) async fn self_denied(
+        &self,
+        point: InterceptionPoint,
+        members: Map<String, Value>,
+        error: HostError,
+    ) -> Result<Emission, Error> {
+        self.state.self_denied(point, members, error).await
+    }
+}
+
+impl Drop for Session {
+    /// Emits `agent_shutdown` for a started session that was not shut
+    /// down (see the module docs, "Dropped without shutdown"): the state
+    /// goes to a task on the current runtime, which emits it and then
+    /// lets the state go.
+    fn drop(&mut self) {
+        if !self.state.is_open() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(
+                session = %self.state.id,
+                "session dropped without shutdown outside a Tokio runtime: no agent_shutdown emitted"
+            );
+            return;
+        };
+        let state = Arc::clone(&self.state);
+        runtime.spawn(async move {
+            if let Err(e) = state.shutdown(ShutdownReason::Cancelled).await {
+                tracing::warn!(session = %state.id, error = %e, "agent_shutdown of a dropped session refused");
+            }
+        });
+    }
+}
