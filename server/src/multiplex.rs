@@ -40,21 +40,30 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, Stream, StreamExt};
 use hookwire::pb;
 use hookwire::wire::{MultiplexBody, PointRequest};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
 use tonic::{Status, Streaming};
 use tracing::Instrument;
 
-use crate::adapter::{GrpcAdapter, MULTIPLEX_IN_FLIGHT, MultiplexStream};
+use crate::dispatch::Dispatch;
 use crate::peer::Peer;
 
-/// The answers to the requests read from `incoming`, for one stream.
+/// Most emissions one `Multiplex` stream has in flight at once: the bound
+/// on what a host can make a service hold for it on one stream.
+pub const MULTIPLEX_IN_FLIGHT: usize = 1024;
+
+/// The outgoing half of a `Multiplex` stream, as tonic sends it.
+pub type MultiplexStream =
+    Pin<Box<dyn Stream<Item = Result<pb::MultiplexResponse, Status>> + Send + 'static>>;
+
+/// The answers to the requests read from `incoming`, for one stream:
+/// each emission answered by `dispatch`, until `drained` turns `true`.
 pub(crate) fn answers(
-    adapter: GrpcAdapter,
+    dispatch: Arc<Dispatch>,
+    mut drained: watch::Receiver<bool>,
     peer: Option<Peer>,
     incoming: Streaming<pb::MultiplexRequest>,
 ) -> MultiplexStream {
-    let mut drained = adapter.drained();
     let drain = Box::pin(async move {
         // A dropped sender cannot drain any more: wait forever.
         if drained.wait_for(|d| *d).await.is_err() {
@@ -62,7 +71,7 @@ pub(crate) fn answers(
         }
     });
     Box::pin(Answers {
-        adapter: Arc::new(adapter),
+        dispatch,
         peer,
         incoming: Some(incoming),
         drain,
@@ -88,7 +97,7 @@ type Emission = Pin<Box<dyn Future<Output = (u64, pb::MultiplexResponse)> + Send
 
 /// One `Multiplex` stream being served.
 struct Answers {
-    adapter: Arc<GrpcAdapter>,
+    dispatch: Arc<Dispatch>,
     peer: Option<Peer>,
     /// The host's requests; `None` once reading stopped (the server
     /// drains, or the host closed its side).
@@ -239,7 +248,7 @@ impl Answers {
         };
         let span = crate::trace::handler_span(&trace_metadata(trace_context), "Multiplex");
         span.record("hookwire.point", request.point().as_str());
-        let (adapter, peer) = (self.adapter.clone(), self.peer.clone());
+        let (dispatch, peer) = (self.dispatch.clone(), self.peer.clone());
         let emission = async move {
             let _done = done;
             let decided = async {
@@ -247,7 +256,7 @@ impl Answers {
                     // Ended or cancelled: either way this one may start.
                     let _ = previous.await;
                 }
-                adapter.handle(peer, request).await
+                dispatch.answer(peer, request).await
             };
             let outcome = match deadline {
                 Some(d) => tokio::time::timeout_at(d, decided)
