@@ -15,7 +15,8 @@
 //! - the pure functions both sides need: §5 verdict and §5.5 response
 //!   validation, §5.2 transform paths ([`path`]), RFC 8785 canonical JSON
 //!   and the `jcs-sha256` identity ([`canonical`]), exact JSON text
-//!   ([`json`]), the §9 approval exchange ([`approval`]);
+//!   ([`json`]), the §9 approval exchange ([`approval`]), the W3C
+//!   `traceparent` header both sides propagate ([`trace_context`]);
 //! - the wire: the generated gRPC code behind [`pb`] and the one module,
 //!   [`wire`], that converts between it and the domain types.
 //!
@@ -34,6 +35,7 @@ mod point;
 mod reason;
 mod record;
 mod response;
+pub mod trace_context;
 mod verdict;
 pub mod wire;
 

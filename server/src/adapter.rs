@@ -138,7 +138,8 @@ macro_rules! impl_interceptor {
                     request: Request<pb::$req>,
                 ) -> Result<Response<pb::InterceptorResponse>, Status> {
                     let peer = peer_of(&request);
-                    let span = crate::trace::handler_span(request.metadata(), stringify!($method));
+                    let metadata = crate::trace::MetadataExtractor(request.metadata());
+                    let span = crate::trace::handler_span(&metadata, stringify!($method));
                     let request = Box::new(PointRequest::$variant(request.into_inner()));
                     span.record("hookwire.point", request.point().as_str());
                     let answered = self.dispatch.answer(peer, request).instrument(span.clone()).await;

@@ -41,7 +41,6 @@ use futures::{FutureExt, Stream, StreamExt};
 use hookwire::pb;
 use hookwire::wire::{MultiplexBody, PointRequest};
 use tokio::sync::{oneshot, watch};
-use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
 use tonic::{Status, Streaming};
 use tracing::Instrument;
 
@@ -246,7 +245,7 @@ impl Answers {
             }
             None => None,
         };
-        let span = crate::trace::handler_span(&trace_metadata(trace_context), "Multiplex");
+        let span = crate::trace::handler_span(trace_context, "Multiplex");
         span.record("hookwire.point", request.point().as_str());
         let (dispatch, peer) = (self.dispatch.clone(), self.peer.clone());
         let emission = async move {
@@ -292,20 +291,4 @@ fn error_answer(id: u64, status: &Status) -> pb::MultiplexResponse {
             message: status.message().to_owned(),
         })),
     }
-}
-
-/// An emission's W3C trace context as the metadata a unary call carries
-/// it in, for the handler span; entries that are not valid metadata are
-/// left out.
-fn trace_metadata(trace_context: &HashMap<String, String>) -> MetadataMap {
-    let mut metadata = MetadataMap::new();
-    for (key, value) in trace_context {
-        if let (Ok(k), Ok(v)) = (
-            MetadataKey::from_bytes(key.as_bytes()),
-            MetadataValue::try_from(value.as_str()),
-        ) {
-            metadata.insert(k, v);
-        }
-    }
-    metadata
 }
