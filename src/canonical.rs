@@ -114,15 +114,10 @@ pub fn canonical_len(value: &Value) -> Result<usize, CanonicalError> {
 
 /// `"sha256:" + lowercase_hex(SHA-256(bytes))`.
 pub fn sha256_identity(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in digest {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 0x0f)]));
-    }
-    out
+    let mut text = *b"sha256:0000000000000000000000000000000000000000000000000000000000000000";
+    // The slot is exactly twice the digest, so encoding cannot fail.
+    let _ = hex::encode_to_slice(Sha256::digest(bytes), &mut text[7..]);
+    String::from_utf8_lossy(&text).into_owned()
 }
 
 /// A failure on its way up: the error, and (for an unsafe integer) the
@@ -433,7 +428,6 @@ pub(crate) fn json_string_len(s: &str) -> usize {
 }
 
 fn write_string(s: &str, out: &mut String) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(s.len() + 2);
     out.push('"');
     let mut start = 0;
@@ -446,9 +440,10 @@ fn write_string(s: &str, out: &mut String) {
         out.push_str(&s[start..i]);
         out.push('\\');
         if e == b'u' {
-            out.push_str("u00");
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0x0f)]));
+            let mut digits = *b"u0000";
+            // Two digits for one byte: encoding cannot fail.
+            let _ = hex::encode_to_slice([b], &mut digits[3..]);
+            out.push_str(std::str::from_utf8(&digits).unwrap_or_default());
         } else {
             out.push(char::from(e));
         }

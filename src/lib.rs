@@ -16,8 +16,9 @@
 //! - the pure functions both sides need: §5 verdict and §5.5 response
 //!   validation, §5.2 transform paths ([`path`]), RFC 8785 canonical JSON
 //!   and the `jcs-sha256` identity ([`canonical`]), exact JSON text
-//!   ([`json`]), the §9 approval exchange ([`approval`]), and the
-//!   jittered [`backoff`] the clients of a service wait by;
+//!   ([`json`]), the §9 approval exchange ([`approval`]), the W3C
+//!   `traceparent` header both sides propagate ([`trace_context`]), and
+//!   the jittered [`backoff`] the clients of a service wait by;
 //! - the wire: the generated gRPC code behind [`pb`] and the one module,
 //!   [`wire`], that converts between it and the domain types.
 //!
@@ -38,6 +39,7 @@ mod reason;
 mod record;
 mod response;
 mod sink;
+pub mod trace_context;
 mod verdict;
 pub mod wire;
 

@@ -171,10 +171,6 @@ fn text<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a str> {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// One exported span, flattened with the service that exported it.
 #[derive(Debug, Clone)]
 struct Span {
@@ -201,9 +197,9 @@ fn spans(received: &Received) -> Vec<Span> {
                     out.push(Span {
                         service: service.clone(),
                         name: s.name.clone(),
-                        trace_id: hex(&s.trace_id),
-                        span_id: hex(&s.span_id),
-                        parent: hex(&s.parent_span_id),
+                        trace_id: hex::encode(&s.trace_id),
+                        span_id: hex::encode(&s.span_id),
+                        parent: hex::encode(&s.parent_span_id),
                         attributes: s.attributes.clone(),
                     });
                 }
@@ -348,9 +344,9 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
     for log in &logs {
         let e = emissions
             .iter()
-            .find(|e| e.span_id == hex(&log.span_id))
+            .find(|e| e.span_id == hex::encode(&log.span_id))
             .expect("a log record carries its emission's span id");
-        assert_eq!(hex(&log.trace_id), e.trace_id);
+        assert_eq!(hex::encode(&log.trace_id), e.trace_id);
         assert_eq!(log.event_name, "hookwire.interception_record");
         assert_eq!(
             text(&log.attributes, "hookwire.point"),

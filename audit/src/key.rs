@@ -17,7 +17,6 @@ use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use zeroize::Zeroizing;
 
 use crate::error::AuditError;
-use crate::hex;
 
 const SECRET_LABEL: &str = "hookwire-audit-ed25519-secret";
 const PUBLIC_LABEL: &str = "hookwire-audit-ed25519-public";
@@ -165,7 +164,15 @@ fn parse_labelled(path: &Path, text: &str, label: &str) -> Result<[u8; 32], Audi
         };
         return Err(wrong(what));
     }
-    hex::decode_array(value).ok_or_else(|| wrong("the key is not 64 hex digits"))
+    // One spelling per key: lowercase digits only (the `hex` crate alone
+    // would also read uppercase).
+    let mut key = [0u8; 32];
+    if value.bytes().any(|b| b.is_ascii_uppercase())
+        || hex::decode_to_slice(value, &mut key).is_err()
+    {
+        return Err(wrong("the key is not 64 hex digits"));
+    }
+    Ok(key)
 }
 
 #[cfg(unix)]

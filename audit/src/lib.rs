@@ -28,7 +28,6 @@
 
 mod broken;
 mod error;
-mod hex;
 mod key;
 mod line;
 mod sink;

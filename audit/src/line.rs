@@ -21,7 +21,6 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::broken::Problem;
-use crate::hex;
 use crate::key::{AuditKey, PublicKey};
 
 /// A SHA-256 digest: of a line, or the chain's start.
@@ -54,7 +53,7 @@ pub(crate) fn record_line(
     line.extend_from_slice(b"{\"seq\":");
     line.extend_from_slice(seq.to_string().as_bytes());
     line.extend_from_slice(b",\"prev\":\"");
-    hex::encode_into(prev, &mut line);
+    extend_hex(&mut line, prev);
     line.extend_from_slice(b"\",\"record\":");
     serde_json::to_writer(&mut line, record)?;
     line.push(b'}');
@@ -69,7 +68,7 @@ pub(crate) fn checkpoint_line(count: u64, head: &Hash, key: &AuditKey) -> Vec<u8
     line.extend_from_slice(b"{\"count\":");
     line.extend_from_slice(count.to_string().as_bytes());
     line.extend_from_slice(b",\"head\":\"");
-    hex::encode_into(head, &mut line);
+    extend_hex(&mut line, head);
     line.extend_from_slice(b"\"}");
     seal(&mut line, key);
     line
@@ -81,7 +80,7 @@ fn seal(payload: &mut Vec<u8>, key: &AuditKey) {
     let sig = key.sign(payload);
     payload.pop();
     payload.extend_from_slice(SIG_OPEN);
-    hex::encode_into(&sig, payload);
+    extend_hex(payload, &sig);
     payload.extend_from_slice(SIG_CLOSE);
 }
 
@@ -94,7 +93,7 @@ fn unseal(line: &[u8], key: &PublicKey) -> Result<Vec<u8>, Problem> {
         .strip_prefix(SIG_OPEN)
         .and_then(|t| t.strip_suffix(SIG_CLOSE))
         .ok_or_else(malformed)?;
-    let sig: [u8; 64] = hex::decode_array(digits).ok_or_else(malformed)?;
+    let sig: [u8; 64] = lowercase_hex(digits).ok_or_else(malformed)?;
     let mut signed = Vec::with_capacity(payload.len() + 1);
     signed.extend_from_slice(payload);
     signed.push(b'}');
@@ -156,6 +155,41 @@ fn parse_object(
 fn hash_member(value: &Value, name: &str) -> Result<Hash, Problem> {
     value
         .as_str()
-        .and_then(hex::decode_array)
+        .and_then(|digits| lowercase_hex(digits.as_bytes()))
         .ok_or_else(|| Problem::Malformed(format!("{name} is not 64 hex digits")))
+}
+
+/// Exactly `2 * N` lowercase hex digits as `N` bytes: every hash and
+/// signature has one spelling, so a line cannot change while its meaning
+/// stays (the `hex` crate alone would also read uppercase).
+fn lowercase_hex<const N: usize>(digits: &[u8]) -> Option<[u8; N]> {
+    if digits.iter().any(u8::is_ascii_uppercase) {
+        return None;
+    }
+    let mut out = [0u8; N];
+    hex::decode_to_slice(digits, &mut out).ok()?;
+    Some(out)
+}
+
+/// Appends the lowercase hex of `bytes` to `out`, in place.
+fn extend_hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    let start = out.len();
+    out.resize(start + 2 * bytes.len(), 0);
+    // The slot is exactly twice `bytes`: encoding cannot fail.
+    let _ = hex::encode_to_slice(bytes, &mut out[start..]);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex_round_trips_and_other_spellings_are_refused() {
+        let bytes = [0x00, 0x9f, 0xa0, 0xff];
+        let mut out = b"x".to_vec();
+        super::extend_hex(&mut out, &bytes);
+        assert_eq!(out, b"x009fa0ff");
+        assert_eq!(super::lowercase_hex::<4>(b"009fa0ff"), Some(bytes));
+        assert_eq!(super::lowercase_hex::<4>(b"009FA0FF"), None);
+        assert_eq!(super::lowercase_hex::<4>(b"009fa0f"), None);
+        assert_eq!(super::lowercase_hex::<4>(b"009fa0fg"), None);
+    }
 }

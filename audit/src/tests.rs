@@ -117,13 +117,11 @@ fn the_line_format_is_seq_prev_record_then_the_signature() {
     let parsed: Value = serde_json::from_str(first).unwrap();
     assert_eq!(parsed["record"], record("s", 1).to_json());
     let second: Value = serde_json::from_str(&lines[1]).unwrap();
-    assert_eq!(
-        second["prev"],
-        crate::hex::encode(&line_hash(first.as_bytes()))
-    );
+    assert_eq!(second["prev"], hex::encode(line_hash(first.as_bytes())));
     // The signature covers the line without its sig member.
     let signed = format!("{}}}", &first[..cut]);
-    let sig = crate::hex::decode_array(&first[cut + 8..first.len() - 2]).unwrap();
+    let mut sig = [0u8; 64];
+    hex::decode_to_slice(&first[cut + 8..first.len() - 2], &mut sig).unwrap();
     assert!(public().verifies(signed.as_bytes(), &sig));
 }
 

@@ -13,14 +13,17 @@
 //! in its `trace_context` map; without one, nothing is sent. A context
 //! whose `trace` member (§4.5) names a W3C trace and span makes that span
 //! the emission span's remote parent, so the host continues the agent's
-//! trace.
+//! trace. The header and the ids are written and read by
+//! [`hookwire::trace_context`]; this module only adapts them to
+//! OpenTelemetry's span context.
 
 use std::collections::HashMap;
 
+use hookwire::trace_context::{
+    SAMPLED, TRACEPARENT, TRACESTATE, TraceParent, parse_parent_id, parse_trace_id,
+};
 use hookwire::{AgentContext, HostError, Verdict};
-use opentelemetry::propagation::{Injector, TextMapPropagator};
 use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
-use opentelemetry_sdk::propagation::TraceContextPropagator;
 use serde_json::Value;
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
 use tracing::Span;
@@ -101,34 +104,42 @@ fn dispatch_outcome(verdict: &Verdict) -> &'static str {
 
 /// Writes the trace context of `span` into gRPC metadata.
 pub(crate) fn inject_metadata(span: &Span, metadata: &mut MetadataMap) {
-    let cx = span.context();
-    if cx.span().span_context().is_valid() {
-        TraceContextPropagator::new().inject_context(&cx, &mut MetadataInjector(metadata));
+    for (key, value) in trace_headers(span) {
+        if let Ok(value) = AsciiMetadataValue::try_from(value) {
+            metadata.insert(AsciiMetadataKey::from_static(key), value);
+        }
     }
 }
 
 /// The trace context of `span` as a map (`traceparent`, `tracestate`);
 /// empty when it has none.
 pub(crate) fn context_map(span: &Span) -> HashMap<String, String> {
-    let mut map = HashMap::new();
-    let cx = span.context();
-    if cx.span().span_context().is_valid() {
-        TraceContextPropagator::new().inject_context(&cx, &mut map);
-    }
-    map
+    trace_headers(span)
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect()
 }
 
-struct MetadataInjector<'a>(&'a mut MetadataMap);
-
-impl Injector for MetadataInjector<'_> {
-    fn set(&mut self, key: &str, value: String) {
-        if let (Ok(k), Ok(v)) = (
-            AsciiMetadataKey::from_bytes(key.as_bytes()),
-            AsciiMetadataValue::try_from(value),
-        ) {
-            self.0.insert(k, v);
-        }
-    }
+/// The W3C trace context of `span`: its `traceparent` and, when it has
+/// entries, its `tracestate`; nothing when the span has no valid
+/// OpenTelemetry context (no OpenTelemetry layer in the process).
+fn trace_headers(span: &Span) -> impl Iterator<Item = (&'static str, String)> {
+    let cx = span.context();
+    let span = cx.span();
+    let sc = span.span_context();
+    let parent = sc.is_valid().then(|| TraceParent {
+        trace_id: sc.trace_id().to_bytes(),
+        parent_id: sc.span_id().to_bytes(),
+        // The sampled bit is the only flag this version sends.
+        flags: sc.trace_flags().to_u8() & SAMPLED,
+    });
+    let state = parent
+        .is_some()
+        .then(|| sc.trace_state().header())
+        .filter(|state| !state.is_empty());
+    let parent = parent.map(|p| (TRACEPARENT, p.to_string()));
+    parent
+        .into_iter()
+        .chain(state.map(|state| (TRACESTATE, state)))
 }
 
 /// The remote span a context's `trace` member names (§4.5): `trace_id` as
@@ -136,16 +147,16 @@ impl Injector for MetadataInjector<'_> {
 /// (W3C trace flags, default sampled) when present.
 fn continued_trace(ctx: &AgentContext) -> Option<opentelemetry::Context> {
     let trace = ctx.get("trace")?.as_object()?;
-    let trace_id = hex_id(trace.get("trace_id")?.as_str()?, 32)?;
-    let span_id = hex_id(trace.get("span_id")?.as_str()?, 16)?;
+    let trace_id = parse_trace_id(trace.get("trace_id")?.as_str()?)?;
+    let span_id = parse_parent_id(trace.get("span_id")?.as_str()?)?;
     let flags = trace
         .get("flags")
         .and_then(Value::as_u64)
         .and_then(|f| u8::try_from(f).ok())
         .map_or(TraceFlags::SAMPLED, TraceFlags::new);
     let remote = SpanContext::new(
-        TraceId::from_hex(trace_id).ok()?,
-        SpanId::from_hex(span_id).ok()?,
+        TraceId::from_bytes(trace_id),
+        SpanId::from_bytes(span_id),
         flags,
         true,
         TraceState::default(),
@@ -153,10 +164,6 @@ fn continued_trace(ctx: &AgentContext) -> Option<opentelemetry::Context> {
     remote
         .is_valid()
         .then(|| opentelemetry::Context::new().with_remote_span_context(remote))
-}
-
-fn hex_id(s: &str, len: usize) -> Option<&str> {
-    (s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))).then_some(s)
 }
 
 #[cfg(test)]

@@ -98,7 +98,7 @@ impl CallbackTokens {
     pub(crate) fn mint(&self, session: &str, depth: u32) -> Option<Minted> {
         let mut raw = [0u8; 32];
         getrandom::getrandom(&mut raw).ok()?;
-        let token = format!("hwcb_{}", hex(&raw));
+        let token = format!("hwcb_{}", hex::encode(raw));
         let digest = digest(&token);
         let mut t = self.table();
         while t.order.len() >= MAX_TOKENS {
@@ -156,14 +156,6 @@ impl CallbackTokens {
 
 fn digest(token: &str) -> Digest32 {
     Sha256::digest(token.as_bytes()).into()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 #[cfg(test)]

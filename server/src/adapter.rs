@@ -1,44 +1,38 @@
 //! The gRPC edge: any [`Interceptor`] as the generated
 //! `hookwire.v1.Interceptor` service.
 //!
-//! Each RPC decodes its request into a validated [`AgentContext`]
-//! (failure: `INVALID_ARGUMENT`), routes it to the hook for its point
-//! ([`DynInterceptor::decide`], the routing hosts use in-process too) with
-//! the caller's verified client certificate, if any, as
-//! [`Peer::current`], and encodes the response. A hook that returns an
-//! error costs one `INTERNAL`
-//! status whose message does not carry the error. The whole call runs
-//! under `catch_unwind`, so a panicking hook costs one `INTERNAL` status,
-//! never the server.
+//! Each point RPC reads the caller's verified client certificate and its
+//! W3C trace context from the call, and has the `dispatch` module answer
+//! the request (decode, route, panic isolation, encode). `Describe` sends
+//! the policy's manifest, with the `Multiplex` stream declared in its
+//! `hookwire` extension unless [`GrpcAdapter::unary_only`].
 //!
 //! The same service also serves the `Multiplex` stream (a hookwire
-//! extension, declared in the manifest's `hookwire` extension): many
-//! sessions' emissions on one stream, each answered exactly as its unary
-//! RPC would be (a response, or the error status as an error outcome), in
-//! any order, each under its own deadline and cancellable by the host. The
-//! emissions of one session are decided one after the other in the order
-//! they arrived; at most [`MULTIPLEX_IN_FLIGHT`] run at once per stream,
-//! and an emission beyond that waits, the stream unread behind it, until
-//! one finishes, so HTTP/2 flow control holds back a host that sends
+//! extension): many sessions' emissions on one stream, each answered
+//! exactly as its unary RPC would be (a response, or the error status as
+//! an error outcome), in any order, each under its own deadline and
+//! cancellable by the host. The emissions of one session are decided one
+//! after the other in the order they arrived; at most
+//! [`MULTIPLEX_IN_FLIGHT`](crate::MULTIPLEX_IN_FLIGHT) run at once per
+//! stream, and an emission beyond that waits, the stream unread behind it,
+//! until one finishes, so HTTP/2 flow control holds back a host that sends
 //! faster than the policy decides. How the stream is served is the
-//! `multiplex` module's.
+//! `multiplex` module's; the unary RPCs and the stream are siblings over
+//! `dispatch`.
 
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
 
-use futures::{FutureExt, Stream};
 use hookwire::pb;
 use hookwire::pb::interceptor_server::{self, InterceptorServer};
-use hookwire::wire::{PointRequest, context_from_request, declare_multiplex};
-use hookwire::{AgentContext, Decision, DynInterceptor, Interceptor, InterceptorResponse};
+use hookwire::wire::{PointRequest, declare_multiplex};
+use hookwire::{DynInterceptor, Interceptor};
 use tokio::sync::watch;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
-use crate::error::Error;
-use crate::metrics::{ServerMetrics, ServiceInstruments};
+use crate::dispatch::Dispatch;
+use crate::metrics::ServerMetrics;
+use crate::multiplex::MultiplexStream;
 use crate::peer::Peer;
 
 /// Largest request the server decodes by default, in bytes: the default
@@ -46,17 +40,12 @@ use crate::peer::Peer;
 /// (4 MiB) would refuse contexts a host considers valid.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 
-/// Most emissions one `Multiplex` stream has in flight at once: the bound
-/// on what a host can make a service hold for it on one stream.
-pub const MULTIPLEX_IN_FLIGHT: usize = 1024;
-
 /// Serves an [`Interceptor`] as the generated gRPC service. Use it
 /// directly to mount an interceptor on a tonic router of your own;
 /// [`crate::Server`] does this for you.
 #[derive(Clone)]
 pub struct GrpcAdapter {
-    service: Arc<dyn DynInterceptor>,
-    metrics: Option<Arc<ServiceInstruments>>,
+    dispatch: Arc<Dispatch>,
     /// Whether `Describe` declares the `Multiplex` stream.
     multiplex: bool,
     /// `true` once the server drains: `Multiplex` streams stop taking
@@ -80,8 +69,7 @@ impl GrpcAdapter {
     /// Wraps a policy already held as its object-safe form.
     pub fn from_dyn(service: Arc<dyn DynInterceptor>) -> Self {
         Self {
-            service,
-            metrics: None,
+            dispatch: Arc::new(Dispatch::new(service)),
             multiplex: true,
             drain: Arc::new(watch::Sender::new(false)),
         }
@@ -117,12 +105,10 @@ impl GrpcAdapter {
     /// `service` label of the policy's manifest name.
     #[must_use]
     pub fn with_metrics(self, metrics: Option<&ServerMetrics>) -> Self {
-        let metrics = metrics.map(|m| {
-            let described =
-                std::panic::catch_unwind(AssertUnwindSafe(|| self.service.describe().name));
-            Arc::new(m.service(described.as_deref().unwrap_or("unknown")))
-        });
-        Self { metrics, ..self }
+        Self {
+            dispatch: Arc::new(self.dispatch.with_metrics(metrics)),
+            ..self
+        }
     }
 
     /// The tonic service to add to a router, accepting requests up to
@@ -130,78 +116,13 @@ impl GrpcAdapter {
     pub fn into_server(self) -> InterceptorServer<Self> {
         InterceptorServer::new(self).max_decoding_message_size(DEFAULT_MAX_MESSAGE_BYTES)
     }
-
-    /// A receiver of the drain signal, which `Multiplex` streams watch.
-    pub(crate) fn drained(&self) -> watch::Receiver<bool> {
-        self.drain.subscribe()
-    }
-
-    /// Answers one interception request: decode, route (with the caller's
-    /// verified identity as [`Peer::current`]), encode. The request comes
-    /// boxed: it is kilobytes, and every future on its way here (span,
-    /// deadline, unwind guard) would otherwise copy it.
-    pub(crate) async fn handle(
-        &self,
-        peer: Option<Peer>,
-        request: Box<PointRequest>,
-    ) -> Result<pb::InterceptorResponse, Status> {
-        let point = request.point();
-        let answering = self.metrics.as_ref().map(|m| m.started(point));
-        let answered = unwind_guard(async {
-            let ctx = context_from_request(*request).inspect_err(|e| {
-                tracing::debug!(%point, error = %e, "refused an invalid context");
-            })?;
-            let decided = Peer::scope(peer, self.service.decide(&ctx)).await;
-            let response = decided.map_err(|e| {
-                tracing::error!(%point, error = %e, "hook failed; answering INTERNAL");
-                Error::HookFailed
-            })?;
-            warn_if_invalid(&ctx, &response);
-            Ok((
-                pb::InterceptorResponse::from(&response),
-                response.verdict.decision,
-            ))
-        })
-        .await;
-        if let Some(a) = answering {
-            a.finished(answered.as_ref().map(|(_, d)| *d));
-        }
-        answered.map(|(r, _)| r).map_err(Status::from)
-    }
 }
-
-/// The outgoing half of a `Multiplex` stream, as tonic sends it.
-pub type MultiplexStream =
-    Pin<Box<dyn Stream<Item = Result<pb::MultiplexResponse, Status>> + Send + 'static>>;
 
 /// The verified client certificate of the call's connection, when it came
 /// in over mutual TLS (the leaf is the first certificate).
 fn peer_of<T>(request: &Request<T>) -> Option<Peer> {
     let certs = request.peer_certs()?;
     Peer::from_der(certs.first()?.as_ref())
-}
-
-/// Runs `fut`, turning a panic into [`Error::Panicked`].
-async fn unwind_guard<T>(fut: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
-    match AssertUnwindSafe(fut).catch_unwind().await {
-        Ok(result) => result,
-        Err(_) => {
-            tracing::error!("interceptor panicked; answering INTERNAL");
-            Err(Error::Panicked)
-        }
-    }
-}
-
-/// The host is the judge of verdicts (it turns an invalid one into
-/// `host_error:verdict_invalid`); the server still sends it unchanged, but
-/// tells the author early.
-fn warn_if_invalid(ctx: &AgentContext, response: &InterceptorResponse) {
-    let point = ctx.point();
-    if let Err(e) = response.validate() {
-        tracing::warn!(%point, error = %e, "hook returned an invalid verdict");
-    } else if response.verdict.decision == Decision::Transform && !point.permits_transform() {
-        tracing::warn!(%point, "hook returned a transform where transform is forbidden");
-    }
 }
 
 /// The generated trait: each point RPC wraps its request in the matching
@@ -217,10 +138,11 @@ macro_rules! impl_interceptor {
                     request: Request<pb::$req>,
                 ) -> Result<Response<pb::InterceptorResponse>, Status> {
                     let peer = peer_of(&request);
-                    let span = crate::trace::handler_span(request.metadata(), stringify!($method));
+                    let metadata = crate::trace::MetadataExtractor(request.metadata());
+                    let span = crate::trace::handler_span(&metadata, stringify!($method));
                     let request = Box::new(PointRequest::$variant(request.into_inner()));
                     span.record("hookwire.point", request.point().as_str());
-                    let answered = self.handle(peer, request).instrument(span.clone()).await;
+                    let answered = self.dispatch.answer(peer, request).instrument(span.clone()).await;
                     crate::trace::record_handled(&span, answered.is_ok());
                     answered.map(Response::new)
                 }
@@ -230,9 +152,7 @@ macro_rules! impl_interceptor {
                 &self,
                 _request: Request<pb::DescribeRequest>,
             ) -> Result<Response<pb::Manifest>, Status> {
-                let mut manifest =
-                    unwind_guard(async { Ok(pb::Manifest::from(&self.service.describe())) })
-                        .await?;
+                let mut manifest = self.dispatch.describe().await?;
                 if self.multiplex {
                     declare_multiplex(&mut manifest);
                 }
@@ -246,7 +166,12 @@ macro_rules! impl_interceptor {
                 request: Request<Streaming<pb::MultiplexRequest>>,
             ) -> Result<Response<MultiplexStream>, Status> {
                 let peer = peer_of(&request);
-                let answers = crate::multiplex::answers(self.clone(), peer, request.into_inner());
+                let answers = crate::multiplex::answers(
+                    self.dispatch.clone(),
+                    self.drain.subscribe(),
+                    peer,
+                    request.into_inner(),
+                );
                 Ok(Response::new(answers))
             }
         }

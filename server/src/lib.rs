@@ -8,8 +8,12 @@
 //! `hookwire.v1.Interceptor` gRPC service, next to `grpc.health.v1`, with
 //! graceful shutdown and optional tower layers.
 //!
-//! - `adapter`: the gRPC edge ([`GrpcAdapter`]): decoding, routing through
-//!   the policy's object-safe form, panic isolation, encoding.
+//! - `adapter`: the gRPC edge ([`GrpcAdapter`]): the unary RPCs, `Describe`,
+//!   and the `Multiplex` stream handed to `multiplex`.
+//! - `multiplex`: the `Multiplex` stream served ([`MultiplexStream`], at
+//!   most [`MULTIPLEX_IN_FLIGHT`] emissions at once per stream).
+//! - `dispatch`: one emission answered, for both: decoding, routing
+//!   through the policy's object-safe form, panic isolation, encoding.
 //! - `server`: [`Server`] (settings and layers), [`Router`] (serving)
 //!   and [`spawn_local`].
 //! - `peer`: [`Peer`], the verified client certificate of a mutual-TLS
@@ -50,6 +54,7 @@
 
 mod adapter;
 pub mod approval;
+mod dispatch;
 mod error;
 mod health;
 mod limits;
@@ -61,9 +66,10 @@ mod running;
 mod server;
 mod trace;
 
-pub use adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter, MULTIPLEX_IN_FLIGHT, MultiplexStream};
+pub use adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
 pub use error::Error;
 pub use limits::{HANDSHAKE_BYTES, LimitedConnection, LimitedIncoming, ServerLimits};
+pub use multiplex::{MULTIPLEX_IN_FLIGHT, MultiplexStream};
 pub use peer::Peer;
 
 /// The Prometheus client the metrics register in, re-exported so that

@@ -40,21 +40,29 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, Stream, StreamExt};
 use hookwire::pb;
 use hookwire::wire::{MultiplexBody, PointRequest};
-use tokio::sync::oneshot;
-use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
+use tokio::sync::{oneshot, watch};
 use tonic::{Status, Streaming};
 use tracing::Instrument;
 
-use crate::adapter::{GrpcAdapter, MULTIPLEX_IN_FLIGHT, MultiplexStream};
+use crate::dispatch::Dispatch;
 use crate::peer::Peer;
 
-/// The answers to the requests read from `incoming`, for one stream.
+/// Most emissions one `Multiplex` stream has in flight at once: the bound
+/// on what a host can make a service hold for it on one stream.
+pub const MULTIPLEX_IN_FLIGHT: usize = 1024;
+
+/// The outgoing half of a `Multiplex` stream, as tonic sends it.
+pub type MultiplexStream =
+    Pin<Box<dyn Stream<Item = Result<pb::MultiplexResponse, Status>> + Send + 'static>>;
+
+/// The answers to the requests read from `incoming`, for one stream:
+/// each emission answered by `dispatch`, until `drained` turns `true`.
 pub(crate) fn answers(
-    adapter: GrpcAdapter,
+    dispatch: Arc<Dispatch>,
+    mut drained: watch::Receiver<bool>,
     peer: Option<Peer>,
     incoming: Streaming<pb::MultiplexRequest>,
 ) -> MultiplexStream {
-    let mut drained = adapter.drained();
     let drain = Box::pin(async move {
         // A dropped sender cannot drain any more: wait forever.
         if drained.wait_for(|d| *d).await.is_err() {
@@ -62,7 +70,7 @@ pub(crate) fn answers(
         }
     });
     Box::pin(Answers {
-        adapter: Arc::new(adapter),
+        dispatch,
         peer,
         incoming: Some(incoming),
         drain,
@@ -88,7 +96,7 @@ type Emission = Pin<Box<dyn Future<Output = (u64, pb::MultiplexResponse)> + Send
 
 /// One `Multiplex` stream being served.
 struct Answers {
-    adapter: Arc<GrpcAdapter>,
+    dispatch: Arc<Dispatch>,
     peer: Option<Peer>,
     /// The host's requests; `None` once reading stopped (the server
     /// drains, or the host closed its side).
@@ -237,9 +245,9 @@ impl Answers {
             }
             None => None,
         };
-        let span = crate::trace::handler_span(&trace_metadata(trace_context), "Multiplex");
+        let span = crate::trace::handler_span(trace_context, "Multiplex");
         span.record("hookwire.point", request.point().as_str());
-        let (adapter, peer) = (self.adapter.clone(), self.peer.clone());
+        let (dispatch, peer) = (self.dispatch.clone(), self.peer.clone());
         let emission = async move {
             let _done = done;
             let decided = async {
@@ -247,7 +255,7 @@ impl Answers {
                     // Ended or cancelled: either way this one may start.
                     let _ = previous.await;
                 }
-                adapter.handle(peer, request).await
+                dispatch.answer(peer, request).await
             };
             let outcome = match deadline {
                 Some(d) => tokio::time::timeout_at(d, decided)
@@ -283,20 +291,4 @@ fn error_answer(id: u64, status: &Status) -> pb::MultiplexResponse {
             message: status.message().to_owned(),
         })),
     }
-}
-
-/// An emission's W3C trace context as the metadata a unary call carries
-/// it in, for the handler span; entries that are not valid metadata are
-/// left out.
-fn trace_metadata(trace_context: &HashMap<String, String>) -> MetadataMap {
-    let mut metadata = MetadataMap::new();
-    for (key, value) in trace_context {
-        if let (Ok(k), Ok(v)) = (
-            MetadataKey::from_bytes(key.as_bytes()),
-            MetadataValue::try_from(value.as_str()),
-        ) {
-            metadata.insert(k, v);
-        }
-    }
-    metadata
 }

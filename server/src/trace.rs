@@ -9,19 +9,26 @@
 //! every request of a host, so that context travels in the message). Spans
 //! carry no payload. Without an OpenTelemetry layer in the process the
 //! spans are plain `tracing` spans and nothing is linked.
+//!
+//! The headers are read by [`hookwire::trace_context`]; this module only
+//! turns what they name into OpenTelemetry's remote span context.
 
 use std::collections::HashMap;
+use std::str::FromStr;
 
-use opentelemetry::propagation::{Extractor, TextMapPropagator};
-use opentelemetry_sdk::propagation::TraceContextPropagator;
+use hookwire::trace_context::{SAMPLED, TRACEPARENT, TRACESTATE, TraceParent};
+use opentelemetry::propagation::Extractor;
+use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use tonic::metadata::MetadataMap;
 use tracing::Span;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 /// The span of one interceptor RPC, child of the caller's span when the
-/// call carries W3C trace context.
-pub(crate) fn handler_span(metadata: &MetadataMap, method: &str) -> Span {
+/// call carries W3C trace context: in its metadata
+/// ([`MetadataExtractor`]) or, on the `Multiplex` stream, in the
+/// emission's `trace_context` map.
+pub(crate) fn handler_span(carrier: &dyn Extractor, method: &str) -> Span {
     let span = tracing::info_span!(
         "hookwire.handle",
         otel.kind = "server",
@@ -32,9 +39,8 @@ pub(crate) fn handler_span(metadata: &MetadataMap, method: &str) -> Span {
         otel.status_code = Empty,
     );
     if !span.is_disabled() {
-        let parent = TraceContextPropagator::new().extract(&MetadataExtractor(metadata));
         // Fails only without an OpenTelemetry layer: nothing to link.
-        let _ = span.set_parent(parent);
+        let _ = span.set_parent(remote_parent(carrier));
     }
     span
 }
@@ -60,13 +66,37 @@ pub(crate) fn approval_span(
         hookwire.host = peer,
     );
     if !span.is_disabled() && !trace_context.is_empty() {
-        let parent = TraceContextPropagator::new().extract(trace_context);
-        let _ = span.set_parent(parent);
+        let _ = span.set_parent(remote_parent(trace_context));
     }
     span
 }
 
-struct MetadataExtractor<'a>(&'a MetadataMap);
+/// The OpenTelemetry parent of a span of ours: the current context with
+/// the host's span as its remote span when `carrier` holds a valid
+/// `traceparent` (and its `tracestate`, when that is valid too), else the
+/// current context as it is.
+fn remote_parent(carrier: &dyn Extractor) -> opentelemetry::Context {
+    let current = opentelemetry::Context::current();
+    let Some(parent) = carrier.get(TRACEPARENT).and_then(TraceParent::parse) else {
+        return current;
+    };
+    let state = carrier
+        .get(TRACESTATE)
+        .and_then(|s| TraceState::from_str(s).ok())
+        .unwrap_or_default();
+    let remote = SpanContext::new(
+        TraceId::from_bytes(parent.trace_id),
+        SpanId::from_bytes(parent.parent_id),
+        // The sampled bit is the only flag this version knows.
+        TraceFlags::new(parent.flags & SAMPLED),
+        true,
+        state,
+    );
+    current.with_remote_span_context(remote)
+}
+
+/// A call's gRPC metadata as where its trace context is read from.
+pub(crate) struct MetadataExtractor<'a>(pub(crate) &'a MetadataMap);
 
 impl Extractor for MetadataExtractor<'_> {
     fn get(&self, key: &str) -> Option<&str> {
@@ -87,7 +117,6 @@ impl Extractor for MetadataExtractor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opentelemetry::trace::TraceContextExt;
 
     #[test]
     fn traceparent_metadata_is_read() {
@@ -98,7 +127,7 @@ mod tests {
                 .parse()
                 .unwrap(),
         );
-        let cx = TraceContextPropagator::new().extract(&MetadataExtractor(&metadata));
+        let cx = remote_parent(&MetadataExtractor(&metadata));
         let span = cx.span();
         let sc = span.span_context();
         assert!(sc.is_remote() && sc.is_sampled());
@@ -107,7 +136,7 @@ mod tests {
             "4bf92f3577b34da6a3ce929d0e0e4736"
         );
         assert_eq!(sc.span_id().to_string(), "00f067aa0ba902b7");
-        let none = TraceContextPropagator::new().extract(&MetadataExtractor(&MetadataMap::new()));
+        let none = remote_parent(&MetadataExtractor(&MetadataMap::new()));
         assert!(!none.span().span_context().is_valid());
     }
 }

@@ -1,10 +1,10 @@
 //! Steps 1 and 2 of the load pipeline: reading a document from a file and
 //! parsing its text under the §7.7 bounds.
 //!
-//! The parser is a small strict RFC 8259 reader of our own rather than
-//! `serde_json::from_str`, because the loader needs three things a generic
-//! parser throws away: duplicate keys (refused, so a settings validator and
-//! the loader never disagree on which value loaded), the nesting depth
+//! The text is read by [`hookwire::json::read`], the exact JSON reader the
+//! wire uses too, which gives the loader the three things a generic parse
+//! throws away: duplicate keys (refused, so a settings validator and the
+//! loader never disagree on which value loaded), the nesting depth
 //! (bounded at 32 while parsing, not after), and which numbers were written
 //! as integer tokens beyond ±(2^53 − 1) (a generic parser turns them into
 //! doubles, after which nobody can tell). Those tokens are reported back
@@ -13,11 +13,11 @@
 use std::io::Read as _;
 use std::path::Path;
 
-use hookwire::canonical::MAX_SAFE_INTEGER;
-use serde_json::{Map, Number, Value};
+use hookwire::json::{self, InvalidJson};
+use serde_json::Value;
 
 use super::limits::{MAX_DEPTH, MAX_DOCUMENT_BYTES};
-use crate::refusal::{Refusal, RefusalClass, pointer};
+use crate::refusal::{Refusal, RefusalClass};
 
 /// A parsed document and the integer tokens it carries outside the
 /// I-JSON range, by pointer, in document order.
@@ -77,19 +77,15 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, Refusal> {
             ),
         ));
     }
-    let mut p = Parser {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        unsafe_integers: Vec::new(),
-    };
-    let value = p.document().map_err(|e| {
-        let (line, column) = p.line_column(e.at);
-        Refusal::one(
-            RefusalClass::Malformed,
-            e.pointer,
-            format!("{} (line {line}, column {column})", e.what),
-        )
+    let json::Document {
+        value,
+        wide_integers,
+    } = json::read(text, MAX_DEPTH).map_err(|e| {
+        let pointer = match &e {
+            InvalidJson::Document { pointer, .. } => pointer.clone(),
+            _ => String::new(),
+        };
+        Refusal::one(RefusalClass::Malformed, pointer, e.to_string())
     })?;
     if !value.is_object() {
         return Err(Refusal::one(
@@ -100,303 +96,8 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, Refusal> {
     }
     Ok(Parsed {
         value,
-        unsafe_integers: p.unsafe_integers,
+        unsafe_integers: wide_integers,
     })
-}
-
-struct Syntax {
-    at: usize,
-    pointer: String,
-    what: String,
-}
-
-struct Parser<'a> {
-    text: &'a str,
-    bytes: &'a [u8],
-    pos: usize,
-    unsafe_integers: Vec<String>,
-}
-
-impl Parser<'_> {
-    fn fail<T>(&self, pointer: &str, what: impl Into<String>) -> Result<T, Syntax> {
-        Err(Syntax {
-            at: self.pos,
-            pointer: pointer.to_owned(),
-            what: what.into(),
-        })
-    }
-
-    fn line_column(&self, at: usize) -> (usize, usize) {
-        // An error can sit inside a multi-byte character (an invalid
-        // escape's next byte): count from the character's start.
-        let mut at = at.min(self.text.len());
-        while !self.text.is_char_boundary(at) {
-            at -= 1;
-        }
-        let before = &self.text[..at];
-        let line = before.bytes().filter(|b| *b == b'\n').count() + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        (line, column)
-    }
-
-    fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
-            self.pos += 1;
-        }
-    }
-
-    fn document(&mut self) -> Result<Value, Syntax> {
-        self.skip_ws();
-        let value = self.value("", 0)?;
-        self.skip_ws();
-        if self.pos != self.bytes.len() {
-            return self.fail("", "unexpected content after the document");
-        }
-        Ok(value)
-    }
-
-    fn value(&mut self, at: &str, depth: usize) -> Result<Value, Syntax> {
-        match self.bytes.get(self.pos) {
-            None => self.fail(at, "unexpected end of the document"),
-            Some(b'{') => self.object(at, depth + 1),
-            Some(b'[') => self.array(at, depth + 1),
-            Some(b'"') => self.string(at).map(Value::String),
-            Some(b't') => self.literal(at, "true", Value::Bool(true)),
-            Some(b'f') => self.literal(at, "false", Value::Bool(false)),
-            Some(b'n') => self.literal(at, "null", Value::Null),
-            Some(b'-' | b'0'..=b'9') => self.number(at),
-            Some(_) => self.fail(at, "expected a JSON value"),
-        }
-    }
-
-    fn literal(&mut self, at: &str, word: &str, value: Value) -> Result<Value, Syntax> {
-        if self.bytes[self.pos..].starts_with(word.as_bytes()) {
-            self.pos += word.len();
-            Ok(value)
-        } else {
-            self.fail(at, "expected a JSON value")
-        }
-    }
-
-    fn enter(&self, at: &str, depth: usize) -> Result<(), Syntax> {
-        if depth > MAX_DEPTH {
-            return self.fail(
-                at,
-                format!("the document nests deeper than {MAX_DEPTH} levels"),
-            );
-        }
-        Ok(())
-    }
-
-    fn object(&mut self, at: &str, depth: usize) -> Result<Value, Syntax> {
-        self.enter(at, depth)?;
-        self.pos += 1;
-        let mut members = Map::new();
-        self.skip_ws();
-        if self.bytes.get(self.pos) == Some(&b'}') {
-            self.pos += 1;
-            return Ok(Value::Object(members));
-        }
-        loop {
-            self.skip_ws();
-            if self.bytes.get(self.pos) != Some(&b'"') {
-                return self.fail(at, "expected a member name");
-            }
-            let key = self.string(at)?;
-            let here = pointer(at, &key);
-            if members.contains_key(&key) {
-                return self.fail(&here, "duplicate member name");
-            }
-            self.skip_ws();
-            if self.bytes.get(self.pos) != Some(&b':') {
-                return self.fail(&here, "expected ':' after a member name");
-            }
-            self.pos += 1;
-            self.skip_ws();
-            let value = self.value(&here, depth)?;
-            members.insert(key, value);
-            self.skip_ws();
-            match self.bytes.get(self.pos) {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(Value::Object(members));
-                }
-                _ => return self.fail(at, "expected ',' or '}' in an object"),
-            }
-        }
-    }
-
-    fn array(&mut self, at: &str, depth: usize) -> Result<Value, Syntax> {
-        self.enter(at, depth)?;
-        self.pos += 1;
-        let mut items = Vec::new();
-        self.skip_ws();
-        if self.bytes.get(self.pos) == Some(&b']') {
-            self.pos += 1;
-            return Ok(Value::Array(items));
-        }
-        loop {
-            self.skip_ws();
-            let here = format!("{at}/{}", items.len());
-            items.push(self.value(&here, depth)?);
-            self.skip_ws();
-            match self.bytes.get(self.pos) {
-                Some(b',') => self.pos += 1,
-                Some(b']') => {
-                    self.pos += 1;
-                    return Ok(Value::Array(items));
-                }
-                _ => return self.fail(at, "expected ',' or ']' in an array"),
-            }
-        }
-    }
-
-    /// A string starting at the opening quote.
-    fn string(&mut self, at: &str) -> Result<String, Syntax> {
-        self.pos += 1;
-        let mut out = String::new();
-        loop {
-            let start = self.pos;
-            while let Some(&b) = self.bytes.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
-            out.push_str(&self.text[start..self.pos]);
-            match self.bytes.get(self.pos) {
-                None => return self.fail(at, "unterminated string"),
-                Some(b'"') => {
-                    self.pos += 1;
-                    return Ok(out);
-                }
-                Some(b'\\') => {
-                    self.pos += 1;
-                    self.escape(at, &mut out)?;
-                }
-                Some(_) => return self.fail(at, "unescaped control character in a string"),
-            }
-        }
-    }
-
-    fn escape(&mut self, at: &str, out: &mut String) -> Result<(), Syntax> {
-        let Some(&b) = self.bytes.get(self.pos) else {
-            return self.fail(at, "unterminated string");
-        };
-        self.pos += 1;
-        let c = match b {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let high = self.hex4(at)?;
-                let code = if (0xD800..0xDC00).contains(&high) {
-                    if !self.bytes[self.pos..].starts_with(b"\\u") {
-                        return self.fail(at, "lone surrogate in a string");
-                    }
-                    self.pos += 2;
-                    let low = self.hex4(at)?;
-                    if !(0xDC00..0xE000).contains(&low) {
-                        return self.fail(at, "lone surrogate in a string");
-                    }
-                    0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
-                } else if (0xDC00..0xE000).contains(&high) {
-                    return self.fail(at, "lone surrogate in a string");
-                } else {
-                    high
-                };
-                match char::from_u32(code) {
-                    Some(c) => c,
-                    None => return self.fail(at, "invalid \\u escape"),
-                }
-            }
-            _ => return self.fail(at, "invalid escape in a string"),
-        };
-        out.push(c);
-        Ok(())
-    }
-
-    fn hex4(&mut self, at: &str) -> Result<u32, Syntax> {
-        let digits = self.bytes.get(self.pos..self.pos + 4);
-        let parsed = digits
-            .and_then(|d| std::str::from_utf8(d).ok())
-            .filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))
-            .and_then(|d| u32::from_str_radix(d, 16).ok());
-        match parsed {
-            Some(v) => {
-                self.pos += 4;
-                Ok(v)
-            }
-            None => self.fail(at, "invalid \\u escape"),
-        }
-    }
-
-    fn digits(&mut self) -> usize {
-        let start = self.pos;
-        while self.bytes.get(self.pos).is_some_and(u8::is_ascii_digit) {
-            self.pos += 1;
-        }
-        self.pos - start
-    }
-
-    fn number(&mut self, at: &str) -> Result<Value, Syntax> {
-        let start = self.pos;
-        if self.bytes[self.pos] == b'-' {
-            self.pos += 1;
-        }
-        let int_start = self.pos;
-        match self.digits() {
-            0 => return self.fail(at, "invalid number"),
-            n if n > 1 && self.bytes[int_start] == b'0' => {
-                return self.fail(at, "invalid number (leading zero)");
-            }
-            _ => {}
-        }
-        let mut integer = true;
-        if self.bytes.get(self.pos) == Some(&b'.') {
-            integer = false;
-            self.pos += 1;
-            if self.digits() == 0 {
-                return self.fail(at, "invalid number");
-            }
-        }
-        if let Some(b'e' | b'E') = self.bytes.get(self.pos) {
-            integer = false;
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.bytes.get(self.pos) {
-                self.pos += 1;
-            }
-            if self.digits() == 0 {
-                return self.fail(at, "invalid number");
-            }
-        }
-        let token = &self.text[start..self.pos];
-        if integer {
-            let magnitude = token.trim_start_matches('-');
-            let safe = magnitude
-                .parse::<u64>()
-                .is_ok_and(|m| m <= MAX_SAFE_INTEGER);
-            if !safe {
-                self.unsafe_integers.push(at.to_owned());
-            }
-            if let Ok(i) = token.parse::<i64>() {
-                return Ok(Value::Number(i.into()));
-            }
-            if let Ok(u) = token.parse::<u64>() {
-                return Ok(Value::Number(u.into()));
-            }
-        }
-        match token.parse::<f64>().ok().and_then(Number::from_f64) {
-            Some(n) => Ok(Value::Number(n)),
-            None => self.fail(at, "number out of the range of a double"),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,124 @@
+//! The accept loop under the limits: at most
+//! [`max_connections`](ServerLimits::max_connections) connections at once,
+//! each a [`LimitedConnection`], and a pause after each accept error (the
+//! `backoff` module) instead of a spin.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use super::backoff::AcceptBackoff;
+use super::connection::LimitedConnection;
+use super::settings::ServerLimits;
+
+impl ServerLimits {
+    /// Applies every limit: the HTTP/2 settings to `server`, and the
+    /// connection limit, timeouts and accept back-off to the stream of
+    /// connections accepted on `listener`. Serve with
+    /// `server.add_service(..).serve_with_incoming_shutdown(incoming, signal)`.
+    pub fn harden<L>(
+        &self,
+        server: tonic::transport::Server<L>,
+        listener: TcpListener,
+    ) -> (tonic::transport::Server<L>, LimitedIncoming) {
+        (self.apply(server), self.incoming(listener))
+    }
+
+    /// The connection half of [`harden`](Self::harden): `listener`'s
+    /// connections, at most [`max_connections`](Self::max_connections) at
+    /// once, each closed when its handshake or idle timeout expires.
+    pub fn incoming(&self, listener: TcpListener) -> LimitedIncoming {
+        LimitedIncoming::new(listener, *self)
+    }
+}
+
+/// The connections accepted on a listener under [`ServerLimits`]: a
+/// `Stream` for tonic's `serve_with_incoming*`. Accept errors never reach
+/// tonic (which would retry at once); they are logged and retried after a
+/// growing sleep.
+pub struct LimitedIncoming {
+    inner: Pin<Box<dyn Stream<Item = io::Result<LimitedConnection>> + Send>>,
+}
+
+impl std::fmt::Debug for LimitedIncoming {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LimitedIncoming").finish_non_exhaustive()
+    }
+}
+
+struct AcceptLoop {
+    listener: TcpListener,
+    slots: Arc<Semaphore>,
+    limits: ServerLimits,
+}
+
+impl LimitedIncoming {
+    fn new(listener: TcpListener, limits: ServerLimits) -> Self {
+        let state = AcceptLoop {
+            listener,
+            slots: Arc::new(Semaphore::new(limits.max_connections.max(1))),
+            limits,
+        };
+        let stream = futures::stream::unfold(state, |state| async move {
+            let connection = state.next().await;
+            Some((Ok(connection), state))
+        });
+        Self {
+            inner: Box::pin(stream),
+        }
+    }
+}
+
+impl AcceptLoop {
+    /// Waits for a free slot, then for a connection, sleeping after each
+    /// accept error.
+    async fn next(&self) -> LimitedConnection {
+        let mut backoff = AcceptBackoff::new(self.limits.accept_backoff_max);
+        loop {
+            let permit = match self.slots.clone().acquire_owned().await {
+                Ok(permit) => permit,
+                // The semaphore is never closed; waiting forever is the
+                // truthful answer if it were.
+                Err(_) => std::future::pending().await,
+            };
+            match self.listener.accept().await {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    return LimitedConnection::new(stream, permit, &self.limits);
+                }
+                // The peer gave up between SYN and accept: nothing to wait for.
+                Err(e) if is_connection_error(&e) => {}
+                Err(e) => {
+                    let pause = backoff.next_pause();
+                    tracing::warn!(error = %e, retry_in = ?pause, "accept failed; backing off");
+                    drop(permit);
+                    tokio::time::sleep(pause).await;
+                }
+            }
+        }
+    }
+}
+
+/// Errors of one connection, not of the listener: retried at once.
+fn is_connection_error(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::Interrupted
+    )
+}
+
+impl Stream for LimitedIncoming {
+    type Item = io::Result<LimitedConnection>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
