@@ -14,7 +14,7 @@
 //! | [`keepalive_interval`](ServerLimits::keepalive_interval), [`keepalive_timeout`](ServerLimits::keepalive_timeout) | 60 s, 20 s | HTTP/2 PING: a peer that does not acknowledge one in time is closed; the acknowledgements of a live, idle peer keep it under the idle timeout |
 //! | [`max_concurrent_streams`](ServerLimits::max_concurrent_streams) | 256 | HTTP/2 SETTINGS: calls at once on one connection |
 //! | [`max_header_list_bytes`](ServerLimits::max_header_list_bytes) | 64 KiB | HTTP/2: request metadata per call |
-//! | [`accept_backoff_max`](ServerLimits::accept_backoff_max) | 1 s | the accept loop: after an accept error (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`) it sleeps 5 ms, doubling up to this bound, instead of spinning |
+//! | [`accept_backoff_max`](ServerLimits::accept_backoff_max) | 1 s | the accept loop: after an accept error (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`) it sleeps a random pause below a step that starts at 5 ms and doubles up to this bound (`hookwire::backoff`), instead of spinning |
 //!
 //! Request messages are bounded separately, per service, by the decoding
 //! limit ([`DEFAULT_MAX_MESSAGE_BYTES`](crate::DEFAULT_MAX_MESSAGE_BYTES):
@@ -28,10 +28,8 @@
 //! - `incoming`: the accept loop ([`LimitedIncoming`]) and
 //!   [`ServerLimits::harden`];
 //! - `connection`: one accepted connection ([`LimitedConnection`]) and its
-//!   handshake and idle timeouts;
-//! - `backoff`: the pauses of the accept loop after accept errors.
+//!   handshake and idle timeouts.
 
-mod backoff;
 mod connection;
 mod incoming;
 mod settings;

@@ -48,8 +48,9 @@ use crate::dispatch::Dispatch;
 use crate::peer::Peer;
 
 /// Most emissions one `Multiplex` stream has in flight at once: the bound
-/// on what a host can make a service hold for it on one stream.
-pub const MULTIPLEX_IN_FLIGHT: usize = 1024;
+/// on what a host can make a service hold for it on one stream, the same
+/// number the host keeps to ([`hookwire::wire::multiplex::MAX_IN_FLIGHT`]).
+pub const MULTIPLEX_IN_FLIGHT: usize = hookwire::wire::multiplex::MAX_IN_FLIGHT;
 
 /// The outgoing half of a `Multiplex` stream, as tonic sends it.
 pub type MultiplexStream =

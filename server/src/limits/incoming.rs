@@ -7,14 +7,18 @@ use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use futures::Stream;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use super::backoff::AcceptBackoff;
 use super::connection::LimitedConnection;
 use super::settings::ServerLimits;
+use hookwire::backoff::Backoff;
+
+/// The first step of the accept loop's back-off after an accept error.
+const ACCEPT_BACKOFF_BASE: Duration = Duration::from_millis(5);
 
 impl ServerLimits {
     /// Applies every limit: the HTTP/2 settings to `server`, and the
@@ -78,7 +82,7 @@ impl AcceptLoop {
     /// Waits for a free slot, then for a connection, sleeping after each
     /// accept error.
     async fn next(&self) -> LimitedConnection {
-        let mut backoff = AcceptBackoff::new(self.limits.accept_backoff_max);
+        let mut backoff = Backoff::new(ACCEPT_BACKOFF_BASE, self.limits.accept_backoff_max);
         loop {
             let permit = match self.slots.clone().acquire_owned().await {
                 Ok(permit) => permit,
@@ -94,7 +98,7 @@ impl AcceptLoop {
                 // The peer gave up between SYN and accept: nothing to wait for.
                 Err(e) if is_connection_error(&e) => {}
                 Err(e) => {
-                    let pause = backoff.next_pause();
+                    let pause = backoff.next_delay();
                     tracing::warn!(error = %e, retry_in = ?pause, "accept failed; backing off");
                     drop(permit);
                     tokio::time::sleep(pause).await;
