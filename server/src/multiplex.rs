@@ -13,8 +13,9 @@
 //!   `DEADLINE_EXCEEDED` and its hook is dropped;
 //! - **cancellation**: the host's `cancel` drops its hook and answers
 //!   `CANCELLED` at once; every id is answered exactly once;
-//! - **per-session order**: an emission starts when its session's previous
-//!   one has ended;
+//! - **no ordering between emissions**: each one's hook starts when its
+//!   request is read, so a session's parallel tool calls are decided in
+//!   parallel, as the unary RPCs would decide them;
 //! - **bounded backpressure**: at most [`MULTIPLEX_IN_FLIGHT`] run at once;
 //!   at the bound, cancellations are still read, but an emission read then
 //!   waits for room and the stream is not read further until one ends, so
@@ -35,12 +36,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures::future::{AbortHandle, Abortable, Shared};
+use futures::future::{AbortHandle, Abortable};
 use futures::stream::FuturesUnordered;
-use futures::{FutureExt, Stream, StreamExt};
+use futures::{Stream, StreamExt};
 use hookwire::pb;
 use hookwire::wire::{MultiplexBody, PointRequest};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 use tonic::{Status, Streaming};
 use tracing::Instrument;
 
@@ -79,7 +80,6 @@ pub(crate) fn answers(
         cancels: HashMap::new(),
         ready: VecDeque::new(),
         parked: None,
-        order: HashMap::new(),
     })
 }
 
@@ -117,9 +117,6 @@ struct Answers {
     /// room; nothing more is read meanwhile. (Other messages are still
     /// read at the bound, so a host's cancellation frees room.)
     parked: Option<Parked>,
-    /// Per session id, the end of its latest emission, which the next
-    /// emission of that session waits for (arrival order per session).
-    order: HashMap<String, Shared<oneshot::Receiver<()>>>,
 }
 
 impl Stream for Answers {
@@ -228,7 +225,7 @@ impl Answers {
         }
     }
 
-    /// Starts one emission, after the previous one of its session.
+    /// Starts one emission: its hook runs from now, beside the others.
     fn start(
         &mut self,
         id: u64,
@@ -236,28 +233,11 @@ impl Answers {
         deadline: Option<tokio::time::Instant>,
         trace_context: &HashMap<String, String>,
     ) {
-        let (done, finished) = oneshot::channel::<()>();
-        let after = match request.session_id() {
-            Some(session) => {
-                if self.order.len() >= 2 * MULTIPLEX_IN_FLIGHT {
-                    self.order.retain(|_, end| end.peek().is_none());
-                }
-                self.order.insert(session.to_owned(), finished.shared())
-            }
-            None => None,
-        };
         let span = crate::trace::handler_span(trace_context, "Multiplex");
         span.record("hookwire.point", request.point().as_str());
         let (dispatch, peer) = (self.dispatch.clone(), self.peer.clone());
         let emission = async move {
-            let _done = done;
-            let decided = async {
-                if let Some(previous) = after {
-                    // Ended or cancelled: either way this one may start.
-                    let _ = previous.await;
-                }
-                dispatch.answer(peer, request).await
-            };
+            let decided = dispatch.answer(peer, request);
             let outcome = match deadline {
                 Some(d) => tokio::time::timeout_at(d, decided)
                     .await

@@ -969,9 +969,10 @@ pub mod interceptor_client {
         /// host, unique on the stream, and its own timeout; the service answers
         /// every id exactly once, in any order (an error outcome where the unary
         /// RPC would have answered an error status, `CANCELLED` for an id the
-        /// host cancelled before an answer was sent). Requests of one session
-        /// (`core.session.id`) are decided in the order they arrive. The
-        /// fail-closed contract is the unary one, per emission: an error outcome,
+        /// host cancelled before an answer was sent). Requests are decided
+        /// concurrently, those of one session (`core.session.id`) too, as the
+        /// unary RPCs would decide them: a service that needs an order keeps it
+        /// itself. The fail-closed contract is the unary one, per emission: an error outcome,
         /// a missing or malformed answer, a broken stream or a passed deadline is
         /// that emission's `host_error:*` deny.
         pub async fn multiplex(
@@ -1099,9 +1100,10 @@ pub mod interceptor_server {
         /// host, unique on the stream, and its own timeout; the service answers
         /// every id exactly once, in any order (an error outcome where the unary
         /// RPC would have answered an error status, `CANCELLED` for an id the
-        /// host cancelled before an answer was sent). Requests of one session
-        /// (`core.session.id`) are decided in the order they arrive. The
-        /// fail-closed contract is the unary one, per emission: an error outcome,
+        /// host cancelled before an answer was sent). Requests are decided
+        /// concurrently, those of one session (`core.session.id`) too, as the
+        /// unary RPCs would decide them: a service that needs an order keeps it
+        /// itself. The fail-closed contract is the unary one, per emission: an error outcome,
         /// a missing or malformed answer, a broken stream or a passed deadline is
         /// that emission's `host_error:*` deny.
         async fn multiplex(
