@@ -41,9 +41,12 @@
 //! outcome with its `declaration_error:*` class.
 //!
 //! The vectors are downloaded at test time (`scripts/fetch-ctk-vectors.sh`,
-//! into `.cache/ctk/`), never committed. The run prints one line per
-//! vector, a per-part table and a final `conformance: N passed, M failed, K
-//! skipped` line, and exits non-zero when an applicable vector fails. It
+//! into `.cache/ctk/`), never committed. Every vector runs twice: with the
+//! services called over the eight unary RPCs (what a service written from
+//! `proto/` alone serves) and over the `Multiplex` stream (what the SDK
+//! declares). Each run prints one line per vector, a per-part table and a
+//! `conformance: N passed, M failed, K skipped (unary|multiplex)` line; the
+//! binary exits non-zero when an applicable vector fails on either. It
 //! also fails when the committed `CONFORMANCE.md` differs from the report
 //! this run would write; `HOOKWIRE_WRITE_CONFORMANCE=1` writes it instead.
 
@@ -78,7 +81,7 @@ use hookwire_server::approval::{
 
 /// The conformance host's token for the approval service it resolves through.
 const CTK_HOST_TOKEN: &str = "hwa_ctk_host_0123456789abcdef0123456789abcdef";
-use hookwire_server::{Interceptor, Server, async_trait, manifest};
+use hookwire_server::{GrpcAdapter, Interceptor, Server, async_trait, manifest};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -134,31 +137,24 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut results = Vec::with_capacity(vectors.len());
-    for vector in &vectors {
-        let id = vector["id"].as_str().unwrap_or_default();
-        let mut harness = HookwireHarness {
-            vector: vector.clone(),
-            responses: texts.get(id).cloned().unwrap_or_default(),
-            ..HookwireHarness::default()
-        };
-        let mut result = runtime.block_on(agent_hooks::ctk::run_vector(&mut harness, vector));
-        if result.status == "pass" {
-            let failures = harness.incremental_failures(vector);
-            if !failures.is_empty() {
-                result.status = "fail";
-                result.failures = failures;
-            }
-        }
-        print_result(vector, &result);
-        results.push((vector.clone(), result));
+    let mut summaries = Vec::new();
+    let mut failed = false;
+    let mut results = Vec::new();
+    for transport in [Transport::Unary, Transport::Multiplex] {
+        println!("transport: {}", transport.label());
+        results = run_all(&runtime, &vectors, &texts, transport);
+        let report = Report::new(&results);
+        print!("{}", report.table());
+        failed |= report.failed > 0 || report.passed == 0;
+        summaries.push(format!("{} ({})", report.summary(), transport.label()));
     }
 
+    // The markdown names both runs; its vector table is the stream's (the
+    // run passes only when both pass every applicable vector).
     let report = Report::new(&results);
-    print!("{}", report.table());
-    let summary = report.summary();
+    let summary = summaries.join("\n");
     let path = hookwire_testkit::workspace_root().join("CONFORMANCE.md");
-    let markdown = report.markdown(&results);
+    let markdown = report.markdown(&results, &summaries);
     let mut stale = false;
     if std::env::var_os("HOOKWIRE_WRITE_CONFORMANCE").is_some_and(|v| v == "1") {
         if let Err(e) = std::fs::write(&path, &markdown) {
@@ -176,11 +172,63 @@ fn main() -> ExitCode {
         );
     }
     println!("{summary}");
-    if report.failed > 0 || report.passed == 0 || stale {
+    if failed || stale {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// How the host reaches the scripted services.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Transport {
+    /// The eight unary RPCs: the services leave the stream out of their
+    /// manifest.
+    Unary,
+    /// The `Multiplex` stream the SDK declares.
+    #[default]
+    Multiplex,
+}
+
+impl Transport {
+    fn label(self) -> &'static str {
+        match self {
+            Transport::Unary => "unary",
+            Transport::Multiplex => "multiplex",
+        }
+    }
+}
+
+/// Runs every vector on a fresh harness whose services are reached over
+/// `transport`, printing each result.
+fn run_all(
+    runtime: &tokio::runtime::Runtime,
+    vectors: &[Value],
+    texts: &HashMap<String, Vec<String>>,
+    transport: Transport,
+) -> Vec<(Value, VectorResult)> {
+    let mut results = Vec::with_capacity(vectors.len());
+    for vector in vectors {
+        let id = vector["id"].as_str().unwrap_or_default();
+        let mut harness = HookwireHarness {
+            vector: vector.clone(),
+            responses: texts.get(id).cloned().unwrap_or_default(),
+            transport,
+            ..HookwireHarness::default()
+        };
+        let mut result = runtime.block_on(agent_hooks::ctk::run_vector(&mut harness, vector));
+        if result.status == "pass" {
+            let failures = harness.incremental_failures(vector);
+            if !failures.is_empty() {
+                result.status = "fail";
+                result.failures = failures;
+            }
+        }
+        print_result(vector, &result);
+        results.push((vector.clone(), result));
+    }
+
+    results
 }
 
 // ---- the harness --------------------------------------------------------------
@@ -205,6 +253,8 @@ struct HookwireHarness {
     released: Arc<Mutex<String>>,
     /// Everything the run persisted (the agent's transcript), serialized.
     persisted: String,
+    /// How the host reaches the services.
+    transport: Transport,
 }
 
 #[async_trait]
@@ -497,15 +547,32 @@ impl HookwireHarness {
         let addr = listener.local_addr().expect("local address");
         let listener = tokio::net::TcpListener::from_std(listener).expect("inside the runtime");
         let (stop, stopped) = oneshot::channel::<()>();
-        let router = Server::builder().service(service);
-        tokio::spawn(async move {
-            let signal = async move {
-                let _ = stopped.await;
-            };
-            if let Err(e) = router.serve_with_listener(listener, signal).await {
-                eprintln!("interceptor service on {addr} failed: {e}");
+        let signal = async move {
+            let _ = stopped.await;
+        };
+        match self.transport {
+            Transport::Multiplex => {
+                let router = Server::builder().service(service);
+                tokio::spawn(async move {
+                    if let Err(e) = router.serve_with_listener(listener, signal).await {
+                        eprintln!("interceptor service on {addr} failed: {e}");
+                    }
+                });
             }
-        });
+            Transport::Unary => {
+                let service = GrpcAdapter::new(service).unary_only().into_server();
+                let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+                tokio::spawn(async move {
+                    let served = tonic::transport::Server::builder()
+                        .add_service(service)
+                        .serve_with_incoming_shutdown(incoming, signal)
+                        .await;
+                    if let Err(e) = served {
+                        eprintln!("interceptor service on {addr} failed: {e}");
+                    }
+                });
+            }
+        }
         self.servers.push(stop);
         format!("http://{addr}")
     }
@@ -1208,7 +1275,7 @@ impl Report {
         out
     }
 
-    fn markdown(&self, results: &[(Value, VectorResult)]) -> String {
+    fn markdown(&self, results: &[(Value, VectorResult)], summaries: &[String]) -> String {
         let mut md = String::new();
         let _ = writeln!(
             md,
@@ -1217,7 +1284,8 @@ impl Report {
              hookwire's host runs the official AGENT-HOOKS-0.1 conformance vectors with every\n\
              scripted interceptor served as a gRPC interceptor service (hookwire-server on\n\
              127.0.0.1) and bound to the host as a remote interceptor; the scenario runs through\n\
-             the reference agent loop of hookwire-client. Each vector's scripted approval resolver\n\
+             the reference agent loop of hookwire-client. Every vector runs twice: the services\n\
+             called over the eight unary RPCs, and over the `Multiplex` stream. Each vector's scripted approval resolver\n\
              sits behind a hookwire approval service: the host reaches it with a `StreamResolver`\n\
              over the service's `Resolve` stream (request, context and echoed identity on the wire).\n\
              Model responses enter the host as the vector's own JSON text, decoded exactly.\n\n\
@@ -1234,14 +1302,18 @@ impl Report {
              | Host declaration (§7.7) | declaration vectors build the host from the vector's document through hookwire's loader (`agent-hooks-declaration/1.0`) |\n\
              | Harness-side assertions | the runner of this SDK version does not assert `released_output` and `persisted_must_not_contain`; the harness asserts them (released text, and the agent's transcript as what is persisted) |\n\n\
              Runner: {RUNNER}. Vectors: {VECTOR_SOURCE}.\n\n\
-             **{summary}**",
+             {summary}",
             plain_caps = CAPABILITIES.join(", "),
             caps = CAPABILITIES
                 .iter()
                 .map(|c| format!("`{c}`"))
                 .collect::<Vec<_>>()
                 .join(", "),
-            summary = self.summary(),
+            summary = summaries
+                .iter()
+                .map(|s| format!("**{s}**"))
+                .collect::<Vec<_>>()
+                .join("\\\n"),
         );
         md.push_str("\n## Results per part\n\n| Part | Passed | Failed | Skipped |\n| --- | ---: | ---: | ---: |\n");
         for (part, t) in &self.parts {
