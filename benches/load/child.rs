@@ -43,10 +43,12 @@ pub struct Endpoints {
     pub unary: String,
     /// The raw TCP echo (`host:port`, no scheme): the physical floor.
     pub tcp: String,
+    /// The delayed service without the stream in its manifest.
+    pub delay_unary: String,
 }
 
 /// Endpoints of a server started by hand (`HOOKWIRE_BENCH_PORTS="<allow>
-/// <delay> <floor> <unary> <tcp>"`, e.g. one running under a profiler), or
+/// <delay> <floor> <unary> <tcp> <delay_unary>"`, e.g. one running under a profiler), or
 /// `None`.
 pub fn external_server() -> Option<Endpoints> {
     let ports = std::env::var("HOOKWIRE_BENCH_PORTS").ok()?;
@@ -65,6 +67,7 @@ fn endpoints(ports: &[u16]) -> Endpoints {
         floor: url(ports[2]),
         unary: url(ports[3]),
         tcp: format!("127.0.0.1:{}", ports[4]),
+        delay_unary: url(ports[5]),
     }
 }
 

@@ -11,7 +11,9 @@
 //! - the host with in-process interceptors against the canonical
 //!   in-process emitter (`agent_hooks::InterceptionEmitter`);
 //! - a `parallel/strictest` fan-out to four remote interceptors that each
-//!   wait 2 ms, against one such interceptor;
+//!   wait 2 ms, against one such interceptor; and four parallel
+//!   `pre_tool_call`s of one session against one 2 ms interceptor, over
+//!   the stream and unary, against one call;
 //! - throughput with 64 and 256 concurrent sessions, unary and stream,
 //!   against bare tonic with the same concurrency;
 //! - how time and memory per emission grow with the context size, the
@@ -34,7 +36,7 @@
 //! a profiler: `remote` (unary), `stream`, `floor`, `floor-deadline`, `local`, `canon`,
 //! `concurrent`, `concurrent-stream`, `concurrent-floor`, `policy` (in-process Rego decisions), or
 //! `parts` for native timings of the engine's per-emission work). `HOOKWIRE_BENCH_PORTS="<allow> <delay>
-//! <floor> <unary> <tcp>"` points `--profile` at a server started by hand (`--serve`),
+//! <floor> <unary> <tcp> <delay_unary>"` points `--profile` at a server started by hand (`--serve`),
 //! e.g. one running under `valgrind --tool=callgrind`.
 //!
 //! One file per part: `child.rs` (the services' process and CPU
@@ -226,6 +228,7 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Report {
     }
     if want("fanout") {
         fanout::fanout(plan, ep, &call_1k, &mut headline).await;
+        fanout::parallel_in_a_session(plan, ep, &call_1k, &mut headline).await;
     }
     if want("throughput") {
         for concurrency in [64, 256] {

@@ -9,10 +9,13 @@
 //!   what prost does for any tonic call;
 //! - `unary`: the `allow` service with the `Multiplex` stream left out of
 //!   its manifest, so hosts call it unary;
+//! - `delay_unary`: the `delay` service without the stream, for the
+//!   parallel-in-a-session rows over unary;
 //! - `tcp`: the physical floor: a raw TCP echo of length-prefixed frames
 //!   (a request of any length in, a fixed short answer out).
 //!
-//! The child prints `ports <allow> <delay> <floor> <unary> <tcp>` on
+//! The child prints `ports <allow> <delay> <floor> <unary> <tcp>
+//! <delay_unary>` on
 //! stdout, then serves
 //! until its stdin reaches end of file (the parent exited or closed it), or
 //! at the latest after [`MAX_LIFETIME`].
@@ -186,17 +189,18 @@ pub fn run() -> ! {
         .expect("server runtime");
     rt.block_on(async {
         let (allow, delay, floor) = (bind().await, bind().await, bind().await);
-        let (unary, tcp) = (bind().await, bind().await);
+        let (unary, tcp, delay_unary) = (bind().await, bind().await, bind().await);
         {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(
                 out,
-                "ports {} {} {} {} {}",
+                "ports {} {} {} {} {} {}",
                 port(&allow),
                 port(&delay),
                 port(&floor),
                 port(&unary),
-                port(&tcp)
+                port(&tcp),
+                port(&delay_unary)
             );
             let _ = out.flush();
         }
@@ -233,8 +237,18 @@ pub fn run() -> ! {
                 )
                 .serve_with_incoming(TcpIncoming::from(unary).with_nodelay(Some(true))),
         );
+        let delay_unary = tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(
+                    GrpcAdapter::new(Delayed)
+                        .unary_only()
+                        .into_server()
+                        .max_decoding_message_size(MAX_MESSAGE),
+                )
+                .serve_with_incoming(TcpIncoming::from(delay_unary).with_nodelay(Some(true))),
+        );
         let tcp = tokio::spawn(echo(tcp));
-        let _ = tokio::join!(allow, delay, floor, unary, tcp);
+        let _ = tokio::join!(allow, delay, floor, unary, tcp, delay_unary);
     });
     std::process::exit(1)
 }
