@@ -23,13 +23,13 @@ use hookwire::pb;
 use hookwire::pb::approval_service_client::ApprovalServiceClient;
 use hookwire::pb::approval_service_server::{ApprovalService, ApprovalServiceServer};
 use hookwire::{AgentContext, InterceptionPoint, Verdict};
-use hookwire_client::declaration::{Declaration, Registry};
-use hookwire_client::{ApprovalResolver, Host, InputRole, StreamResolver, TlsConfig, ToolCall};
-use hookwire_server::approval::auth::token_sha256;
-use hookwire_server::approval::{
+use hookwire_approvals::auth::token_sha256;
+use hookwire_approvals::{
     Acceptance, Access, ApprovalQueue, ApproverConfig, HistoryQuery, HostLink, PrincipalConfig,
     ServiceTls,
 };
+use hookwire_client::declaration::{Declaration, Registry};
+use hookwire_client::{ApprovalResolver, Host, InputRole, StreamResolver, TlsConfig, ToolCall};
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair, SanType,
 };
@@ -170,7 +170,7 @@ async fn http(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_refusal_leaves_the_queue_unchanged_and_no_secret_is_logged() {
     let logs = capture_logs();
-    let service = hookwire_server::approval::ApprovalServer::new(access())
+    let service = hookwire_approvals::ApprovalServer::new(access())
         .spawn_local()
         .await
         .expect("approval service");
@@ -401,7 +401,7 @@ async fn every_refusal_leaves_the_queue_unchanged_and_no_secret_is_logged() {
         .into_inner();
     assert_eq!(ok.status, pb::DecisionStatus::Accepted as i32);
     let resolved = loop {
-        if let hookwire_server::approval::QueueEvent::Resolved { approver, .. } =
+        if let hookwire_approvals::QueueEvent::Resolved { approver, .. } =
             sub.events.recv().await.unwrap()
         {
             break approver;
@@ -517,7 +517,7 @@ async fn tls_with_the_wrong_authority_fails_closed_and_mtls_names_the_approver()
         .unwrap()
         .client_ca(ca.pem.clone(), false)
         .unwrap();
-    let service = hookwire_server::approval::ApprovalServer::new(Access::new(&config).unwrap())
+    let service = hookwire_approvals::ApprovalServer::new(Access::new(&config).unwrap())
         .tls(tls)
         .spawn_local()
         .await
@@ -761,7 +761,7 @@ async fn sign_in(web: std::net::SocketAddr, token: &str) -> Result<String, u16> 
 async fn a_reloaded_access_list_revokes_tokens_sessions_and_open_streams() {
     let access = approval_common::access();
     let service =
-        hookwire_server::approval::ApprovalServer::with_queue(ApprovalQueue::new(), access.clone())
+        hookwire_approvals::ApprovalServer::with_queue(ApprovalQueue::new(), access.clone())
             .heartbeat_interval(Duration::from_millis(100))
             .spawn_local()
             .await

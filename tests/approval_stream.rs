@@ -23,13 +23,13 @@ use hookwire::pb;
 use hookwire::pb::approval_service_client::ApprovalServiceClient;
 use hookwire::pb::approval_service_server::{ApprovalService, ApprovalServiceServer};
 use hookwire::{InterceptionPoint, Mode, ResolvedBy, Verdict};
+use hookwire_approvals::{
+    ApprovalQueue, ApproverIdentity, CloseReason, QueueEvent, RunningApprovalServer,
+};
 use hookwire_client::{
     Emission, Host, InputRole, RecordLog, ShutdownReason, StreamResolver, ToolCall,
 };
 use hookwire_server::RunningServer;
-use hookwire_server::approval::{
-    ApprovalQueue, ApproverIdentity, CloseReason, QueueEvent, RunningApprovalServer,
-};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -103,10 +103,7 @@ async fn approvals() -> RunningApprovalServer {
 }
 
 /// Waits until `queue` holds `n` pending requests.
-async fn wait_pending(
-    queue: &ApprovalQueue,
-    n: usize,
-) -> Vec<hookwire_server::approval::PendingApproval> {
+async fn wait_pending(queue: &ApprovalQueue, n: usize) -> Vec<hookwire_approvals::PendingApproval> {
     let until = Instant::now() + Duration::from_secs(20);
     loop {
         let pending = queue.pending();
@@ -289,7 +286,7 @@ async fn a_lying_approver_is_an_identity_mismatch() {
         .await
         .expect("approver connects");
 
-    let decide = |p: &hookwire_server::approval::PendingApproval, r: ApprovalResolution| {
+    let decide = |p: &hookwire_approvals::PendingApproval, r: ApprovalResolution| {
         let mut approver = approver.clone();
         let id = p.id.clone();
         async move {

@@ -24,10 +24,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hookwire::{InterceptionPoint, InterceptionRecord, ResolvedBy};
+use hookwire_approvals::ServiceTls;
 use hookwire_client::{
     Agent, InputRole, ModelResponse, StreamResolver, TlsConfig, ToolCall, Tools, model_fn, tool_fn,
 };
-use hookwire_server::approval::ServiceTls;
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, PublicKeyData, SanType,
 };

@@ -20,13 +20,15 @@
 //! - `running`: [`RunningServer`], the handle of a server spawned in the
 //!   background for tests and examples.
 //! - `error`: the crate's [`Error`] and its mapping to gRPC statuses.
-//! - `trace`: the `hookwire.handle` and `hookwire.approval.request` spans,
-//!   parented on the W3C trace context the host sends; `reflection`: the
-//!   gRPC reflection services mounted next to every service.
-//! - [`metrics`]: [`metrics::ServerMetrics`], the approval service's series and the
-//!   `/metrics` endpoint over a registry of the caller's.
-//! - [`approval`]: approval services (§9): the queue of pending approvals,
-//!   the `hookwire.v1.ApprovalService` streams, and the approval web page.
+//! - `trace`: the `hookwire.handle` span, parented on the W3C trace
+//!   context the host sends, and [`join_trace`] for context carried in a
+//!   message; [`reflection`]: the gRPC reflection services mounted next to
+//!   every service.
+//! - [`metrics`]: [`metrics::ServerMetrics`] and the `/metrics` endpoint
+//!   over a registry of the caller's.
+//!
+//! The approval service (§9) has its own crate, `hookwire-approvals`,
+//! built on this one.
 //!
 //! ```no_run
 //! use hookwire_server::prelude::*;
@@ -49,14 +51,13 @@
 //! ```
 
 mod adapter;
-pub mod approval;
 mod error;
 mod health;
 mod limits;
 pub mod metrics;
 mod multiplex;
 mod peer;
-mod reflection;
+pub mod reflection;
 mod running;
 mod server;
 mod trace;
@@ -71,6 +72,7 @@ pub use peer::Peer;
 pub use prometheus_client;
 pub use running::RunningServer;
 pub use server::{Router, Server, spawn_local};
+pub use trace::join_trace;
 
 /// The policy trait and what writing one takes, from the root crate, so
 /// that an interceptor author needs only this dependency.

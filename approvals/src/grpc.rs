@@ -47,11 +47,11 @@ use super::queue::{
     ApprovalQueue, ApproverIdentity, CloseReason, HostDelivery, PendingApproval, QueueEvent,
 };
 use crate::error::{Error, Refusal};
-use crate::peer::Peer;
+use hookwire_server::Peer;
 
 /// Largest message an approval service accepts from a host or an approver
 /// (the same bound as an interceptor's request).
-pub const MAX_APPROVAL_MESSAGE_BYTES: usize = crate::adapter::DEFAULT_MAX_MESSAGE_BYTES;
+pub const MAX_APPROVAL_MESSAGE_BYTES: usize = hookwire_server::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// Largest message it sends: a request it accepted plus what it adds (the
 /// host's name, who has seen it). A `PendingSet` larger than this is sent

@@ -29,7 +29,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::events::{ApproverIdentity, AuthMethod, DecisionSubject, PendingApproval};
 use crate::error::Error;
-use crate::peer::Peer;
+use hookwire_server::Peer;
 
 /// Bytes of randomness in a token made by [`new_token`]: 256 bits.
 const TOKEN_BYTES: usize = 32;
