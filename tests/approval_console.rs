@@ -1,4 +1,4 @@
-//! The terminal approval console (`examples/approval_console.rs`) driven
+//! The terminal approval console (`approvals/examples/approval_console.rs`) driven
 //! by a script on its input, against a real approval service and a host
 //! waiting on it.
 
@@ -7,7 +7,7 @@ use hookwire_testkit as common;
 use crate::approval_common;
 
 #[allow(dead_code)]
-#[path = "../examples/approval_console.rs"]
+#[path = "../approvals/examples/approval_console.rs"]
 mod console;
 
 use std::sync::{Arc, Mutex};

@@ -69,14 +69,14 @@ use hookwire::{
     AgentContext, Composition, Decision, Manifest, Mode, OnApproval, Profile, Synthesis, Transform,
     Verdict, Warning,
 };
+use hookwire_approvals::{
+    Access, AccessConfig, ApprovalServer, ApproverIdentity, PrincipalConfig, QueueEvent,
+};
 use hookwire_client::declaration::{Declaration, HostSurface, KnobSupport, Posture, Registry};
 use hookwire_client::{
     Agent, ApprovalAnswer, ApprovalResolver, BoxError, BoxFuture, ChunkStream, Host,
     IdentityProvider, InputRole, InterceptorBinding, Model, ModelResponse, RecordLog,
     ShutdownReason, StreamEvent, StreamResolver, ToolCall, ToolError, Toolbox,
-};
-use hookwire_server::approval::{
-    Access, AccessConfig, ApprovalServer, ApproverIdentity, PrincipalConfig, QueueEvent,
 };
 
 /// The conformance host's token for the approval service it resolves through.

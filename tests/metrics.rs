@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use hookwire::approval::{ApprovalRequest, ApprovalResolution};
 use hookwire::{InterceptionPoint, Verdict};
+use hookwire_approvals::{Access, ApprovalServer, ApproverIdentity};
 use hookwire_client::prometheus_client::registry::Registry;
 use hookwire_client::{
     ApprovalAnswer, ApprovalResolver, BoxError, BoxFuture, Host, HostMetrics, InputRole,
@@ -19,7 +20,6 @@ use hookwire_client::{
     interceptor_fn,
 };
 use hookwire_server::Server;
-use hookwire_server::approval::{Access, ApprovalServer, ApproverIdentity};
 use hookwire_server::metrics::ServerMetrics;
 use hookwire_server::metrics::{SharedRegistry, render, serve_metrics};
 use hookwire_testkit::{

@@ -2,7 +2,7 @@
 //! service, asked the way `grpcurl list` and `grpcurl describe` ask: with a
 //! `grpc.reflection.v1` client over a real connection on 127.0.0.1:0.
 
-use hookwire_server::approval::{Access, ApprovalServer};
+use hookwire_approvals::{Access, ApprovalServer};
 use hookwire_server::prelude::*;
 use prost::Message;
 use tokio_stream::StreamExt;

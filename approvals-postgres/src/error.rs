@@ -41,7 +41,7 @@ pub enum Error {
     /// The queue over the store could not start (its first read of the
     /// pending set failed).
     #[error("approval queue: {0}")]
-    Queue(#[source] Box<hookwire_server::Error>),
+    Queue(#[source] Box<hookwire_approvals::Error>),
     /// An instance id that is empty or too long.
     #[error("an instance id is 1 to {max} characters, got {len}")]
     InstanceId {
@@ -52,8 +52,8 @@ pub enum Error {
     },
 }
 
-impl From<Error> for hookwire_server::Error {
+impl From<Error> for hookwire_approvals::Error {
     fn from(e: Error) -> Self {
-        hookwire_server::Error::Store(Box::new(e))
+        hookwire_approvals::Error::Store(Box::new(e))
     }
 }

@@ -1,7 +1,7 @@
 //! hookwire-approvals-postgres: the approval queue shared by several
 //! `hookwire approvals serve` instances through one PostgreSQL database.
 //!
-//! [`PostgresStore`] implements `hookwire_server::approval::ApprovalStore`;
+//! [`PostgresStore`] implements `hookwire_approvals::ApprovalStore`;
 //! an instance runs its queue over it with
 //! `ApprovalQueue::shared(Arc::new(store))`, or in one call with
 //! [`shared_queue`]. The instances then behave as one service:
@@ -53,7 +53,7 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), hookwire_approvals_postgres::Error> {
-//! use hookwire_server::approval::ApprovalServer;
+//! use hookwire_approvals::ApprovalServer;
 //!
 //! let queue = hookwire_approvals_postgres::shared_queue(
 //!     "postgres://hookwire@127.0.0.1:5432/approvals",
@@ -71,7 +71,7 @@ mod store;
 
 use std::sync::Arc;
 
-use hookwire_server::approval::ApprovalQueue;
+use hookwire_approvals::ApprovalQueue;
 
 pub use error::Error;
 pub use schema::{SCHEMA_VERSION, migrate};

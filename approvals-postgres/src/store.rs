@@ -23,7 +23,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hookwire::approval::{StreamRequest, StreamResolution};
 use hookwire::{InterceptionPoint, pb};
-use hookwire_server::approval::{
+use hookwire_approvals::{
     Acceptance, ApprovalStore, ApproverIdentity, AuthMethod, CloseReason, DecisionOutcome,
     DecisionRecord, DecisionSubject, HistoryQuery, REATTACH_GRACE, ReattachFound, Refusal,
     StoreChange, StoredRequest, StoredState,
@@ -558,7 +558,7 @@ impl ApprovalStore for PostgresStore {
         format!("q-{}-{n}", self.boot)
     }
 
-    async fn insert(&self, request: &StoredRequest) -> Result<(), hookwire_server::Error> {
+    async fn insert(&self, request: &StoredRequest) -> Result<(), hookwire_approvals::Error> {
         let wire = pb::ApprovalRequest::from(&StreamRequest {
             request_id: request.host_request_id.clone(),
             request: request.request.clone(),
@@ -598,7 +598,7 @@ impl ApprovalStore for PostgresStore {
         &self,
         record: &DecisionRecord,
         resolution: &StreamResolution,
-    ) -> Result<Result<(), Refusal>, hookwire_server::Error> {
+    ) -> Result<Result<(), Refusal>, hookwire_approvals::Error> {
         let mut tx = self.pool.begin().await.map_err(Error::from)?;
         let wire = pb::ApprovalResolution::from(resolution);
         // Row-locked: of two instances deciding at once, the second waits
@@ -638,7 +638,7 @@ impl ApprovalStore for PostgresStore {
         &self,
         id: &str,
         approver: &ApproverIdentity,
-    ) -> Result<Result<(), Refusal>, hookwire_server::Error> {
+    ) -> Result<Result<(), Refusal>, hookwire_approvals::Error> {
         let row: Option<(String, bool, bool)> = sqlx::query_as(
             "WITH seen AS (
                  UPDATE approval_requests
@@ -671,7 +671,7 @@ impl ApprovalStore for PostgresStore {
         id: &str,
         reason: CloseReason,
         note: Option<&str>,
-    ) -> Result<bool, hookwire_server::Error> {
+    ) -> Result<bool, hookwire_approvals::Error> {
         let closed: Option<(String,)> = sqlx::query_as(
             "WITH closed AS (
                  UPDATE approval_requests
@@ -696,7 +696,7 @@ impl ApprovalStore for PostgresStore {
         Ok(closed.is_some())
     }
 
-    async fn detach(&self, ids: &[String]) -> Result<(), hookwire_server::Error> {
+    async fn detach(&self, ids: &[String]) -> Result<(), hookwire_approvals::Error> {
         sqlx::query(
             "WITH away AS (
                  UPDATE approval_requests SET host_instance = NULL, detached_at = now()
@@ -720,7 +720,7 @@ impl ApprovalStore for PostgresStore {
         host_request_id: &str,
         context_identity: Option<&str>,
         point: InterceptionPoint,
-    ) -> Result<Option<ReattachFound>, hookwire_server::Error> {
+    ) -> Result<Option<ReattachFound>, hookwire_approvals::Error> {
         let mut tx = self.pool.begin().await.map_err(Error::from)?;
         let found: Option<(String,)> = sqlx::query_as(
             "WITH found AS (
@@ -775,7 +775,7 @@ impl ApprovalStore for PostgresStore {
         Ok(Some(found))
     }
 
-    async fn state(&self, id: &str) -> Result<Option<StoredState>, hookwire_server::Error> {
+    async fn state(&self, id: &str) -> Result<Option<StoredState>, hookwire_approvals::Error> {
         let asked = Instant::now();
         match self.row(id).await? {
             None => Ok(None),
@@ -783,7 +783,7 @@ impl ApprovalStore for PostgresStore {
         }
     }
 
-    async fn pending(&self) -> Result<Vec<StoredRequest>, hookwire_server::Error> {
+    async fn pending(&self) -> Result<Vec<StoredRequest>, hookwire_approvals::Error> {
         let asked = Instant::now();
         let rows = sqlx::query(&format!(
             "{SELECT_REQUEST} WHERE state = 'pending' ORDER BY seq"
@@ -797,7 +797,7 @@ impl ApprovalStore for PostgresStore {
             .collect::<Result<Vec<_>, _>>()?)
     }
 
-    async fn audit(&self, record: &DecisionRecord) -> Result<(), hookwire_server::Error> {
+    async fn audit(&self, record: &DecisionRecord) -> Result<(), hookwire_approvals::Error> {
         insert_audit(&self.pool, record).await?;
         Ok(())
     }
@@ -805,7 +805,7 @@ impl ApprovalStore for PostgresStore {
     async fn history(
         &self,
         query: &HistoryQuery,
-    ) -> Result<Vec<DecisionRecord>, hookwire_server::Error> {
+    ) -> Result<Vec<DecisionRecord>, hookwire_approvals::Error> {
         let rows = sqlx::query(
             "SELECT request_id, approver, approver_method, instance, outcome, edited_path,
                  edited_value, acceptance, host, host_request_id, context_identity,

@@ -20,12 +20,12 @@ use std::time::{Duration, Instant};
 use hookwire::approval::ApprovalResolution;
 use hookwire::pb;
 use hookwire::{ResolvedBy, Verdict};
+use hookwire_approvals::{
+    CloseReason, HistoryQuery, PendingApproval, QueueEvent, RunningApprovalServer,
+};
 use hookwire_approvals_postgres::PostgresOptions;
 use hookwire_client::{Emission, Host, InputRole, StreamResolver, ToolCall};
 use hookwire_server::RunningServer;
-use hookwire_server::approval::{
-    CloseReason, HistoryQuery, PendingApproval, QueueEvent, RunningApprovalServer,
-};
 use hookwire_testkit::CrashableRuntime;
 use hookwire_testkit::Scripted;
 use hookwire_testkit::postgres::PgCluster;

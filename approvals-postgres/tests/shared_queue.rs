@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use hookwire::Verdict;
 use hookwire::approval::ApprovalResolution;
-use hookwire_approvals_postgres::{
-    PostgresOptions, PostgresStore, SCHEMA_VERSION, migrate, shared_queue_with,
-};
-use hookwire_server::Error;
-use hookwire_server::approval::{
+use hookwire_approvals::Error;
+use hookwire_approvals::{
     Acceptance, ApprovalQueue, ApproverIdentity, CloseReason, DecisionOutcome, HistoryQuery,
     HostDelivery, QueueEvent, Refusal, Subscription,
+};
+use hookwire_approvals_postgres::{
+    PostgresOptions, PostgresStore, SCHEMA_VERSION, migrate, shared_queue_with,
 };
 use hookwire_testkit::postgres::PgCluster;
 use hookwire_testkit::{CrashableRuntime, approval_request as request};

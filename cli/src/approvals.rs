@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use hookwire_server::approval::auth::{new_token, token_sha256};
-use hookwire_server::approval::{Access, AccessConfig, ApprovalQueue, ApprovalServer, ServiceTls};
+use hookwire_approvals::auth::{new_token, token_sha256};
+use hookwire_approvals::{Access, AccessConfig, ApprovalQueue, ApprovalServer, ServiceTls};
 use hookwire_server::metrics::SharedRegistry;
 use serde::Deserialize;
 
@@ -472,7 +472,7 @@ mod tests {
 
     #[tokio::test]
     async fn plaintext_beyond_loopback_and_a_database_url_are_refused() {
-        let approver = hookwire_server::approval::ApproverConfig::token("ann", "t");
+        let approver = hookwire_approvals::ApproverConfig::token("ann", "t");
         let access = Access::new(&AccessConfig::default().approver(approver)).unwrap();
         let s = Settings {
             grpc: "0.0.0.0:0".parse().unwrap(),
@@ -509,7 +509,7 @@ mod tests {
     async fn a_database_url_serves_the_queue_shared_in_postgresql() {
         use hookwire::approval::{ApprovalRequest, ApprovalResolution, StreamResolution};
         use hookwire::pb;
-        use hookwire_server::approval::{HostDelivery, QueueEvent};
+        use hookwire_approvals::{HostDelivery, QueueEvent};
 
         let pg = hookwire_testkit::postgres::PgCluster::start()
             .unwrap_or_else(|e| panic!("cannot start PostgreSQL: {e}"));
@@ -518,7 +518,7 @@ mod tests {
             .and_then(|l| l.local_addr())
             .unwrap()
             .port();
-        let approver = hookwire_server::approval::ApproverConfig::token("ann", "ann-token");
+        let approver = hookwire_approvals::ApproverConfig::token("ann", "ann-token");
         let s = Settings {
             grpc: SocketAddr::from(([127, 0, 0, 1], port)),
             web: None,

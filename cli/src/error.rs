@@ -10,6 +10,10 @@ pub enum CliError {
     /// An interceptor service could not be served.
     #[error(transparent)]
     Serve(#[from] hookwire_server::Error),
+    /// The approval service (`hookwire approvals serve`) could not be
+    /// served, or its access list, certificates or store were unusable.
+    #[error(transparent)]
+    Approvals(#[from] hookwire_approvals::Error),
     /// The OTLP export asked for with `--otlp-endpoint` could not be set up.
     #[error(transparent)]
     Telemetry(#[from] hookwire_telemetry::Error),

@@ -103,7 +103,7 @@ impl Serving {
 }
 
 fn sha256(token: &str) -> String {
-    hookwire_server::approval::auth::token_sha256(token)
+    hookwire_approvals::auth::token_sha256(token)
 }
 
 fn access_list(revoked: &[&str]) -> serde_json::Value {

@@ -15,7 +15,8 @@
 //! - `dispatch`: one emission answered, for both: decoding, routing
 //!   through the policy's object-safe form, panic isolation, encoding.
 //! - `server`: [`Server`] (settings and layers), [`Router`] (serving)
-//!   and [`spawn_local`].
+//!   and [`spawn_local`]; `services`: [`Services`], the services a router
+//!   mounts, routed by gRPC service name.
 //! - `peer`: [`Peer`], the verified client certificate of a mutual-TLS
 //!   caller, which a hook reads with [`Peer::current`].
 //! - `limits`: [`ServerLimits`], the transport limits every server applies
@@ -24,13 +25,15 @@
 //! - `running`: [`RunningServer`], the handle of a server spawned in the
 //!   background for tests and examples.
 //! - `error`: the crate's [`Error`] and its mapping to gRPC statuses.
-//! - `trace`: the `hookwire.handle` and `hookwire.approval.request` spans,
-//!   parented on the W3C trace context the host sends; `reflection`: the
-//!   gRPC reflection services mounted next to every service.
-//! - [`metrics`]: [`metrics::ServerMetrics`], the approval service's series and the
-//!   `/metrics` endpoint over a registry of the caller's.
-//! - [`approval`]: approval services (§9): the queue of pending approvals,
-//!   the `hookwire.v1.ApprovalService` streams, and the approval web page.
+//! - `trace`: the `hookwire.handle` span, parented on the W3C trace
+//!   context the host sends, and [`join_trace`] for context carried in a
+//!   message; [`reflection`]: the gRPC reflection services mounted next to
+//!   every service.
+//! - [`metrics`]: [`metrics::ServerMetrics`] and the `/metrics` endpoint
+//!   over a registry of the caller's.
+//!
+//! The approval service (§9) has its own crate, `hookwire-approvals`,
+//! built on this one.
 //!
 //! ```no_run
 //! use hookwire_server::prelude::*;
@@ -53,7 +56,6 @@
 //! ```
 
 mod adapter;
-pub mod approval;
 mod dispatch;
 mod error;
 mod health;
@@ -61,9 +63,10 @@ mod limits;
 pub mod metrics;
 mod multiplex;
 mod peer;
-mod reflection;
+pub mod reflection;
 mod running;
 mod server;
+mod services;
 mod trace;
 
 pub use adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
@@ -77,6 +80,8 @@ pub use peer::Peer;
 pub use prometheus_client;
 pub use running::RunningServer;
 pub use server::{Router, Server, spawn_local};
+pub use services::Services;
+pub use trace::join_trace;
 
 /// The policy trait and what writing one takes, from the root crate, so
 /// that an interceptor author needs only this dependency.

@@ -1,21 +1,32 @@
-//! Prometheus metrics of an interceptor service and an approval service,
-//! and the `/metrics` endpoint that exposes a registry.
+//! Prometheus metrics of an interceptor service, and the `/metrics`
+//! endpoint that exposes a registry (this one's, a host's, an approval
+//! service's, or all of them in one).
 //!
 //! Like the host's, every family registers in a
 //! [`prometheus_client`] registry the caller owns
-//! ([`Server::metrics`](crate::Server::metrics),
-//! [`ApprovalServer::metrics`](crate::approval::ApprovalServer::metrics)),
-//! and the hot path touches only handles resolved when the service is
-//! built. Names: `hookwire_interceptor_*` for the service SDK,
-//! `hookwire_approval_*` for the approval service (docs/operating.md).
+//! ([`Server::metrics`](crate::Server::metrics)), and the hot path touches
+//! only handles resolved when the service is built. Names:
+//! `hookwire_interceptor_*` (docs/operating.md).
 
 use std::borrow::Cow;
+use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
+use bytes::Bytes;
+use futures::StreamExt as _;
 use hookwire::{Decision, InterceptionPoint};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
 use prometheus_client::encoding::prometheus_text;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -25,6 +36,7 @@ use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 
 use crate::error::Error;
+use crate::limits::ServerLimits;
 
 /// The interceptor services' metric families: requests by service, point
 /// and decision, failures by kind, handler latency and requests in flight.
@@ -196,73 +208,6 @@ fn point_index(point: InterceptionPoint) -> usize {
         .unwrap_or_default()
 }
 
-/// The approval service's counters: requests submitted and how each left
-/// the queue. The gauges (pending, oldest age, hosts, approvers) are read
-/// from the queue at scrape time.
-#[derive(Clone, Debug)]
-pub(crate) struct ApprovalCounters {
-    pub(crate) submitted: Counter,
-    decisions: Family<[(&'static str, Cow<'static, str>); 1], Counter>,
-    pub(crate) wait: Histogram,
-}
-
-impl Default for ApprovalCounters {
-    fn default() -> Self {
-        let c = Self {
-            submitted: Counter::default(),
-            decisions: Family::default(),
-            wait: Histogram::new(exponential_buckets(0.5, 3.0, 9)),
-        };
-        for outcome in APPROVAL_OUTCOMES {
-            let _ = c
-                .decisions
-                .get_or_create(&[("outcome", Cow::Borrowed(outcome))]);
-        }
-        c
-    }
-}
-
-impl ApprovalCounters {
-    /// Registers these counters (shared, not copied) in `registry`.
-    pub(crate) fn register(&self, registry: &mut Registry) {
-        let c = self;
-        registry.register(
-            "hookwire_approval_requests",
-            "Approval requests submitted by hosts",
-            c.submitted.clone(),
-        );
-        registry.register(
-            "hookwire_approval_decisions",
-            "Requests that left the queue, by outcome (approved, rejected, unresolved, expired, cancelled, host_gone, failed)",
-            c.decisions.clone(),
-        );
-        registry.register(
-            "hookwire_approval_decision_wait_seconds",
-            "Time a request spent in the queue before it left, whatever the outcome",
-            c.wait.clone(),
-        );
-    }
-
-    /// Counts a request that left the queue as `outcome`.
-    pub(crate) fn left(&self, outcome: &'static str, waited: std::time::Duration) {
-        self.decisions
-            .get_or_create(&[("outcome", Cow::Borrowed(outcome))])
-            .inc();
-        self.wait.observe(waited.as_secs_f64());
-    }
-}
-
-/// Every `outcome` label value of `hookwire_approval_decisions_total`.
-const APPROVAL_OUTCOMES: [&str; 7] = [
-    "approved",
-    "rejected",
-    "unresolved",
-    "expired",
-    "cancelled",
-    "host_gone",
-    "failed",
-];
-
 /// A registry shared between the code that registers in it and the
 /// `/metrics` endpoint that reads it.
 pub type SharedRegistry = Arc<Mutex<Registry>>;
@@ -275,28 +220,18 @@ pub fn render(registry: &Registry) -> String {
     text
 }
 
-/// An axum router answering `GET /metrics` with `registry`'s exposition:
-/// mount it on a web server of your own, or run it with [`serve_metrics`].
-pub fn metrics_router(registry: SharedRegistry) -> axum::Router {
-    axum::Router::new().route(
-        "/metrics",
-        axum::routing::get(move || {
-            let registry = registry.clone();
-            async move {
-                let text = render(&registry.lock().unwrap_or_else(PoisonError::into_inner));
-                (
-                    [(
-                        axum::http::header::CONTENT_TYPE,
-                        prometheus_text::CONTENT_TYPE,
-                    )],
-                    text,
-                )
-            }
-        }),
-    )
-}
+/// The media type of [`render`]'s text, for an endpoint of your own.
+pub const CONTENT_TYPE: &str = prometheus_text::CONTENT_TYPE;
 
-/// Serves `GET /metrics` for `registry` on `listener` until `signal`.
+/// Serves `GET /metrics` for `registry` on `listener` until `signal`, then
+/// lets the scrapes in progress finish.
+///
+/// A plain HTTP/1.1 server on hyper (already in tonic's dependency graph,
+/// so the SDK needs no web framework for one route), accepting under the
+/// same [`ServerLimits`] as the gRPC port: bounded connections, handshake
+/// and idle timeouts, accept back-off. Any other path is `404`, any other
+/// method `405`. To mount the route on a web server of your own, answer
+/// with [`render`] and [`CONTENT_TYPE`].
 pub async fn serve_metrics(
     listener: TcpListener,
     registry: SharedRegistry,
@@ -304,8 +239,51 @@ pub async fn serve_metrics(
 ) -> Result<(), Error> {
     let addr: SocketAddr = listener.local_addr().map_err(Error::LocalAddr)?;
     tracing::info!(%addr, "metrics serving");
-    axum::serve(listener, metrics_router(registry))
-        .with_graceful_shutdown(signal)
-        .await
-        .map_err(Error::Metrics)
+    let mut incoming = ServerLimits::default().incoming(listener);
+    let connections = GracefulShutdown::new();
+    let mut signal = pin!(signal);
+    loop {
+        let connection = tokio::select! {
+            () = &mut signal => break,
+            accepted = incoming.next() => match accepted {
+                Some(Ok(connection)) => connection,
+                // The accept loop retries its own errors and never ends.
+                Some(Err(_)) | None => break,
+            },
+        };
+        let registry = registry.clone();
+        let service = service_fn(move |request: Request<Incoming>| {
+            let response = answer(&request, &registry);
+            async move { Ok::<_, Infallible>(response) }
+        });
+        let serving = connections
+            .watch(http1::Builder::new().serve_connection(TokioIo::new(connection), service));
+        tokio::spawn(async move {
+            if let Err(e) = serving.await {
+                tracing::debug!(error = %e, "metrics connection ended");
+            }
+        });
+    }
+    connections.shutdown().await;
+    Ok(())
+}
+
+/// The answer to one request of the `/metrics` endpoint.
+fn answer(request: &Request<Incoming>, registry: &SharedRegistry) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::default());
+    if request.uri().path() != "/metrics" {
+        *response.status_mut() = StatusCode::NOT_FOUND;
+    } else if request.method() != Method::GET && request.method() != Method::HEAD {
+        *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    } else {
+        let text = render(&registry.lock().unwrap_or_else(PoisonError::into_inner));
+        *response.body_mut() = Full::new(Bytes::from(text));
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
+    }
+    response
 }

@@ -74,8 +74,9 @@ impl Peer {
     }
 
     /// Reads the identity out of a DER certificate the TLS layer already
-    /// verified; `None` when it does not parse as X.509.
-    pub(crate) fn from_der(der: &[u8]) -> Option<Self> {
+    /// verified; `None` when it does not parse as X.509. Public for other
+    /// gRPC services on the same transport (the approval service).
+    pub fn from_der(der: &[u8]) -> Option<Self> {
         let (_, cert) = X509Certificate::from_der(der).ok()?;
         let mut peer = Peer {
             subject: cert.subject().to_string(),

@@ -20,7 +20,7 @@ fn builder() -> tonic_reflection::server::Builder<'static> {
 
 /// The `grpc.reflection.v1` service, or `None` (logged) if the compiled-in
 /// descriptors do not load.
-pub(crate) fn v1() -> Option<ServerReflectionServer<impl ServerReflection>> {
+pub fn v1() -> Option<ServerReflectionServer<impl ServerReflection>> {
     builder()
         .build_v1()
         .inspect_err(|e| tracing::error!(error = %e, "gRPC reflection unavailable"))
@@ -28,7 +28,7 @@ pub(crate) fn v1() -> Option<ServerReflectionServer<impl ServerReflection>> {
 }
 
 /// The `grpc.reflection.v1alpha` service, or `None` (logged).
-pub(crate) fn v1alpha() -> Option<v1alpha::ServerReflectionServer<impl v1alpha::ServerReflection>> {
+pub fn v1alpha() -> Option<v1alpha::ServerReflectionServer<impl v1alpha::ServerReflection>> {
     builder()
         .build_v1alpha()
         .inspect_err(|e| tracing::error!(error = %e, "gRPC reflection unavailable"))

@@ -3,12 +3,11 @@
 //!
 //! Each interceptor RPC runs in a `hookwire.handle` span whose
 //! OpenTelemetry parent is the host's `hookwire.dispatch` span, read from
-//! the call's `traceparent` / `tracestate` metadata; each approval request
-//! received is a `hookwire.approval.request` span parented on the trace
-//! context the request message carries (the `Resolve` stream is shared by
-//! every request of a host, so that context travels in the message). Spans
-//! carry no payload. Without an OpenTelemetry layer in the process the
-//! spans are plain `tracing` spans and nothing is linked.
+//! the call's `traceparent` / `tracestate` metadata. [`join_trace`] does
+//! the same for trace context a message carries (the approval service's
+//! `hookwire.approval.request` spans). Spans carry no payload. Without an
+//! OpenTelemetry layer in the process the spans are plain `tracing` spans
+//! and nothing is linked.
 //!
 //! The headers are read by [`hookwire::trace_context`]; this module only
 //! turns what they name into OpenTelemetry's remote span context.
@@ -52,23 +51,17 @@ pub(crate) fn record_handled(span: &Span, ok: bool) {
     }
 }
 
-/// The span of one approval request received on a host's stream, child of
-/// the host's emission span when the request carries trace context.
-pub(crate) fn approval_span(
-    trace_context: &HashMap<String, String>,
-    request_id: &str,
-    peer: &str,
-) -> Span {
-    let span = tracing::info_span!(
-        "hookwire.approval.request",
-        otel.kind = "server",
-        hookwire.request_id = request_id,
-        hookwire.host = peer,
-    );
+/// Makes `span` a child of the remote span that the W3C trace context in
+/// `trace_context` (`traceparent`, `tracestate`) names, so that a
+/// service's span joins the caller's trace. For context that travels in a
+/// message rather than in call metadata: the approval service's `Resolve`
+/// stream carries every request of a host, each with its own context. A
+/// no-op without context, for a disabled span, or without an
+/// OpenTelemetry layer in the process.
+pub fn join_trace(span: &Span, trace_context: &HashMap<String, String>) {
     if !span.is_disabled() && !trace_context.is_empty() {
         let _ = span.set_parent(remote_parent(trace_context));
     }
-    span
 }
 
 /// The OpenTelemetry parent of a span of ours: the current context with

@@ -5,7 +5,9 @@
 //! `scripts/setup.sh` installs, `promtool` checks of Prometheus
 //! expositions and their scrape, an approval request, a runtime a test
 //! can kill like a crash, the log capture of the no-secret-in-logs checks
-//! ([`process_logs`]), and throwaway PostgreSQL clusters ([`postgres`]).
+//! ([`process_logs`]), throwaway PostgreSQL clusters ([`postgres`]),
+//! throwaway certificate authorities ([`tls`]) and a misbehaving approval
+//! service ([`rogue`]).
 //!
 //! Used by the integration tests (`hookwire-tests`) and `hookwire-cli`'s
 //! tests. `hookwire-server`'s own tests keep their wire-level fixtures in
@@ -16,6 +18,8 @@
 mod crash;
 mod logs;
 pub mod postgres;
+pub mod rogue;
+pub mod tls;
 
 pub use crash::CrashableRuntime;
 pub use logs::{LogCapture, process_logs};

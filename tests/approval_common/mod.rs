@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use hookwire_server::approval::{
+use hookwire_approvals::{
     Access, AccessConfig, ApprovalServer, ApproverConfig, ApproverRules, PrincipalConfig,
 };
 

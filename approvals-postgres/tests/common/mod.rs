@@ -7,10 +7,10 @@ use std::time::Duration;
 use hookwire::approval::{ApprovalResolution, StreamResolution};
 use hookwire::pb;
 use hookwire::pb::approval_service_client::ApprovalServiceClient;
-use hookwire_approvals_postgres::{PostgresOptions, shared_queue_with};
-use hookwire_server::approval::{
+use hookwire_approvals::{
     Access, AccessConfig, ApprovalServer, ApproverConfig, PrincipalConfig, RunningApprovalServer,
 };
+use hookwire_approvals_postgres::{PostgresOptions, shared_queue_with};
 
 /// The host's token (`billing-agent`): may submit, never decide.
 pub const HOST_TOKEN: &str = "hwa_pg_test_host_0123456789abcdef0123456789abcd";

@@ -15,7 +15,7 @@ use std::sync::{Arc, Weak};
 use tokio::sync::{broadcast, mpsc};
 
 use super::{ApprovalQueue, Inner, Write};
-use crate::approval::store::{ApprovalStore, StoreChange, StoredState};
+use crate::store::{ApprovalStore, StoreChange, StoredState};
 
 /// Starts the task.
 pub(super) fn spawn(
@@ -122,7 +122,7 @@ async fn refresh(queue: &ApprovalQueue, store: &dyn ApprovalStore, id: &str) {
         Some(StoredState::Closed { reason, note, .. }) => {
             let attached_here = state.pending.get(id).is_some_and(|e| e.host.is_some());
             match (reason, note) {
-                (crate::approval::events::CloseReason::Failed, Some(note)) if attached_here => {
+                (crate::events::CloseReason::Failed, Some(note)) if attached_here => {
                     queue.apply_failed(&mut state, id, &note);
                 }
                 _ => queue.close(&mut state, id, reason),

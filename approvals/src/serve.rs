@@ -22,6 +22,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use hookwire_server::Error as ServerError;
 use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
@@ -86,7 +87,7 @@ impl ApprovalServer {
 
     /// Exposes the service's `hookwire_approval_*` series in `registry`
     /// (see [`ApprovalQueue::register_metrics`]); serve it with
-    /// [`serve_metrics`](crate::metrics::serve_metrics).
+    /// [`serve_metrics`](hookwire_server::metrics::serve_metrics).
     #[must_use]
     pub fn metrics(self, registry: &mut prometheus_client::registry::Registry) -> Self {
         self.queue.register_metrics(registry);
@@ -141,10 +142,10 @@ impl ApprovalServer {
         grpc: TcpListener,
         web: Option<TcpListener>,
     ) -> Result<RunningApprovalServer, Error> {
-        let grpc_addr = grpc.local_addr().map_err(Error::LocalAddr)?;
+        let grpc_addr = grpc.local_addr().map_err(ServerError::LocalAddr)?;
         let web_addr = web
             .as_ref()
-            .map(|l| l.local_addr().map_err(Error::LocalAddr))
+            .map(|l| l.local_addr().map_err(ServerError::LocalAddr))
             .transpose()?;
         let (closing, closing_rx) = watch::channel(false);
         let web_tls = self
@@ -170,10 +171,10 @@ impl ApprovalServer {
             .clamp(Duration::from_secs(1), Duration::from_secs(3600));
         // Transport limits (connections, handshake and idle timeouts,
         // streams, accept back-off); the heartbeat keeps its own keepalive.
-        let limits = crate::ServerLimits {
+        let limits = hookwire_server::ServerLimits {
             keepalive_interval: keepalive,
             keepalive_timeout: keepalive.saturating_mul(3),
-            ..crate::ServerLimits::default()
+            ..hookwire_server::ServerLimits::default()
         };
         let (builder, incoming) = limits.harden(builder, grpc);
         let grpc_task = tokio::spawn(async move {
@@ -182,8 +183,8 @@ impl ApprovalServer {
                 .http2_keepalive_interval(Some(keepalive))
                 .http2_keepalive_timeout(Some(keepalive.saturating_mul(3)))
                 .add_service(service)
-                .add_optional_service(crate::reflection::v1())
-                .add_optional_service(crate::reflection::v1alpha())
+                .add_optional_service(hookwire_server::reflection::v1())
+                .add_optional_service(hookwire_server::reflection::v1alpha())
                 .serve_with_incoming_shutdown(incoming, async move {
                     let _ = grpc_stopped.await;
                 })
@@ -240,7 +241,7 @@ impl ApprovalServer {
 async fn bind(addr: SocketAddr) -> Result<TcpListener, Error> {
     TcpListener::bind(addr)
         .await
-        .map_err(|source| Error::Bind { addr, source })
+        .map_err(|source| ServerError::Bind { addr, source }.into())
 }
 
 /// The longest [`RunningApprovalServer::shutdown`] waits for a shared

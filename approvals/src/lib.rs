@@ -1,10 +1,12 @@
-//! Approval services: where a liftable deny (§5.1, §9) waits for a human
-//! or an external system to lift it or let it stand.
+//! hookwire-approvals: the approval service, where a liftable deny (§5.1,
+//! §9) waits for a human or an external system to lift it or let it stand.
 //!
 //! A host registers a stream resolver (`hookwire_client::StreamResolver`)
 //! that sends every approval request over one `Resolve` stream of
 //! `hookwire.v1.ApprovalService` (see `proto/hookwire/v1/approval.proto`).
-//! This module is the other end:
+//! This crate is the other end; its gRPC port is served the way the
+//! interceptor SDK (`hookwire-server`) serves interceptors (transport
+//! limits, reflection, mutual-TLS peers, trace context):
 //!
 //! - `queue`: [`ApprovalQueue`], the pending requests of every host,
 //!   seen by every approver; the first decision wins, late ones are
@@ -19,13 +21,19 @@
 //! - [`serve`]: [`ApprovalServer`], which runs the gRPC service and the web
 //!   page side by side over one queue.
 //! - [`auth`]: [`Access`], who may submit (hosts) and who may decide
-//!   (approvers, within their rules), by token hash or client certificate.
+//!   (approvers, within their rules), by token hash or client certificate;
+//!   `decide`: the rules check and audit every decision passes, from
+//!   either front end.
 //! - `tls`: [`ServiceTls`], the certificate, key and optional client
 //!   authority of both ports.
+//! - `error`: the crate's [`Error`] and [`Refusal`], and their mapping to
+//!   gRPC statuses.
+//! - `metrics`: the `hookwire_approval_*` counters; `trace`: the
+//!   `hookwire.approval.request` span.
 //!
 //! ```no_run
-//! # async fn run() -> Result<(), hookwire_server::Error> {
-//! use hookwire_server::approval::{
+//! # async fn run() -> Result<(), hookwire_approvals::Error> {
+//! use hookwire_approvals::{
 //!     Access, AccessConfig, ApprovalServer, ApproverConfig, PrincipalConfig,
 //! };
 //!
@@ -46,17 +54,20 @@
 //! ```
 
 pub mod auth;
+mod decide;
+mod error;
 mod events;
 mod grpc;
+mod metrics;
 mod queue;
 mod serve;
 pub mod store;
 mod tls;
+mod trace;
 pub mod web;
 
-/// Why the queue refused a decision; defined with the crate's [`Error`](crate::Error).
-pub use crate::error::Refusal;
 pub use auth::{Access, AccessConfig, ApproverConfig, ApproverRules, PrincipalConfig};
+pub use error::{Error, Refusal};
 pub use grpc::{
     ApprovalGrpc, DEFAULT_HEARTBEAT_INTERVAL, MAX_APPROVAL_MESSAGE_BYTES, MAX_APPROVAL_REPLY_BYTES,
 };
@@ -69,3 +80,10 @@ pub use queue::{
 pub use serve::{ApprovalServer, RunningApprovalServer, SHUTDOWN_FLUSH_BOUND};
 pub use store::{ApprovalStore, ReattachFound, StoreChange, StoredRequest, StoredState};
 pub use tls::ServiceTls;
+
+/// The README's Rust snippets, compiled as doctests so that the front page
+/// never shows an API that no longer exists (here, where every crate they
+/// use is a dependency).
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeSnippets;

@@ -53,7 +53,7 @@ pub type Output = Arc<Mutex<dyn Write + Send>>;
 
 /// Largest message the console accepts from the service: what the service
 /// may send, no more; a larger one ends the console's stream.
-const MAX_MESSAGE_BYTES: usize = hookwire_server::approval::MAX_APPROVAL_REPLY_BYTES;
+const MAX_MESSAGE_BYTES: usize = hookwire_approvals::MAX_APPROVAL_REPLY_BYTES;
 
 /// How the console reaches and authenticates to the service.
 #[derive(Clone, Default)]

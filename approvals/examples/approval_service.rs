@@ -23,11 +23,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hookwire_approvals::auth::new_token;
+use hookwire_approvals::{Access, AccessConfig, ApprovalServer, ApproverConfig, PrincipalConfig};
 use hookwire_client::{Host, InputRole, StreamResolver, ToolCall};
-use hookwire_server::approval::auth::new_token;
-use hookwire_server::approval::{
-    Access, AccessConfig, ApprovalServer, ApproverConfig, PrincipalConfig,
-};
 use hookwire_server::metrics::{SharedRegistry, serve_metrics};
 use hookwire_server::prelude::*;
 use serde_json::{Value, json};
