@@ -18,7 +18,7 @@ usage: scripts/proto.sh [check|release|--help]
 
 The compatibility policy is at the top of proto/hookwire/v1/interceptor.proto.
 After editing a .proto, regenerate the checked-in Rust code:
-  HOOKWIRE_REGENERATE=1 cargo test -p hookwire codegen
+  cargo run -p hookwire-codegen
 
 example:
   scripts/proto.sh check

@@ -72,8 +72,8 @@ pub use async_trait::async_trait;
 
 /// The code `tonic-prost-build` generates from `proto/hookwire/v1`,
 /// checked in under `src/pb/` so that no build compiles a protobuf
-/// compiler; `codegen::generated_code_matches_the_proto` fails when it
-/// is stale (`HOOKWIRE_REGENERATE=1` rewrites it).
+/// compiler; `cargo run -p hookwire-codegen` rewrites it, and that crate's
+/// test fails while it is stale.
 mod generated {
     #![allow(missing_docs, clippy::all, clippy::pedantic)]
     include!("pb/hookwire.v1.rs");
@@ -90,6 +90,3 @@ pub mod pb {
     /// server answers `grpcurl list` and `grpcurl describe`.
     pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!("pb/hookwire_descriptor.bin");
 }
-
-#[cfg(test)]
-mod codegen;

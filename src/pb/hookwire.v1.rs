@@ -437,14 +437,20 @@ pub struct Manifest {
     #[prost(string, tag = "5")]
     pub description: ::prost::alloc::string::String,
     /// `<namespace>` -> JSON: what a service adds beyond the specification,
-    /// namespaced like §4.6 extensions. hookwire reads `hookwire`: an object
-    /// whose `"multiplex": 1` declares the `Multiplex` RPC. Hosts ignore
-    /// namespaces they do not know.
+    /// namespaced like §4.6 extensions. Hosts ignore namespaces they do not
+    /// know. (hookwire hosts before `multiplex_version` read `"multiplex": 1`
+    /// in a `hookwire` object here; the SDK still writes it beside the field.)
     #[prost(map = "string, message", tag = "6")]
     pub extensions: ::std::collections::HashMap<
         ::prost::alloc::string::String,
         JsonValue,
     >,
+    /// hookwire extension: the version of the `Multiplex` stream the service
+    /// serves, `1` for the stream described on `Interceptor.Multiplex`; `0`
+    /// (unset) for none, and a host then calls the unary RPCs. A host uses the
+    /// stream only in a version it speaks.
+    #[prost(uint32, tag = "7")]
+    pub multiplex_version: u32,
 }
 /// One message from host to service on a `Multiplex` stream: an emission's
 /// request, or the cancellation of one.
@@ -963,9 +969,8 @@ pub mod interceptor_client {
         }
         /// hookwire extension, not part of AGENT-HOOKS-0.1 (optional): the
         /// emissions of many sessions over one long-lived stream. A service that
-        /// serves it says so in its manifest (`extensions["hookwire"]` is an
-        /// object with `"multiplex": 1`); a host uses it only then, and the eight
-        /// unary RPCs above otherwise. Each request carries an id chosen by the
+        /// serves it says so in its manifest (`multiplex_version: 1`); a host uses
+        /// it only then, and the eight unary RPCs above otherwise. Each request carries an id chosen by the
         /// host, unique on the stream, and its own timeout; the service answers
         /// every id exactly once, in any order (an error outcome where the unary
         /// RPC would have answered an error status, `CANCELLED` for an id the
@@ -1094,9 +1099,8 @@ pub mod interceptor_server {
             + 'static;
         /// hookwire extension, not part of AGENT-HOOKS-0.1 (optional): the
         /// emissions of many sessions over one long-lived stream. A service that
-        /// serves it says so in its manifest (`extensions["hookwire"]` is an
-        /// object with `"multiplex": 1`); a host uses it only then, and the eight
-        /// unary RPCs above otherwise. Each request carries an id chosen by the
+        /// serves it says so in its manifest (`multiplex_version: 1`); a host uses
+        /// it only then, and the eight unary RPCs above otherwise. Each request carries an id chosen by the
         /// host, unique on the stream, and its own timeout; the service answers
         /// every id exactly once, in any order (an error outcome where the unary
         /// RPC would have answered an error status, `CANCELLED` for an id the

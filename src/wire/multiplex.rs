@@ -1,7 +1,10 @@
 //! The `Multiplex` stream (a hookwire extension, not part of
 //! AGENT-HOOKS-0.1): how a [`PointRequest`] travels as one message of a
 //! stream carrying many sessions' emissions, and how a manifest declares
-//! that a service serves the stream.
+//! that a service serves the stream: the typed `multiplex_version` field,
+//! and for hosts that predate it the same version in the manifest's
+//! `hookwire` extension (`"multiplex": 1`), which a service still writes
+//! and a host still reads when the field is unset.
 //!
 //! The emission's request is the unary RPC's message unchanged, so both
 //! modes encode and decode a context the same way; the stream adds the
@@ -30,9 +33,10 @@ const MULTIPLEX_MEMBER: &str = "multiplex";
 const MULTIPLEX_VERSION: u64 = 1;
 
 /// Marks `manifest` as served with the `Multiplex` stream too: sets
-/// `"multiplex": 1` in its `hookwire` extension, keeping the members
-/// already there.
+/// `multiplex_version`, and `"multiplex": 1` in its `hookwire` extension
+/// (keeping the members already there) for hosts that predate the field.
 pub fn declare_multiplex(manifest: &mut pb::Manifest) {
+    manifest.multiplex_version = MULTIPLEX_VERSION as u32;
     let entry = manifest
         .extensions
         .entry(MANIFEST_NAMESPACE.to_owned())
@@ -46,9 +50,13 @@ pub fn declare_multiplex(manifest: &mut pb::Manifest) {
 }
 
 /// Whether `manifest` declares the `Multiplex` stream in a version this
-/// build speaks. Anything else (no extension, another shape, another
-/// version) means unary calls only.
+/// build speaks: `multiplex_version` when set, else the `hookwire`
+/// extension of a service that predates the field. Anything else (another
+/// version, no extension, another shape) means unary calls only.
 pub fn declares_multiplex(manifest: &pb::Manifest) -> bool {
+    if manifest.multiplex_version != 0 {
+        return u64::from(manifest.multiplex_version) == MULTIPLEX_VERSION;
+    }
     manifest
         .extensions
         .get(MANIFEST_NAMESPACE)
@@ -199,6 +207,9 @@ mod tests {
         assert!(declares_multiplex(&m));
         let kept = crate::json::decode(&m.extensions[MANIFEST_NAMESPACE].json).unwrap();
         assert_eq!(kept["other"], true, "members already there are kept");
+        // What an older service's manifest says, without the typed field.
+        m.multiplex_version = 0;
+        assert!(declares_multiplex(&m));
         for other in [r#"{"multiplex":2}"#, r#"{"multiplex":"1"}"#, "[1]", "{"] {
             m.extensions.insert(
                 MANIFEST_NAMESPACE.into(),
@@ -206,5 +217,27 @@ mod tests {
             );
             assert!(!declares_multiplex(&m), "{other}");
         }
+    }
+
+    #[test]
+    fn the_typed_version_decides_and_the_extension_serves_older_peers() {
+        let mut m = pb::Manifest::default();
+        declare_multiplex(&mut m);
+        assert_eq!(m.multiplex_version, 1);
+        // An older host reads the extension alone.
+        let legacy = pb::Manifest {
+            multiplex_version: 0,
+            ..m.clone()
+        };
+        assert!(declares_multiplex(&legacy), "an older service's manifest");
+        // A version this build does not speak wins over the extension.
+        let newer = pb::Manifest {
+            multiplex_version: 2,
+            ..m.clone()
+        };
+        assert!(!declares_multiplex(&newer));
+        // The field alone is enough.
+        m.extensions.clear();
+        assert!(declares_multiplex(&m));
     }
 }

@@ -61,6 +61,8 @@ impl From<&Manifest> for pb::Manifest {
                 .collect(),
             description: m.description.clone(),
             extensions: Default::default(),
+            // Set by the server that serves the stream (`declare_multiplex`).
+            multiplex_version: 0,
         }
     }
 }
