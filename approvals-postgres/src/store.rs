@@ -23,6 +23,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hookwire::approval::{StreamRequest, StreamResolution};
 use hookwire::{InterceptionPoint, pb};
+use hookwire_approvals::store::{EXPIRY_TOLERANCE, MAX_SEEN};
 use hookwire_approvals::{
     Acceptance, ApprovalStore, ApproverIdentity, AuthMethod, CloseReason, DecisionOutcome,
     DecisionRecord, DecisionSubject, HistoryQuery, REATTACH_GRACE, ReattachFound, Refusal,
@@ -47,9 +48,6 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
 
 /// Longest instance id.
 pub const MAX_INSTANCE_ID: usize = 128;
-
-/// Most approvers recorded as having opened one request.
-const MAX_SEEN: i32 = 64;
 
 /// Capacity of the change feed handed to the queue.
 const CHANGE_CAPACITY: usize = 4096;
@@ -558,13 +556,26 @@ impl ApprovalStore for PostgresStore {
         format!("q-{}-{n}", self.boot)
     }
 
-    async fn insert(&self, request: &StoredRequest) -> Result<(), hookwire_approvals::Error> {
-        let wire = pb::ApprovalRequest::from(&StreamRequest {
-            request_id: request.host_request_id.clone(),
-            request: request.request.clone(),
+    fn is_shared(&self) -> bool {
+        true
+    }
+
+    async fn insert(&self, request: StoredRequest) -> Result<(), hookwire_approvals::Error> {
+        let StoredRequest {
+            id,
+            host,
+            host_request_id,
+            request,
+            remaining,
+            ..
+        } = request;
+        let stream = StreamRequest {
+            request_id: host_request_id,
+            request,
             deadline: Duration::ZERO,
-        });
-        let r = &request.request;
+        };
+        let wire = pb::ApprovalRequest::from(&stream);
+        let r = &stream.request;
         sqlx::query(
             "WITH added AS (
                  INSERT INTO approval_requests (id, host, host_request_id, host_instance,
@@ -576,9 +587,9 @@ impl ApprovalStore for PostgresStore {
              )
              SELECT pg_notify($12, id) FROM added",
         )
-        .bind(&request.id)
-        .bind(&request.host)
-        .bind(&request.host_request_id)
+        .bind(&id)
+        .bind(&host)
+        .bind(&stream.request_id)
         .bind(&self.instance)
         .bind(&r.context_identity)
         .bind(r.interception_point.as_str())
@@ -586,7 +597,7 @@ impl ApprovalStore for PostgresStore {
         .bind(r.context.tool_name())
         .bind(&r.verdict.reason)
         .bind(wire.encode_to_vec())
-        .bind(millis(request.remaining))
+        .bind(millis(remaining))
         .bind(CHANNEL)
         .execute(&self.pool)
         .await
@@ -639,7 +650,7 @@ impl ApprovalStore for PostgresStore {
         id: &str,
         approver: &ApproverIdentity,
     ) -> Result<Result<(), Refusal>, hookwire_approvals::Error> {
-        let row: Option<(String, bool, bool)> = sqlx::query_as(
+        let row: Option<(String, Option<String>, bool, bool)> = sqlx::query_as(
             "WITH seen AS (
                  UPDATE approval_requests
                  SET seen_names = array_append(seen_names, $2),
@@ -648,21 +659,21 @@ impl ApprovalStore for PostgresStore {
                    AND cardinality(seen_names) < $4
                  RETURNING id
              ), told AS (SELECT pg_notify($5, id) FROM seen)
-             SELECT state, deadline <= now(), EXISTS (SELECT 1 FROM told)
+             SELECT state, close_reason, deadline <= now(), EXISTS (SELECT 1 FROM told)
              FROM approval_requests WHERE id = $1",
         )
         .bind(id)
         .bind(approver.name())
         .bind(approver.method().as_str())
-        .bind(MAX_SEEN)
+        .bind(i32::try_from(MAX_SEEN).unwrap_or(i32::MAX))
         .bind(CHANNEL)
         .fetch_optional(&self.pool)
         .await
         .map_err(Error::from)?;
         Ok(match row {
             None => Err(Refusal::UnknownRequest),
-            Some((state, _, _)) if state == "pending" => Ok(()),
-            Some((state, past, _)) => Err(refusal(&state, None, past)),
+            Some((state, ..)) if state == "pending" => Ok(()),
+            Some((state, reason, past, _)) => Err(refusal(&state, reason.as_deref(), past)),
         })
     }
 
@@ -677,7 +688,7 @@ impl ApprovalStore for PostgresStore {
                  UPDATE approval_requests
                  SET state = 'closed', closed_at = now(), close_reason = $2, close_note = $3
                  WHERE id = $1 AND state = 'pending' AND CASE $2
-                     WHEN 'expired' THEN deadline <= now() + interval '50 milliseconds'
+                     WHEN 'expired' THEN deadline <= now() + $6 * interval '1 millisecond'
                      WHEN 'failed' THEN true
                      ELSE host_instance = $4
                  END
@@ -690,6 +701,7 @@ impl ApprovalStore for PostgresStore {
         .bind(note)
         .bind(&self.instance)
         .bind(CHANNEL)
+        .bind(millis(EXPIRY_TOLERANCE))
         .fetch_optional(&self.pool)
         .await
         .map_err(Error::from)?;

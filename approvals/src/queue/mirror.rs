@@ -52,20 +52,23 @@ pub(super) fn spawn(
 
 async fn apply_write(queue: &Weak<Inner>, store: &dyn ApprovalStore, write: Write) {
     match write {
-        Write::Insert(row, done) => match store.insert(&row).await {
-            Ok(()) => {
-                let _ = done.send(Some(true));
-            }
-            Err(e) => {
-                tracing::warn!(id = %row.id, error = %e, "approval request not stored; failing it");
-                let _ = done.send(Some(false));
-                if let Some(inner) = queue.upgrade() {
-                    let q = ApprovalQueue { inner };
-                    let mut state = q.state();
-                    q.apply_failed(&mut state, &row.id, "the approval store is unavailable");
+        Write::Insert(row, done) => {
+            let id = row.id.clone();
+            match store.insert(*row).await {
+                Ok(()) => {
+                    let _ = done.send(Some(true));
+                }
+                Err(e) => {
+                    tracing::warn!(%id, error = %e, "approval request not stored; failing it");
+                    let _ = done.send(Some(false));
+                    if let Some(inner) = queue.upgrade() {
+                        let q = ApprovalQueue { inner };
+                        let mut state = q.state();
+                        q.apply_failed(&mut state, &id, "the approval store is unavailable");
+                    }
                 }
             }
-        },
+        }
         Write::Close(id, reason) => {
             if let Err(e) = store.close(&id, reason, None).await {
                 tracing::warn!(%id, reason = reason.as_str(), error = %e, "approval close not stored");
