@@ -13,15 +13,12 @@ use hookwire_testkit as common;
 mod approval_common;
 
 use std::io::Write;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::Stream;
 use hookwire::approval::{ApprovalRequest, ApprovalResolution, StreamResolution};
 use hookwire::pb;
 use hookwire::pb::approval_service_client::ApprovalServiceClient;
-use hookwire::pb::approval_service_server::{ApprovalService, ApprovalServiceServer};
 use hookwire::{AgentContext, InterceptionPoint, Verdict};
 use hookwire_approvals::auth::token_sha256;
 use hookwire_approvals::{
@@ -30,14 +27,13 @@ use hookwire_approvals::{
 };
 use hookwire_client::declaration::{Declaration, Registry};
 use hookwire_client::{ApprovalResolver, Host, InputRole, StreamResolver, TlsConfig, ToolCall};
-use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair, SanType,
-};
+use hookwire_testkit::rogue::RogueApprovals;
+use hookwire_testkit::tls::{Authority, SanType};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Code, Request, Response, Status, Streaming};
+use tonic::{Code, Request, Response, Status};
 
 use approval_common::{APPROVERS, HOST_TOKEN, bearer, token_of};
 
@@ -465,46 +461,12 @@ async fn every_refusal_leaves_the_queue_unchanged_and_no_secret_is_logged() {
     service.shutdown().await.unwrap();
 }
 
-/// A throwaway authority.
-struct Authority {
-    pem: String,
-    issuer: Issuer<'static, KeyPair>,
-}
-
-fn authority(name: &str) -> Authority {
-    let key = KeyPair::generate().unwrap();
-    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    params.distinguished_name.push(DnType::CommonName, name);
-    let cert = params.self_signed(&key).unwrap();
-    Authority {
-        pem: cert.pem(),
-        issuer: Issuer::new(params, key),
-    }
-}
-
-fn leaf(ca: &Authority, cn: &str, sans: Vec<SanType>) -> (String, String) {
-    let key = KeyPair::generate().unwrap();
-    let mut params = CertificateParams::default();
-    let mut dn = DistinguishedName::new();
-    dn.push(DnType::CommonName, cn);
-    params.distinguished_name = dn;
-    params.subject_alt_names = sans;
-    let cert = params.signed_by(&key, &ca.issuer).unwrap();
-    (cert.pem(), key.serialize_pem())
-}
-
 #[tokio::test]
 async fn tls_with_the_wrong_authority_fails_closed_and_mtls_names_the_approver() {
-    let ca = authority("approvals CA");
-    let stranger = authority("someone else");
-    let (cert, key) = leaf(
-        &ca,
-        "approvals",
-        vec![SanType::IpAddress([127, 0, 0, 1].into())],
-    );
-    let (approver_cert, approver_key) = leaf(
-        &ca,
+    let ca = Authority::new("approvals CA");
+    let stranger = Authority::new("someone else");
+    let (cert, key) = ca.leaf("approvals", vec![SanType::IpAddress([127, 0, 0, 1].into())]);
+    let (approver_cert, approver_key) = ca.leaf(
         "carol",
         vec![SanType::DnsName(
             "carol.approvers.internal".try_into().unwrap(),
@@ -599,73 +561,11 @@ async fn tls_with_the_wrong_authority_fails_closed_and_mtls_names_the_approver()
     service.shutdown().await.unwrap();
 }
 
-/// Ready, then answers every request with one oversized resolution.
-struct Rogue(usize);
-
-#[tonic::async_trait]
-impl ApprovalService for Rogue {
-    type ResolveStream = Pin<Box<dyn Stream<Item = Result<pb::ServiceMessage, Status>> + Send>>;
-    type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::WatchEvent, Status>> + Send>>;
-
-    async fn resolve(
-        &self,
-        request: Request<Streaming<pb::HostMessage>>,
-    ) -> Result<Response<Self::ResolveStream>, Status> {
-        let mut inbound = request.into_inner();
-        let size = self.0;
-        let (tx, rx) = mpsc::channel(2);
-        tokio::spawn(async move {
-            let ready = pb::ServiceMessage {
-                kind: Some(pb::service_message::Kind::Ready(pb::ServiceReady {
-                    service: "rogue".into(),
-                    heartbeat_interval_ms: 1000,
-                })),
-            };
-            let _ = tx.send(Ok(ready)).await;
-            while let Ok(Some(m)) = inbound.message().await {
-                if let Some(pb::host_message::Kind::Request(r)) = m.kind {
-                    let huge = pb::ServiceMessage {
-                        kind: Some(pb::service_message::Kind::Resolution(
-                            pb::ApprovalResolution {
-                                request_id: r.request_id,
-                                approver: "x".repeat(size),
-                                ..Default::default()
-                            },
-                        )),
-                    };
-                    let _ = tx.send(Ok(huge)).await;
-                }
-            }
-        });
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
-    }
-
-    async fn watch(
-        &self,
-        _: Request<Streaming<pb::ApproverMessage>>,
-    ) -> Result<Response<Self::WatchStream>, Status> {
-        Err(Status::unimplemented("rogue"))
-    }
-
-    async fn decide(
-        &self,
-        _: Request<pb::DecideRequest>,
-    ) -> Result<Response<pb::DecideResponse>, Status> {
-        Err(Status::unimplemented("rogue"))
-    }
-}
-
 #[tokio::test]
 async fn a_rogue_service_sending_a_huge_message_fails_the_host_closed() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     // 64 MiB: eight times the host's bound.
-    let server = tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(ApprovalServiceServer::new(Rogue(64 * 1024 * 1024)))
-            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
-    );
-    let resolver = StreamResolver::builder(format!("http://{addr}"))
+    let rogue = RogueApprovals::oversized(64 * 1024 * 1024).spawn().await;
+    let resolver = StreamResolver::builder(rogue.endpoint())
         .deadline(Duration::from_secs(20))
         .build()
         .unwrap();
@@ -678,7 +578,7 @@ async fn a_rogue_service_sending_a_huge_message_fails_the_host_closed() {
         "failed at once, not at the deadline: {:?}",
         started.elapsed()
     );
-    server.abort();
+    drop(rogue);
 }
 
 #[tokio::test]

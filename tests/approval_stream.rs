@@ -10,18 +10,15 @@ mod approval_common;
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use futures::Stream;
 use hookwire::approval::{
     ApprovalOutcome, ApprovalRequest, ApprovalResolution, StreamRequest, StreamResolution,
 };
 use hookwire::pb;
 use hookwire::pb::approval_service_client::ApprovalServiceClient;
-use hookwire::pb::approval_service_server::{ApprovalService, ApprovalServiceServer};
 use hookwire::{InterceptionPoint, Mode, ResolvedBy, Verdict};
 use hookwire_approvals::{
     ApprovalQueue, ApproverIdentity, CloseReason, QueueEvent, RunningApprovalServer,
@@ -30,10 +27,11 @@ use hookwire_client::{
     Emission, Host, InputRole, RecordLog, ShutdownReason, StreamResolver, ToolCall,
 };
 use hookwire_server::RunningServer;
+use hookwire_testkit::rogue::RogueApprovals;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Request, Response, Status, Streaming};
+use tonic::Streaming;
 
 use approval_common::{HOST_TOKEN, bearer, token_of};
 use common::Scripted;
@@ -640,67 +638,12 @@ async fn the_seam_is_never_consulted_at_shutdown_or_in_evaluate_only() {
     counter.abort();
 }
 
-/// Says it is ready, then never says anything again.
-struct Mute;
-
-#[tonic::async_trait]
-impl ApprovalService for Mute {
-    type ResolveStream = Pin<Box<dyn Stream<Item = Result<pb::ServiceMessage, Status>> + Send>>;
-    type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::WatchEvent, Status>> + Send>>;
-
-    async fn resolve(
-        &self,
-        request: Request<Streaming<pb::HostMessage>>,
-    ) -> Result<Response<Self::ResolveStream>, Status> {
-        let mut inbound = request.into_inner();
-        let ready = pb::ServiceMessage {
-            kind: Some(pb::service_message::Kind::Ready(pb::ServiceReady {
-                service: "mute".into(),
-                heartbeat_interval_ms: 100,
-            })),
-        };
-        let (tx, rx) = mpsc::channel(1);
-        tokio::spawn(async move {
-            let _ = tx.send(Ok(ready)).await;
-            // Read and drop everything; keep the stream open.
-            while let Ok(Some(_)) = inbound.message().await {}
-            drop(tx);
-        });
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
-    }
-
-    async fn watch(
-        &self,
-        _: Request<Streaming<pb::ApproverMessage>>,
-    ) -> Result<Response<Self::WatchStream>, Status> {
-        Err(Status::unimplemented("mute"))
-    }
-
-    async fn decide(
-        &self,
-        _: Request<pb::DecideRequest>,
-    ) -> Result<Response<pb::DecideResponse>, Status> {
-        Err(Status::unimplemented("mute"))
-    }
-}
-
 #[tokio::test]
 async fn a_silent_service_is_noticed_within_three_heartbeats() {
     let policy = escalating_policy(false).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let server = tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(ApprovalServiceServer::new(Mute))
-            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
-    );
-    let (host, _) = host(
-        &policy,
-        resolver(&format!("http://{addr}"), LONG),
-        Mode::Enforce,
-    );
+    // Ready with 100 ms heartbeats, then silent.
+    let mute = RogueApprovals::mute(100).spawn().await;
+    let (host, _) = host(&policy, resolver(mute.endpoint(), LONG), Mode::Enforce);
     let started = Instant::now();
     let e = tool_call(&host, "s", json!({"amount": 1})).await;
     assert_eq!(e.reason(), Some("host_error:approval_resolver_failed"));
@@ -710,7 +653,7 @@ async fn a_silent_service_is_noticed_within_three_heartbeats() {
         "took {:?}",
         started.elapsed()
     );
-    server.abort();
+    drop(mute);
 }
 
 #[tokio::test]

@@ -28,9 +28,7 @@ use hookwire_approvals::ServiceTls;
 use hookwire_client::{
     Agent, InputRole, ModelResponse, StreamResolver, TlsConfig, ToolCall, Tools, model_fn, tool_fn,
 };
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, PublicKeyData, SanType,
-};
+use hookwire_testkit::tls::Authority;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -115,23 +113,13 @@ struct TestPki {
 }
 
 fn test_pki() -> TestPki {
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(DnType::CommonName, "approvals test CA");
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let issuer = Issuer::new(ca, ca_key);
-    let key = KeyPair::generate().unwrap();
-    let mut leaf = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
-    leaf.subject_alt_names
-        .push(SanType::IpAddress([127, 0, 0, 1].into()));
-    let cert = leaf.signed_by(&key, &issuer).unwrap();
+    let ca = Authority::new("approvals test CA");
+    let server = ca.localhost();
     TestPki {
-        ca_pem: ca_cert.pem(),
-        cert_pem: cert.pem(),
-        key_pem: key.serialize_pem(),
-        spki_sha256: base64(&Sha256::digest(key.subject_public_key_info())),
+        ca_pem: ca.pem,
+        cert_pem: server.cert_pem,
+        key_pem: server.key_pem,
+        spki_sha256: base64(&Sha256::digest(&server.spki_der)),
     }
 }
 

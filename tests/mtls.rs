@@ -9,40 +9,7 @@ use hookwire_client::{ClientIdentity, Host, InterceptorBinding, RecordLog, TlsCo
 use hookwire_server::prelude::*;
 use hookwire_server::{Peer, RunningServer, Server};
 use hookwire_testkit::host;
-use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair, SanType,
-};
-
-/// A throwaway authority: its PEM certificate and what signs with it.
-struct Authority {
-    pem: String,
-    issuer: Issuer<'static, KeyPair>,
-}
-
-fn authority(name: &str) -> Authority {
-    let key = KeyPair::generate().unwrap();
-    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    params.distinguished_name.push(DnType::CommonName, name);
-    let cert = params.self_signed(&key).unwrap();
-    Authority {
-        pem: cert.pem(),
-        issuer: Issuer::new(params, key),
-    }
-}
-
-/// A PEM certificate and key signed by `ca`.
-fn leaf(ca: &Authority, cn: &str, sans: Vec<SanType>) -> (String, String) {
-    let key = KeyPair::generate().unwrap();
-    let mut params = CertificateParams::default();
-    let mut dn = DistinguishedName::new();
-    dn.push(DnType::CommonName, cn);
-    dn.push(DnType::OrganizationName, "Acme");
-    params.distinguished_name = dn;
-    params.subject_alt_names = sans;
-    let cert = params.signed_by(&key, &ca.issuer).unwrap();
-    (cert.pem(), key.serialize_pem())
-}
+use hookwire_testkit::tls::{Authority, SanType};
 
 fn host_sans() -> Vec<SanType> {
     vec![
@@ -72,9 +39,8 @@ impl Interceptor for WhoCalls {
 /// The service's authority, the server it signed, and a service requiring
 /// client certificates from `clients`.
 async fn serve_mtls(clients: &Authority, policy: WhoCalls) -> (Authority, RunningServer) {
-    let server_ca = authority("server-ca");
-    let (cert, key) = leaf(
-        &server_ca,
+    let server_ca = Authority::new("server-ca");
+    let (cert, key) = server_ca.leaf(
         "who-calls",
         vec![SanType::DnsName("localhost".try_into().unwrap())],
     );
@@ -110,10 +76,10 @@ async fn start(tls: TlsConfig, endpoint: String) -> (Option<String>, RecordLog) 
 
 #[tokio::test]
 async fn a_host_with_a_certificate_from_the_authority_is_served_and_identified() {
-    let clients = authority("client-ca");
+    let clients = Authority::new("client-ca");
     let policy = WhoCalls::default();
     let (server_ca, server) = serve_mtls(&clients, policy.clone()).await;
-    let client = leaf(&clients, "billing-agent", host_sans());
+    let client = clients.leaf("billing-agent", host_sans());
     let (reason, records) = start(tls(&server_ca, Some(client)), server.endpoint()).await;
     assert_eq!(reason, None, "allowed");
     assert_eq!(
@@ -136,15 +102,15 @@ async fn a_host_with_a_certificate_from_the_authority_is_served_and_identified()
 
 #[tokio::test]
 async fn a_missing_or_foreign_certificate_fails_closed_and_no_hook_runs() {
-    let clients = authority("client-ca");
+    let clients = Authority::new("client-ca");
     let policy = WhoCalls::default();
     let (server_ca, server) = serve_mtls(&clients, policy.clone()).await;
-    let stranger = authority("stranger-ca");
+    let stranger = Authority::new("stranger-ca");
     let cases = [
         ("no certificate", None),
         (
             "another authority",
-            Some(leaf(&stranger, "billing-agent", host_sans())),
+            Some(stranger.leaf("billing-agent", host_sans())),
         ),
     ];
     for (case, client) in cases {
@@ -165,9 +131,8 @@ async fn a_missing_or_foreign_certificate_fails_closed_and_no_hook_runs() {
 
 #[tokio::test]
 async fn a_hook_sees_no_peer_without_client_certificates() {
-    let server_ca = authority("server-ca");
-    let (cert, key) = leaf(
-        &server_ca,
+    let server_ca = Authority::new("server-ca");
+    let (cert, key) = server_ca.leaf(
         "who-calls",
         vec![SanType::DnsName("localhost".try_into().unwrap())],
     );
@@ -208,8 +173,8 @@ fn client_certificates_need_tls_and_keys_stay_out_of_debug_output() {
 
 #[test]
 fn an_unusable_client_key_is_a_build_error_that_quotes_no_key() {
-    let clients = authority("client-ca");
-    let (cert, _) = leaf(&clients, "billing-agent", host_sans());
+    let clients = Authority::new("client-ca");
+    let (cert, _) = clients.leaf("billing-agent", host_sans());
     let (b, _) = host();
     let err = b
         .bind(
@@ -228,10 +193,10 @@ fn an_unusable_client_key_is_a_build_error_that_quotes_no_key() {
 /// refused without quoting a path.
 #[tokio::test]
 async fn a_declared_binding_presents_its_certificate_files() {
-    let clients = authority("client-ca");
+    let clients = Authority::new("client-ca");
     let policy = WhoCalls::default();
     let (server_ca, server) = serve_mtls(&clients, policy.clone()).await;
-    let (cert, key) = leaf(&clients, "declared-agent", host_sans());
+    let (cert, key) = clients.leaf("declared-agent", host_sans());
     let dir = std::env::temp_dir().join(format!("hookwire-mtls-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = |name: &str, text: &str| {

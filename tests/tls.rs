@@ -7,7 +7,7 @@ use hookwire_testkit as common;
 use common::{Scripted, host};
 use hookwire_client::{InterceptorBinding, TlsConfig};
 use hookwire_server::{RunningServer, Server};
-use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+use hookwire_testkit::tls::Authority;
 
 /// A throwaway authority and a `localhost` certificate it signed.
 struct Pki {
@@ -17,20 +17,12 @@ struct Pki {
 }
 
 fn pki() -> Pki {
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = Issuer::new(ca_params, ca_key);
-    let key = KeyPair::generate().unwrap();
-    let cert = CertificateParams::new(vec!["localhost".to_string()])
-        .unwrap()
-        .signed_by(&key, &issuer)
-        .unwrap();
+    let ca = Authority::new("tls test CA");
+    let server = ca.localhost();
     Pki {
-        ca_pem: ca_cert.pem(),
-        cert_pem: cert.pem(),
-        key_pem: key.serialize_pem(),
+        ca_pem: ca.pem,
+        cert_pem: server.cert_pem,
+        key_pem: server.key_pem,
     }
 }
 

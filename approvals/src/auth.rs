@@ -15,280 +15,29 @@
 //! configured name, never a request field. An approver may decide only the
 //! requests its [`ApproverRules`] cover; the rest it does not see.
 //!
-//! [`AccessConfig`] is the operator's file (JSON, see docs/approvals.md);
-//! [`Access`] is its checked form, asked by the gRPC edge and the page.
+//! [`AccessConfig`] is the operator's file (JSON, see docs/approvals.md;
+//! `config`); [`Access`] is its checked form, asked by the gRPC edge and
+//! the page, here; `token` makes, hashes and reads bearer tokens.
+
+mod config;
+mod token;
 
 use std::fmt;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use arc_swap::ArcSwap;
+use hookwire_server::Peer;
 use subtle::ConstantTimeEq;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::events::{ApproverIdentity, AuthMethod, DecisionSubject, PendingApproval};
 use crate::error::Error;
-use hookwire_server::Peer;
-
-/// Bytes of randomness in a token made by [`new_token`]: 256 bits.
-const TOKEN_BYTES: usize = 32;
-
-/// Prefix of every token [`new_token`] makes, so that a leaked one is
-/// recognisable in a secret scanner.
-pub const TOKEN_PREFIX: &str = "hwa_";
-
-/// Longest bearer token the service reads; longer ones are refused
-/// unread.
-pub const MAX_TOKEN_LEN: usize = 512;
-
-/// A fresh high-entropy token from the operating system's generator,
-/// `hwa_` and 64 hex digits.
-pub fn new_token() -> Result<String, Error> {
-    let mut bytes = [0u8; TOKEN_BYTES];
-    getrandom::getrandom(&mut bytes).map_err(|e| Error::Random(e.to_string()))?;
-    Ok(format!("{TOKEN_PREFIX}{}", hex(&bytes)))
-}
-
-/// The hash the configuration stores for `token`: SHA-256, lowercase hex.
-pub fn token_sha256(token: &str) -> String {
-    hex(&Sha256::digest(token.as_bytes()))
-}
-
-/// Lowercase hexadecimal of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
-}
-
-/// The operator's access file: the hosts that may submit, the approvers
-/// that may decide, and the token hashes revoked.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AccessConfig {
-    /// Hosts (agents) allowed to open `Resolve` streams.
-    #[serde(default)]
-    pub hosts: Vec<PrincipalConfig>,
-    /// People and systems allowed to watch and decide.
-    #[serde(default)]
-    pub approvers: Vec<ApproverConfig>,
-    /// SHA-256 hashes of tokens that no longer authenticate anyone.
-    #[serde(default)]
-    pub revoked_token_sha256: Vec<String>,
-}
-
-/// How one principal proves who it is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PrincipalConfig {
-    /// The name shown on decisions and records (1 to 64 printable
-    /// characters).
-    pub name: String,
-    /// SHA-256 (hex) of the principal's bearer token; print one with
-    /// `hookwire approvals token`.
-    #[serde(default)]
-    pub token_sha256: Option<String>,
-    /// RFC 3339 time after which the token no longer authenticates.
-    #[serde(default)]
-    pub token_expires_at: Option<String>,
-    /// A name of the principal's client certificate (its subject text, or
-    /// a DNS, URI or e-mail SAN), when it authenticates by mutual TLS.
-    #[serde(default)]
-    pub client_certificate: Option<String>,
-}
-
-/// An approver: how it proves who it is, and what it may decide.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ApproverConfig {
-    /// Its credential and name.
-    #[serde(flatten)]
-    pub principal: PrincipalConfig,
-    /// What it may decide; empty rules let it decide everything.
-    #[serde(default)]
-    pub rules: ApproverRules,
-}
-
-impl AccessConfig {
-    /// Adds a host.
-    #[must_use]
-    pub fn host(mut self, host: PrincipalConfig) -> Self {
-        self.hosts.push(host);
-        self
-    }
-
-    /// Adds an approver.
-    #[must_use]
-    pub fn approver(mut self, approver: ApproverConfig) -> Self {
-        self.approvers.push(approver);
-        self
-    }
-
-    /// Revokes `token` (by its hash).
-    #[must_use]
-    pub fn revoke(mut self, token: &str) -> Self {
-        self.revoked_token_sha256.push(token_sha256(token));
-        self
-    }
-
-    /// Reads a JSON access file (see docs/approvals.md). The error names
-    /// the line and column, never the content.
-    pub fn from_json(text: &str) -> Result<Self, Error> {
-        serde_json::from_str(text).map_err(|e| {
-            Error::AccessConfig(format!(
-                "not a valid access file (line {}, column {}: {:?})",
-                e.line(),
-                e.column(),
-                e.classify()
-            ))
-        })
-    }
-}
-
-impl PrincipalConfig {
-    /// A principal authenticated by `token`, of which only the hash is
-    /// kept.
-    pub fn token(name: impl Into<String>, token: &str) -> Self {
-        Self {
-            name: name.into(),
-            token_sha256: Some(token_sha256(token)),
-            ..Self::default()
-        }
-    }
-
-    /// A principal authenticated by a client certificate carrying
-    /// `certificate_name` (its subject text, or a DNS, URI or e-mail SAN).
-    pub fn certificate(name: impl Into<String>, certificate_name: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            client_certificate: Some(certificate_name.into()),
-            ..Self::default()
-        }
-    }
-
-    /// The token stops authenticating at `rfc3339`.
-    #[must_use]
-    pub fn expires_at(mut self, rfc3339: impl Into<String>) -> Self {
-        self.token_expires_at = Some(rfc3339.into());
-        self
-    }
-}
-
-impl ApproverConfig {
-    /// An approver authenticated by `token`, without rules (it may decide
-    /// everything).
-    pub fn token(name: impl Into<String>, token: &str) -> Self {
-        Self::from(PrincipalConfig::token(name, token))
-    }
-
-    /// Limits what it may decide.
-    #[must_use]
-    pub fn rules(mut self, rules: ApproverRules) -> Self {
-        self.rules = rules;
-        self
-    }
-}
-
-impl From<PrincipalConfig> for ApproverConfig {
-    fn from(principal: PrincipalConfig) -> Self {
-        Self {
-            principal,
-            rules: ApproverRules::default(),
-        }
-    }
-}
-
-/// Which requests an approver may see and decide. Each non-empty list
-/// must match (an empty list matches everything); a request outside them
-/// is neither shown to the approver nor decidable by it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ApproverRules {
-    /// Interception points, e.g. `pre_tool_call`.
-    #[serde(default)]
-    pub points: Vec<String>,
-    /// Tool names (`tool_call.name`).
-    #[serde(default)]
-    pub tools: Vec<String>,
-    /// Prefixes of the liftable deny's reason, e.g. `payments.`.
-    #[serde(default)]
-    pub reason_prefixes: Vec<String>,
-    /// Agent ids (`agent.id`).
-    #[serde(default)]
-    pub agents: Vec<String>,
-    /// Tenant ids (`tenant.id`).
-    #[serde(default)]
-    pub tenants: Vec<String>,
-}
-
-impl ApproverRules {
-    /// `Ok` when `pending` is within the rules; otherwise which rule it
-    /// falls outside (for the audit line, never quoting the context).
-    pub fn check(&self, pending: &PendingApproval) -> Result<(), &'static str> {
-        let ctx = &pending.request.context;
-        let id_of = |member: &str| {
-            ctx.get(member)
-                .and_then(|v| v.get("id"))
-                .and_then(|v| v.as_str())
-        };
-        let within = |list: &[String], value: Option<&str>| {
-            list.is_empty() || value.is_some_and(|v| list.iter().any(|l| l == v))
-        };
-        if !within(
-            &self.points,
-            Some(pending.request.interception_point.as_str()),
-        ) {
-            return Err("points");
-        }
-        if !within(&self.tools, pending.tool_name()) {
-            return Err("tools");
-        }
-        let reason = pending.request.verdict.reason.as_deref().unwrap_or("");
-        if !self.reason_prefixes.is_empty()
-            && !self
-                .reason_prefixes
-                .iter()
-                .any(|p| reason.starts_with(p.as_str()))
-        {
-            return Err("reason_prefixes");
-        }
-        if !within(&self.agents, id_of("agent")) {
-            return Err("agents");
-        }
-        if !within(&self.tenants, id_of("tenant")) {
-            return Err("tenants");
-        }
-        Ok(())
-    }
-
-    /// Whether `pending` is within the rules.
-    pub fn permits(&self, pending: &PendingApproval) -> bool {
-        self.check(pending).is_ok()
-    }
-
-    /// Whether a decided request, as the audit log describes it, is
-    /// within the rules. The log keeps no agent or tenant, so rules naming
-    /// agents or tenants cover no logged request.
-    pub fn covers(&self, subject: &DecisionSubject) -> bool {
-        let within = |list: &[String], value: Option<&str>| {
-            list.is_empty() || value.is_some_and(|v| list.iter().any(|l| l == v))
-        };
-        let reason = subject.reason.as_deref().unwrap_or("");
-        within(&self.points, Some(subject.interception_point.as_str()))
-            && within(&self.tools, subject.tool_name.as_deref())
-            && (self.reason_prefixes.is_empty()
-                || self
-                    .reason_prefixes
-                    .iter()
-                    .any(|p| reason.starts_with(p.as_str())))
-            && self.agents.is_empty()
-            && self.tenants.is_empty()
-    }
-}
+use crate::events::{ApproverIdentity, AuthMethod};
+use config::check_name;
+pub use config::{AccessConfig, ApproverConfig, ApproverRules, PrincipalConfig};
+pub(crate) use token::random_hex;
+pub use token::{MAX_TOKEN_LEN, TOKEN_PREFIX, bearer, new_token, token_sha256};
+use token::{parse_hash, token_digest};
 
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -415,10 +164,11 @@ struct Entry {
 
 /// The checked access configuration: who is who, and what each may do.
 /// Cheap to clone; clones share one list, which
-/// [`reload`](Access::reload) replaces for all of them at once.
+/// [`reload`](Access::reload) replaces for all of them at once (every
+/// call reads the list in force without a lock).
 #[derive(Clone)]
 pub struct Access {
-    table: Arc<RwLock<Arc<Table>>>,
+    table: Arc<ArcSwap<Table>>,
 }
 
 /// One version of the access list.
@@ -453,29 +203,6 @@ impl fmt::Debug for Access {
             )
             .finish_non_exhaustive()
     }
-}
-
-fn parse_hash(what: &str, hash: &str) -> Result<[u8; 32], Error> {
-    let bad = || Error::AccessConfig(format!("{what}: a token hash must be 64 hex digits"));
-    let hash = hash.trim();
-    if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(bad());
-    }
-    let mut out = [0u8; 32];
-    for (i, chunk) in hash.as_bytes().chunks(2).enumerate() {
-        let text = std::str::from_utf8(chunk).map_err(|_| bad())?;
-        out[i] = u8::from_str_radix(text, 16).map_err(|_| bad())?;
-    }
-    Ok(out)
-}
-
-fn check_name(name: &str) -> Result<(), Error> {
-    if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
-        return Err(Error::AccessConfig(format!(
-            "principal name {name:?} must be 1 to 64 printable characters"
-        )));
-    }
-    Ok(())
 }
 
 impl Access {
@@ -562,13 +289,13 @@ impl Access {
 
     fn from_table(table: Table) -> Self {
         Self {
-            table: Arc::new(RwLock::new(Arc::new(table))),
+            table: Arc::new(ArcSwap::from_pointee(table)),
         }
     }
 
     /// The list in force now.
     fn table(&self) -> Arc<Table> {
-        Arc::clone(&self.table.read().unwrap_or_else(PoisonError::into_inner))
+        self.table.load_full()
     }
 
     /// Replaces the list for every clone of this `Access` (the gRPC
@@ -590,12 +317,10 @@ impl Access {
     /// an older list are over (their approvers sign in again).
     pub fn replace_with(&self, fresh: &Access) {
         let fresh = fresh.table();
-        let mut table = self.table.write().unwrap_or_else(PoisonError::into_inner);
-        let generation = table.generation.wrapping_add(1);
-        *table = Arc::new(Table {
+        self.table.rcu(|current| Table {
             entries: fresh.entries.clone(),
             revoked: fresh.revoked.clone(),
-            generation,
+            generation: current.generation.wrapping_add(1),
         });
     }
 
@@ -631,7 +356,7 @@ impl Access {
         if token.is_empty() || token.len() > MAX_TOKEN_LEN {
             return Err(Denial::UnknownToken);
         }
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let digest = token_digest(token);
         let table = self.table();
         let revoked = table
             .revoked
@@ -695,15 +420,6 @@ impl Access {
             (Principal::Host { .. }, _) => Err(Denial::WrongPrincipal),
         }
     }
-}
-
-/// Reads `Bearer <token>` out of an `authorization` header value.
-pub fn bearer(header: &str) -> Option<&str> {
-    let (scheme, token) = header.trim().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim())
-        .filter(|t| !t.is_empty())
 }
 
 #[cfg(test)]

@@ -22,7 +22,9 @@
 //! - [`serve`]: [`ApprovalServer`], which runs the gRPC service and the web
 //!   page side by side over one queue.
 //! - [`auth`]: [`Access`], who may submit (hosts) and who may decide
-//!   (approvers, within their rules), by token hash or client certificate.
+//!   (approvers, within their rules), by token hash or client certificate;
+//!   `decide`: the rules check and audit every decision passes, from
+//!   either front end.
 //! - `tls`: [`ServiceTls`], the certificate, key and optional client
 //!   authority of both ports.
 //! - `error`: the crate's [`Error`] and [`Refusal`], and their mapping to
@@ -53,6 +55,7 @@
 //! ```
 
 pub mod auth;
+mod decide;
 mod error;
 mod events;
 mod grpc;

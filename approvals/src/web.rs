@@ -37,11 +37,17 @@
 //! it (§9 echo rule). Nothing here quotes the context anywhere but in the
 //! page that shows it to the approver, and the page inserts every value
 //! as text, never as HTML.
+//!
+//! Here: the routes and their handlers, and the security headers of every
+//! answer; `session`: the session cookie, CSRF tokens and the table of
+//! signed-in sessions; `views`: what the API answers and streams.
 
-use std::collections::HashMap;
+mod session;
+mod views;
+
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
@@ -53,19 +59,19 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use hookwire::Verdict;
 use hookwire::approval::{ApprovalOutcome, ApprovalResolution};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-use subtle::ConstantTimeEq;
+use serde_json::json;
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
-use super::auth::{Access, ApproverAccess, Credentials, Denial, hex};
-use super::grpc::may_decide;
-use super::queue::{
-    Acceptance, ApprovalQueue, ApproverIdentity, AuthMethod, DecisionRecord, HistoryQuery,
-    PendingApproval, QueueEvent,
-};
+use crate::auth::{Access, ApproverAccess, Credentials, Denial};
+use crate::decide::may_decide;
 use crate::error::Error;
+use crate::events::{Acceptance, HistoryQuery, QueueEvent};
+use crate::queue::ApprovalQueue;
+pub use session::{CSRF_HEADER, SESSION_COOKIE, SESSION_TTL};
+use session::{Session, Sessions, Turned, session_cookie};
+pub use views::{DecideBody, HistoryView, LoginBody, PendingView, SeenBody};
+use views::{notice, pending_event, status, unauthenticated, views};
 
 /// The page, embedded at build time.
 const PAGE: &str = include_str!("page.html");
@@ -73,197 +79,11 @@ const PAGE: &str = include_str!("page.html");
 /// The reason carried by a rejection made on the page.
 pub const REJECT_REASON: &str = "approval:rejected";
 
-/// The session cookie's name.
-pub const SESSION_COOKIE: &str = "hookwire_session";
-
-/// The header carrying the session's CSRF token on every `POST`.
-pub const CSRF_HEADER: &str = "x-csrf-token";
-
 /// Largest request body the page's API reads.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// How long a session lasts after sign-in.
-pub const SESSION_TTL: Duration = Duration::from_secs(8 * 60 * 60);
-
-/// Most sessions kept at once; sign-ins beyond are refused (`503`) until
-/// some expire.
-const MAX_SESSIONS: usize = 10_000;
-
 /// How many history entries the page shows.
 const HISTORY_LIMIT: usize = 200;
-
-/// A pending request as the page shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PendingView {
-    /// The queue's id.
-    pub request_id: String,
-    /// The host that asked.
-    pub host: String,
-    /// `interception_point`.
-    pub point: String,
-    /// `session.id`.
-    pub session_id: String,
-    /// `tool_call.name`, at the tool points.
-    pub tool_name: Option<String>,
-    /// The target as the host's redactor left it (the tool arguments at
-    /// `pre_tool_call`).
-    pub target: Option<Value>,
-    /// The liftable deny's reason.
-    pub reason: Option<String>,
-    /// The liftable deny's message.
-    pub message: Option<String>,
-    /// The identity the page must echo (`null` for the null provider).
-    pub context_identity: Option<String>,
-    /// Milliseconds left when this view was made: what is left of the
-    /// deadline the host sent.
-    pub remaining_ms: u64,
-    /// Approvers who opened it.
-    pub seen_by: Vec<String>,
-    /// The whole context as presented (after the host's redactor), for
-    /// the detail view.
-    pub context: Value,
-}
-
-impl From<&PendingApproval> for PendingView {
-    fn from(p: &PendingApproval) -> Self {
-        Self {
-            request_id: p.id.clone(),
-            host: p.host.clone(),
-            point: p.request.interception_point.to_string(),
-            session_id: p.session_id().to_owned(),
-            tool_name: p.tool_name().map(str::to_owned),
-            target: p.target().cloned(),
-            reason: p.request.verdict.reason.clone(),
-            message: p.request.verdict.message.clone(),
-            context_identity: p.request.context_identity.clone(),
-            remaining_ms: u64::try_from(p.remaining().as_millis()).unwrap_or(u64::MAX),
-            seen_by: p.seen_by.clone(),
-            context: p.request.context.to_json(),
-        }
-    }
-}
-
-/// One decision as the history view shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HistoryView {
-    /// The queue's id of the request decided.
-    pub request_id: String,
-    /// Who decided, as the credential named them.
-    pub approver: String,
-    /// When, in milliseconds since the Unix epoch.
-    pub decided_at_ms: u64,
-    /// `allow`, `allow_edited`, `deny`, `unresolved` or `malformed`.
-    pub outcome: String,
-    /// `accepted`, `forbidden`, or why the queue refused it.
-    pub status: String,
-    /// The service instance that took it.
-    pub instance: String,
-    /// The tool of the request, when known.
-    pub tool_name: Option<String>,
-}
-
-/// `POST /api/login`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct LoginBody {
-    /// The approver's operator-issued token.
-    pub token: String,
-}
-
-/// `POST /api/decide`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct DecideBody {
-    /// The queue's id.
-    pub request_id: String,
-    /// `approve` or `reject`.
-    pub outcome: String,
-    /// The identity the page was shown, echoed.
-    #[serde(default)]
-    pub context_identity: Option<String>,
-    /// On approve: edited arguments, sent as a `transform` of `$target`.
-    #[serde(default)]
-    pub args: Option<Value>,
-    /// A note for the record.
-    #[serde(default)]
-    pub message: Option<String>,
-}
-
-/// `POST /api/seen`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct SeenBody {
-    /// The queue's id.
-    pub request_id: String,
-}
-
-/// A signed-in approver.
-#[derive(Debug, Clone)]
-struct Session {
-    approver: Arc<ApproverAccess>,
-    identity: ApproverIdentity,
-    csrf: String,
-    expires: Instant,
-    /// The access list's generation at sign-in: a reloaded list ends the
-    /// session (the approver signs in again, if the new list lets it).
-    generation: u64,
-}
-
-/// Signed-in sessions by their random id.
-#[derive(Debug, Default)]
-struct Sessions {
-    by_id: Mutex<HashMap<String, Session>>,
-}
-
-impl Sessions {
-    fn get(&self, id: &str) -> Option<Session> {
-        let mut map = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
-        match map.get(id) {
-            Some(s) if s.expires > now => Some(s.clone()),
-            Some(_) => {
-                map.remove(id);
-                None
-            }
-            None => None,
-        }
-    }
-
-    fn open(
-        &self,
-        approver: Arc<ApproverAccess>,
-        generation: u64,
-    ) -> Result<(String, Session), Error> {
-        let session = Session {
-            identity: approver.identity(AuthMethod::WebSession),
-            approver,
-            csrf: random_hex()?,
-            expires: Instant::now() + SESSION_TTL,
-            generation,
-        };
-        let id = random_hex()?;
-        let mut map = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
-        if map.len() >= MAX_SESSIONS {
-            let now = Instant::now();
-            map.retain(|_, s| s.expires > now);
-            if map.len() >= MAX_SESSIONS {
-                return Err(Error::Web(std::io::Error::other("too many sessions")));
-            }
-        }
-        map.insert(id.clone(), session.clone());
-        Ok((id, session))
-    }
-
-    fn close(&self, id: &str) {
-        self.by_id
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
-    }
-}
-
-fn random_hex() -> Result<String, Error> {
-    let mut bytes = [0u8; 32];
-    getrandom::getrandom(&mut bytes).map_err(|e| Error::Random(e.to_string()))?;
-    Ok(hex(&bytes))
-}
 
 #[derive(Clone)]
 struct WebState {
@@ -305,7 +125,10 @@ pub fn router(
         })
 }
 
-/// No framing (clickjacking), no sniffing, no caching of API answers.
+/// No framing (clickjacking), no sniffing, no caching of API answers: the
+/// headers of every answer, set once for the whole router. One function
+/// rather than tower-http's `SetResponseHeader`, which takes a layer per
+/// header and a dependency for five constant values.
 async fn security_headers(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let h = response.headers_mut();
@@ -332,84 +155,21 @@ async fn page() -> Html<&'static str> {
     Html(PAGE)
 }
 
-fn status(code: StatusCode, status: &str) -> Response {
-    (code, Json(json!({ "status": status }))).into_response()
-}
-
-fn unauthenticated() -> Response {
-    status(StatusCode::UNAUTHORIZED, "unauthenticated")
-}
-
-/// The session id in the request's cookie, if any.
-fn session_id(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|c| c.trim().split_once('='))
-        .find(|(name, _)| *name == SESSION_COOKIE)
-        .map(|(_, value)| value)
-}
-
-/// Why a request to the page's API was turned away before it was read.
-#[derive(Debug, Clone, Copy)]
-enum Turned {
-    /// No live session: `401`.
-    NoSession,
-    /// A `POST` without the session's CSRF token: `403`.
-    NoCsrfToken,
-}
-
-impl IntoResponse for Turned {
-    fn into_response(self) -> Response {
-        match self {
-            Self::NoSession => unauthenticated(),
-            Self::NoCsrfToken => status(StatusCode::FORBIDDEN, "csrf"),
-        }
-    }
-}
-
 impl WebState {
     /// The signed-in session, or `401`.
     fn signed_in(&self, headers: &HeaderMap) -> Result<Session, Turned> {
-        let id = session_id(headers).ok_or(Turned::NoSession)?;
-        let session = self.sessions.get(id).ok_or(Turned::NoSession)?;
-        if session.generation != self.access.generation() {
-            // Signed in under an access list since reloaded.
-            self.sessions.close(id);
-            return Err(Turned::NoSession);
-        }
-        Ok(session)
+        self.sessions.signed_in(&self.access, headers)
     }
 
     /// The signed-in session whose CSRF token the request carries; `401`
     /// without a session, `403` without the token.
     fn signed_in_post(&self, headers: &HeaderMap) -> Result<Session, Turned> {
-        let session = self.signed_in(headers)?;
-        let sent = headers
-            .get(CSRF_HEADER)
-            .map(HeaderValue::as_bytes)
-            .unwrap_or_default();
-        if bool::from(sent.ct_eq(session.csrf.as_bytes())) {
-            Ok(session)
-        } else {
-            tracing::warn!(
-                target: "hookwire::approval::audit",
-                approver = %session.approver.name,
-                "approval page: request without its CSRF token refused"
-            );
-            Err(Turned::NoCsrfToken)
-        }
+        self.sessions.signed_in_post(&self.access, headers)
     }
 
+    /// The `Set-Cookie` value for session `id`.
     fn cookie(&self, id: &str, max_age: Duration) -> HeaderValue {
-        let secure = if self.secure { "; Secure" } else { "" };
-        let value = format!(
-            "{SESSION_COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
-            max_age.as_secs()
-        );
-        HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static(""))
+        session_cookie(id, max_age, self.secure)
     }
 }
 
@@ -458,9 +218,7 @@ async fn logout(State(s): State<WebState>, headers: HeaderMap) -> Response {
     if let Err(r) = s.signed_in_post(&headers) {
         return r.into_response();
     }
-    if let Some(id) = session_id(&headers) {
-        s.sessions.close(id);
-    }
+    s.sessions.close(&headers);
     let mut response = StatusCode::NO_CONTENT.into_response();
     response
         .headers_mut()
@@ -479,45 +237,11 @@ async fn session(State(s): State<WebState>, headers: HeaderMap) -> Response {
     }
 }
 
-fn views(queue: &ApprovalQueue, approver: &ApproverAccess) -> Vec<PendingView> {
-    queue
-        .pending()
-        .iter()
-        .filter(|p| approver.rules.permits(p))
-        .map(PendingView::from)
-        .collect()
-}
-
 async fn pending(State(s): State<WebState>, headers: HeaderMap) -> Response {
     match s.signed_in(&headers) {
         Ok(session) => Json(views(&s.queue, &session.approver)).into_response(),
         Err(r) => r.into_response(),
     }
-}
-
-fn pending_event(queue: &ApprovalQueue, approver: &ApproverAccess) -> Event {
-    Event::default()
-        .event("pending")
-        .data(serde_json::to_string(&views(queue, approver)).unwrap_or_else(|_| "[]".into()))
-}
-
-fn notice(e: &QueueEvent) -> Option<Event> {
-    let text = match e {
-        QueueEvent::Resolved {
-            approver, outcome, ..
-        } => format!(
-            "{} by {approver}",
-            outcome.map_or("answered without an outcome", |o| match o {
-                ApprovalOutcome::Approve => "approved",
-                ApprovalOutcome::Reject => "rejected",
-                ApprovalOutcome::Unresolved => "left unresolved",
-            })
-        ),
-        QueueEvent::Closed { reason, .. } => format!("closed: {}", reason.as_str()),
-        QueueEvent::Added(_) | QueueEvent::Seen { .. } => return None,
-    };
-    let data = json!({"request_id": e.id(), "text": text}).to_string();
-    Some(Event::default().event("notice").data(data))
 }
 
 async fn events(State(s): State<WebState>, headers: HeaderMap) -> Response {
@@ -659,24 +383,6 @@ async fn decide(
             Json(json!({"status": "error", "error": e.to_string()})),
         )
             .into_response(),
-    }
-}
-
-impl From<&DecisionRecord> for HistoryView {
-    fn from(r: &DecisionRecord) -> Self {
-        let millis = r
-            .decided_at
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        Self {
-            request_id: r.request_id.clone(),
-            approver: r.approver.name().to_owned(),
-            decided_at_ms: millis,
-            outcome: r.outcome.as_str().to_owned(),
-            status: r.acceptance.as_str().to_owned(),
-            instance: r.instance.clone(),
-            tool_name: r.subject.as_ref().and_then(|s| s.tool_name.clone()),
-        }
     }
 }
 

@@ -11,7 +11,8 @@
 //! - `adapter`: the gRPC edge ([`GrpcAdapter`]): decoding, routing through
 //!   the policy's object-safe form, panic isolation, encoding.
 //! - `server`: [`Server`] (settings and layers), [`Router`] (serving)
-//!   and [`spawn_local`].
+//!   and [`spawn_local`]; `services`: [`Services`], the services a router
+//!   mounts, routed by gRPC service name.
 //! - `peer`: [`Peer`], the verified client certificate of a mutual-TLS
 //!   caller, which a hook reads with [`Peer::current`].
 //! - `limits`: [`ServerLimits`], the transport limits every server applies
@@ -60,6 +61,7 @@ mod peer;
 pub mod reflection;
 mod running;
 mod server;
+mod services;
 mod trace;
 
 pub use adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter, MULTIPLEX_IN_FLIGHT, MultiplexStream};
@@ -72,6 +74,7 @@ pub use peer::Peer;
 pub use prometheus_client;
 pub use running::RunningServer;
 pub use server::{Router, Server, spawn_local};
+pub use services::Services;
 pub use trace::join_trace;
 
 /// The policy trait and what writing one takes, from the root crate, so

@@ -16,7 +16,6 @@ use tokio::net::TcpListener;
 use tonic::body::Body;
 use tonic::codegen::http::{Request, Response};
 use tonic::codegen::{Bytes, Service, StdError};
-use tonic::service::Routes;
 use tonic_health::server::HealthReporter;
 use tower::Layer;
 use tower::layer::util::{Identity, Stack};
@@ -27,6 +26,7 @@ use crate::health::ServerHealth;
 use crate::limits::ServerLimits;
 use crate::metrics::ServerMetrics;
 use crate::running::RunningServer;
+use crate::services::Services;
 
 /// Transport settings and tower layers for an interceptor server; the
 /// starting point of `Server::builder().service(s).serve(addr)`.
@@ -200,24 +200,21 @@ impl<L> Server<L> {
 
     /// Mounts `service` (and the health and gRPC reflection services) and
     /// returns the router that serves them.
-    pub fn service<S: Interceptor>(self, service: S) -> Router<L>
-    where
-        L: Clone,
-    {
+    pub fn service<S: Interceptor>(self, service: S) -> Router<L> {
         let (health, health_service) = ServerHealth::new();
         let interceptor: InterceptorServer<GrpcAdapter> = GrpcAdapter::new(service)
             .with_drain(health.drain())
             .with_metrics(self.metrics.as_ref())
             .into_server()
             .max_decoding_message_size(self.max_message_bytes);
-        let mut inner = self.limits.apply(self.inner);
-        let router = inner
-            .add_service(health_service)
-            .add_service(interceptor)
-            .add_optional_service(crate::reflection::v1())
-            .add_optional_service(crate::reflection::v1alpha());
+        let services = Services::default()
+            .with(health_service)
+            .with(interceptor)
+            .with_optional(crate::reflection::v1())
+            .with_optional(crate::reflection::v1alpha());
         Router {
-            inner: router,
+            server: self.limits.apply(self.inner),
+            services,
             health,
             tls: self.tls.is_some(),
             limits: self.limits,
@@ -235,7 +232,8 @@ pub async fn spawn_local<S: Interceptor>(service: S) -> Result<RunningServer, Er
 /// One interceptor service and its health service, ready to serve.
 #[derive(Debug)]
 pub struct Router<L = Identity> {
-    inner: tonic::transport::server::Router<L>,
+    server: tonic::transport::Server<L>,
+    services: Services,
     health: ServerHealth,
     tls: bool,
     limits: ServerLimits,
@@ -251,7 +249,7 @@ impl<L> Router<L> {
 
 impl<L, ResBody> Router<L>
 where
-    L: Layer<Routes> + Send + 'static,
+    L: Layer<Services> + Send + 'static,
     L::Service: Service<Request<Body>, Response = Response<ResBody>> + Clone + Send + 'static,
     <L::Service as Service<Request<Body>>>::Future: Send,
     <L::Service as Service<Request<Body>>>::Error: Into<StdError> + Send,
@@ -324,8 +322,8 @@ where
             draining.shutting_down().await;
         };
         let served = self
-            .inner
-            .serve_with_incoming_shutdown(incoming, signal)
+            .server
+            .serve_with_incoming_shutdown(self.services, incoming, signal)
             .await;
         if served.is_err() {
             health.shutting_down().await;

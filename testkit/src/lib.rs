@@ -4,7 +4,9 @@
 //! interception point, where the workspace keeps what
 //! `scripts/setup.sh` installs, `promtool` checks of Prometheus
 //! expositions and their scrape, an approval request, a runtime a test
-//! can kill like a crash, and throwaway PostgreSQL clusters ([`postgres`]).
+//! can kill like a crash, throwaway PostgreSQL clusters ([`postgres`]),
+//! throwaway certificate authorities ([`tls`]) and a misbehaving approval
+//! service ([`rogue`]).
 //!
 //! Used by the integration tests (`hookwire-tests`) and `hookwire-cli`'s
 //! tests. `hookwire-server`'s own tests keep their wire-level fixtures in
@@ -14,6 +16,8 @@
 
 mod crash;
 pub mod postgres;
+pub mod rogue;
+pub mod tls;
 
 pub use crash::CrashableRuntime;
 
