@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use sqlx::PgPool;
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 
-use crate::Error;
+use crate::error::Error;
 
 /// Every schema version, oldest first: (version, description, SQL).
 const MIGRATIONS: &[(i64, &str, &str)] = &[(

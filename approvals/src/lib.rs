@@ -12,9 +12,10 @@
 //!   seen by every approver; the first decision wins, late ones are
 //!   refused, expired and orphaned requests are withdrawn. Its Rust API is
 //!   what in-process approvers use.
-//! - [`store`]: [`ApprovalStore`], where a queue shared by several
-//!   instances keeps its state (PostgreSQL: `hookwire-approvals-postgres`);
-//!   an embedded queue needs none.
+//! - [`store`]: [`ApprovalStore`], where a queue keeps its state: in
+//!   memory for an embedded queue (`store::memory::MemoryStore`), shared
+//!   by several instances otherwise (PostgreSQL:
+//!   `hookwire-approvals-postgres`).
 //! - [`grpc`]: [`ApprovalGrpc`], the queue as the gRPC service (the
 //!   hosts' `Resolve` stream, the approvers' `Watch` stream, `Decide`).
 //! - [`web`]: the approval web page and its JSON/SSE API.

@@ -1,30 +1,40 @@
-//! Where an approval queue keeps what several service instances must
-//! share: the [`ApprovalStore`] trait.
+//! Where an approval queue keeps its requests, decisions and audit log:
+//! the [`ApprovalStore`] trait, and [`MemoryStore`](memory::MemoryStore),
+//! the store of a queue that serves one process.
 //!
-//! A queue made with [`ApprovalQueue::new`](super::ApprovalQueue::new) is
-//! embedded: its own memory is the store, and it serves one process (a
-//! demo, tests, a laptop). A queue made with
-//! [`ApprovalQueue::shared`](super::ApprovalQueue::shared) keeps the
-//! requests, decisions and audit log in an `ApprovalStore` (PostgreSQL:
-//! the `hookwire-approvals-postgres` crate) and its memory only mirrors
-//! the pending set for reading, so that several instances on one store
-//! behave as one service:
+//! Every [`ApprovalQueue`](crate::ApprovalQueue) runs over a store, and
+//! its own memory only mirrors the pending set for reading (what approvers
+//! see, what the host links answer for). A queue made with
+//! [`ApprovalQueue::new`](crate::ApprovalQueue::new) is embedded: its store
+//! is a [`MemoryStore`](memory::MemoryStore) nobody else shares (a demo,
+//! tests, a laptop). A queue made with
+//! [`ApprovalQueue::shared`](crate::ApprovalQueue::shared) runs over a
+//! store several instances share (PostgreSQL: the
+//! `hookwire-approvals-postgres` crate), so that they behave as one
+//! service. The rules are the same for both:
 //!
 //! - a request goes into the store when its host submits it on any
-//!   instance, and every instance's mirror picks it up from the store's
-//!   change feed ([`ApprovalStore::subscribe`], pushed, not polled);
-//! - a decision is taken by the store ([`ApprovalStore::decide`]) in one
-//!   transaction that only succeeds while the request is pending and
+//!   instance, and every other instance's mirror picks it up from the
+//!   store's change feed ([`ApprovalStore::subscribe`], pushed, not
+//!   polled);
+//! - a decision is taken by the store ([`ApprovalStore::decide`]) at once
+//!   (one transaction, one lock) and only while the request is pending and
 //!   within its deadline, so the first decision wins across instances;
-//!   the instance holding the host's link delivers it when the change
-//!   reaches it;
+//!   the instance holding the host's link delivers it;
 //! - a request is closed in the store (expired, cancelled, host gone,
 //!   failed) and every instance withdraws it from its approvers;
-//! - requests whose instance went away are re-attached by their host on
-//!   any instance ([`ApprovalStore::reattach`]), and those never taken
+//! - requests whose host is away (its link detached, or its instance
+//!   dead) stay pending for [`REATTACH_GRACE`] for their host to re-attach
+//!   them on any instance ([`ApprovalStore::reattach`]); those never taken
 //!   back are withdrawn by the store's own housekeeping.
 //!
 //! The store never judges a decision's content, as the queue does not.
+//! `contract` (feature `store-contract`) checks a store against these
+//! rules; both stores' tests run it.
+
+#[cfg(any(test, feature = "store-contract"))]
+pub mod contract;
+pub mod memory;
 
 use std::time::Duration;
 
@@ -32,8 +42,22 @@ use hookwire::InterceptionPoint;
 use hookwire::approval::{ApprovalRequest, StreamResolution};
 use tokio::sync::broadcast;
 
-use super::events::{ApproverIdentity, CloseReason, DecisionRecord, HistoryQuery, PendingApproval};
 use crate::error::{Error, Refusal};
+use crate::events::{ApproverIdentity, CloseReason, DecisionRecord, HistoryQuery, PendingApproval};
+
+/// How long a request whose host is away (its link
+/// [detached](crate::HostLink::detach), or its instance dead) stays
+/// pending for its host to [re-attach](crate::HostLink::reattach) it (its
+/// own deadline, when sooner, still closes it first).
+pub const REATTACH_GRACE: Duration = Duration::from_secs(30);
+
+/// How early a store honours closing a request as expired: the queue's
+/// timer and the store's clock may measure the same deadline this far
+/// apart.
+pub const EXPIRY_TOLERANCE: Duration = Duration::from_millis(50);
+
+/// Most approvers a store records as having opened one request.
+pub const MAX_SEEN: usize = 64;
 
 /// A request as a store keeps it and hands it to every instance.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,20 +153,38 @@ pub enum ReattachFound {
     },
 }
 
-/// The shared state of the instances of one approval service. See the
-/// module docs for what each operation must guarantee; every method is
-/// called by the queue, never by front ends.
+/// The state of the instances of one approval service (one instance, for
+/// a [`MemoryStore`](memory::MemoryStore)). See the module docs for what
+/// each operation must guarantee (`contract` checks it); every method
+/// is called by the queue, never by front ends.
 #[async_trait::async_trait]
 pub trait ApprovalStore: std::fmt::Debug + Send + Sync + 'static {
     /// This instance's name, recorded with the decisions it takes and the
     /// requests whose hosts it holds.
     fn instance(&self) -> &str;
 
+    /// Whether other instances share this store. The front ends ask it
+    /// when the service shuts down: over a shared store a host's requests
+    /// are detached, for it to re-attach them on another instance; over
+    /// one nobody else shares they are withdrawn (nobody could take them
+    /// over).
+    fn is_shared(&self) -> bool;
+
+    /// Whether every future this store returns is ready when first polled
+    /// (it waits on no I/O, as [`MemoryStore`](memory::MemoryStore) does).
+    /// The queue then applies the writes a host's link makes without
+    /// waiting (submit, cancel, a dropped or detached link, an expiry) at
+    /// once, in the caller; otherwise its background task applies them, in
+    /// order.
+    fn answers_at_once(&self) -> bool {
+        false
+    }
+
     /// A fresh queue id, unique across instances and restarts.
     fn next_id(&self) -> String;
 
     /// Records a request submitted by a host attached to this instance.
-    async fn insert(&self, request: &StoredRequest) -> Result<(), Error>;
+    async fn insert(&self, request: StoredRequest) -> Result<(), Error>;
 
     /// Takes `record`'s decision if the request is pending and within its
     /// deadline (first wins across instances), keeping `resolution` for
@@ -154,7 +196,8 @@ pub trait ApprovalStore: std::fmt::Debug + Send + Sync + 'static {
         resolution: &StreamResolution,
     ) -> Result<Result<(), Refusal>, Error>;
 
-    /// Records that `approver` opened request `id` (once per name).
+    /// Records that `approver` opened request `id` (once per name, at most
+    /// [`MAX_SEEN`] names).
     async fn seen(
         &self,
         id: &str,
@@ -162,21 +205,26 @@ pub trait ApprovalStore: std::fmt::Debug + Send + Sync + 'static {
     ) -> Result<Result<(), Refusal>, Error>;
 
     /// Closes request `id` for `reason` if it is pending, with `note` for
-    /// its host. [`CloseReason::Expired`] only once its deadline passed;
-    /// [`CloseReason::HostGone`] and [`CloseReason::Cancelled`] only while
-    /// its host is attached to this instance (a host that re-attached
-    /// elsewhere is not withdrawn by the old link). Returns whether it
-    /// closed it.
+    /// its host. [`CloseReason::Expired`] only once its deadline passed
+    /// (give or take [`EXPIRY_TOLERANCE`]); [`CloseReason::HostGone`] and
+    /// [`CloseReason::Cancelled`] only while its host is attached to this
+    /// instance (a host that re-attached elsewhere is not withdrawn by the
+    /// old link). Returns whether it closed it.
     async fn close(&self, id: &str, reason: CloseReason, note: Option<&str>)
     -> Result<bool, Error>;
 
     /// Leaves requests `ids` pending without a host link (this instance
-    /// is going away), for their hosts to re-attach elsewhere.
+    /// is going away), for their hosts to re-attach within
+    /// [`REATTACH_GRACE`] (or the store's own grace).
     async fn detach(&self, ids: &[String]) -> Result<(), Error>;
 
     /// Finds the request `host` submitted as `host_request_id` with this
-    /// identity and point, pending or decided and within its deadline,
-    /// and attaches it to this instance.
+    /// identity and point, pending or decided and within its deadline
+    /// (the newest, if several), and attaches it to this instance. A
+    /// decided request found once may be found again or not: a
+    /// [`MemoryStore`](memory::MemoryStore) hands its decision out once, a
+    /// shared store may hand it out again to a host whose instance died
+    /// right after.
     async fn reattach(
         &self,
         host: &str,
@@ -185,7 +233,8 @@ pub trait ApprovalStore: std::fmt::Debug + Send + Sync + 'static {
         point: InterceptionPoint,
     ) -> Result<Option<ReattachFound>, Error>;
 
-    /// Where request `id` stands; `None` if the store never had it.
+    /// Where request `id` stands; `None` if the store never had it (or
+    /// forgot it).
     async fn state(&self, id: &str) -> Result<Option<StoredState>, Error>;
 
     /// Every pending request, oldest first.
@@ -197,6 +246,11 @@ pub trait ApprovalStore: std::fmt::Debug + Send + Sync + 'static {
     /// The audit log, newest first, as `query` selects it.
     async fn history(&self, query: &HistoryQuery) -> Result<Vec<DecisionRecord>, Error>;
 
-    /// Every change from now on, by any instance (this one included).
+    /// Every change from now on that this instance's queue did not make
+    /// through this store itself: another instance's, or the store's own
+    /// housekeeping (a re-attach grace or a deadline running out). A store
+    /// may announce the queue's own changes too (PostgreSQL's
+    /// notifications reach every instance, this one included); the queue
+    /// finds them applied already.
     fn subscribe(&self) -> broadcast::Receiver<StoreChange>;
 }

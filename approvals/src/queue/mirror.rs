@@ -1,83 +1,105 @@
-//! The background task of a shared queue: it applies, in order, the store
-//! writes that hosts' links queue without waiting (inserts, closes,
-//! detaches), and keeps the instance's mirror of the pending set in step
-//! with the store's change feed — requests added, seen, decided or closed
-//! on any instance — delivering decisions and failures to the hosts
-//! attached here.
+//! The queue's background task, and the mirror it keeps: this instance's
+//! copy of the store's pending set.
 //!
-//! It holds the queue weakly and ends when the last clone of the queue is
-//! dropped. A write that fails fails closed: a request the store never
-//! got is failed to its host at once.
+//! The task finishes, in order, the store writes the store could not
+//! answer at once (see `writes`), and follows the store's change feed:
+//! requests added, seen, decided or closed by other instances or by the
+//! store's own housekeeping (an abandoned request withdrawn). It brings
+//! the mirror in step, delivering decisions and failures to the hosts
+//! attached here. It holds the queue weakly and ends when the last clone
+//! of the queue is dropped; it starts with the queue when there is a
+//! runtime, else with the first host link.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
+use tokio::time::Instant;
 
-use super::{ApprovalQueue, Inner, Write};
-use crate::store::{ApprovalStore, StoreChange, StoredState};
+use super::state::{ApprovalQueue, Entry, Idle, Inner, State, lock};
+use crate::events::{CloseReason, QueueEvent};
+use crate::store::{ApprovalStore, StoreChange, StoredRequest, StoredState};
 
-/// Starts the task.
-pub(super) fn spawn(
-    queue: Weak<Inner>,
-    store: Arc<dyn ApprovalStore>,
-    mut writes: mpsc::UnboundedReceiver<Write>,
-    mut changes: broadcast::Receiver<StoreChange>,
-) {
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                biased;
-                write = writes.recv() => {
-                    let Some(write) = write else { break };
-                    apply_write(&queue, &*store, write).await;
-                }
-                change = changes.recv() => {
-                    let change = match change {
-                        Ok(c) => c,
-                        Err(broadcast::error::RecvError::Lagged(_)) => StoreChange::Resync,
-                        Err(broadcast::error::RecvError::Closed) => break,
-                    };
-                    let Some(inner) = queue.upgrade() else { break };
-                    let q = ApprovalQueue { inner };
-                    match change {
-                        StoreChange::Request(id) => refresh(&q, &*store, &id).await,
-                        StoreChange::Resync => resync(&q, &*store).await,
-                    }
-                }
-            }
+impl ApprovalQueue {
+    /// Starts the background task unless it runs already (or no runtime
+    /// can run it yet).
+    pub(super) fn start_background(&self) {
+        let mut idle = lock(&self.inner.writes.idle);
+        if idle.is_none() {
+            return;
         }
-    });
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if let Some(start) = idle.take() {
+            runtime.spawn(run(
+                Arc::downgrade(&self.inner),
+                Arc::clone(&self.inner.store),
+                Arc::clone(&self.inner.writes.backlog),
+                start,
+            ));
+        }
+    }
+
+    /// Adds a request read from the store to the mirror (unless this
+    /// instance already has it, or saw it close), attached to no local
+    /// link and not counted here.
+    pub(super) fn mirror_add(&self, state: &mut State, row: &StoredRequest) {
+        if state.pending.contains_key(&row.id) || state.has_closed(&row.id) {
+            return;
+        }
+        state.next_seq += 1;
+        let approval = row.to_pending();
+        let timer = self.deadline_timer(&row.id, approval.deadline);
+        state.pending.insert(
+            row.id.clone(),
+            Entry {
+                seq: state.next_seq,
+                host: None,
+                host_request_id: row.host_request_id.clone(),
+                approval: approval.clone(),
+                timer: Some(timer),
+                queued: Instant::now(),
+                stored: None,
+                counted: false,
+            },
+        );
+        self.emit(QueueEvent::Added(Box::new(approval)));
+    }
 }
 
-async fn apply_write(queue: &Weak<Inner>, store: &dyn ApprovalStore, write: Write) {
-    match write {
-        Write::Insert(row, done) => match store.insert(&row).await {
-            Ok(()) => {
-                let _ = done.send(Some(true));
+async fn run(
+    queue: Weak<Inner>,
+    store: Arc<dyn ApprovalStore>,
+    backlog: Arc<AtomicUsize>,
+    start: Idle,
+) {
+    let Idle {
+        mut writes,
+        mut changes,
+    } = start;
+    loop {
+        tokio::select! {
+            biased;
+            work = writes.recv() => {
+                let Some(work) = work else { break };
+                work.await;
+                backlog.fetch_sub(1, Ordering::AcqRel);
             }
-            Err(e) => {
-                tracing::warn!(id = %row.id, error = %e, "approval request not stored; failing it");
-                let _ = done.send(Some(false));
-                if let Some(inner) = queue.upgrade() {
-                    let q = ApprovalQueue { inner };
-                    let mut state = q.state();
-                    q.apply_failed(&mut state, &row.id, "the approval store is unavailable");
+            change = changes.recv() => {
+                let change = match change {
+                    Ok(c) => c,
+                    Err(broadcast::error::RecvError::Lagged(_)) => StoreChange::Resync,
+                    Err(broadcast::error::RecvError::Closed) => break,
+                };
+                let Some(inner) = queue.upgrade() else { break };
+                let q = ApprovalQueue { inner };
+                match change {
+                    StoreChange::Request(id) => refresh(&q, &*store, &id).await,
+                    StoreChange::Resync => resync(&q, &*store).await,
                 }
             }
-        },
-        Write::Close(id, reason) => {
-            if let Err(e) = store.close(&id, reason, None).await {
-                tracing::warn!(%id, reason = reason.as_str(), error = %e, "approval close not stored");
-            }
-        }
-        Write::Detach(ids) => {
-            if let Err(e) = store.detach(&ids).await {
-                tracing::warn!(count = ids.len(), error = %e, "approval detach not stored");
-            }
-        }
-        Write::Flush(done) => {
-            let _ = done.send(());
         }
     }
 }
@@ -102,15 +124,16 @@ async fn refresh(queue: &ApprovalQueue, store: &dyn ApprovalStore, id: &str) {
             for approver in &request.seen_by {
                 queue.apply_seen(&mut state, id, approver);
             }
-            // Re-attached on another instance: the old link here no longer
-            // answers for it (and must not withdraw it when it drops).
-            if host_instance.as_deref() != Some(queue.instance())
-                && let Some(entry) = state.pending.get_mut(id)
-                && let Some(link) = entry.host.take()
-            {
-                let host_request_id = entry.host_request_id.clone();
-                if let Some(h) = state.hosts.get_mut(&link) {
-                    h.requests.remove(&host_request_id);
+            // Re-attached on another instance: the link here no longer
+            // answers for it (and must not withdraw it when it drops), and
+            // the other instance counts it.
+            if host_instance.as_deref() != Some(queue.inner.store.instance()) {
+                let link = state.pending.get_mut(id).and_then(|entry| {
+                    entry.counted = false;
+                    entry.host
+                });
+                if let Some(link) = link {
+                    state.unlink(link, id);
                 }
             }
         }
@@ -122,7 +145,7 @@ async fn refresh(queue: &ApprovalQueue, store: &dyn ApprovalStore, id: &str) {
         Some(StoredState::Closed { reason, note, .. }) => {
             let attached_here = state.pending.get(id).is_some_and(|e| e.host.is_some());
             match (reason, note) {
-                (crate::events::CloseReason::Failed, Some(note)) if attached_here => {
+                (CloseReason::Failed, Some(note)) if attached_here => {
                     queue.apply_failed(&mut state, id, &note);
                 }
                 _ => queue.close(&mut state, id, reason),
@@ -140,7 +163,7 @@ async fn resync(queue: &ApprovalQueue, store: &dyn ApprovalStore) {
             return;
         }
     };
-    let live: HashSet<String> = rows.iter().map(|r| r.id.clone()).collect();
+    let live: HashSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
     let gone: Vec<String> = {
         let mut state = queue.state();
         for row in &rows {
@@ -151,7 +174,8 @@ async fn resync(queue: &ApprovalQueue, store: &dyn ApprovalStore) {
             .iter()
             // Requests still being written are not in the store yet.
             .filter(|(id, e)| {
-                !live.contains(*id) && e.stored.as_ref().is_none_or(|s| s.borrow().is_some())
+                !live.contains(id.as_str())
+                    && e.stored.as_ref().is_none_or(|s| s.borrow().is_some())
             })
             .map(|(id, _)| id.clone())
             .collect()
