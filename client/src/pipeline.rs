@@ -10,7 +10,10 @@
 //!    on one snapshot in parallel profiles, approval consultations;
 //! 4. the enforced identity, recomputed only when a transform was applied
 //!    (a context that left the JSON domain through a transform is denied);
-//! 5. the payload-free record, delivered to every sink.
+//! 5. the response extensions released to the emission's consumers: only
+//!    under enforcement, from bindings whose own verdict permitted, when
+//!    the action runs (module `effect`; the grant was checked at dispatch);
+//! 6. the payload-free record, delivered to every sink.
 
 use std::panic::AssertUnwindSafe;
 
@@ -25,6 +28,7 @@ use tracing::Instrument;
 
 use crate::binding::{Binding, Dispatched};
 use crate::compose::{Combined, Composer, Plan, Step};
+use crate::effect::Answers;
 use crate::emission::Emission;
 use crate::host_state::HostState;
 use crate::trace;
@@ -93,7 +97,7 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
         resolver: host.approval.is_some(),
     };
     let mut composer = Composer::new(plan);
-    let mut extensions = Vec::new();
+    let mut answers = Answers::default();
     let mut trust = TrustFacts::default();
     let mut step = composer.start();
     let combined = loop {
@@ -106,11 +110,11 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
                 trust.sent(binding, view.as_ref());
                 let seen = view.as_ref().map_or(&ctx, |(v, _)| v);
                 // Boxed for the same reason as the emission in `run`.
-                let d = Box::pin(binding.dispatch(seen, request)).await;
+                let mut d = Box::pin(binding.dispatch(seen, request)).await;
                 trust.answered(binding, &d);
-                if !d.extensions.is_empty() {
-                    extensions.push((binding.name.clone(), d.extensions));
-                }
+                let extensions = std::mem::take(&mut d.extensions);
+                let permits = d.verdict.is_permit();
+                answers.answered(&binding.name, permits, d.asked, d.refused, extensions);
                 composer.on_verdict(i, d.verdict, &mut ctx)
             }
             Step::DispatchAll => {
@@ -138,9 +142,8 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
                 let mut verdicts = Vec::with_capacity(results.len());
                 for (b, d) in chain.iter().zip(results) {
                     trust.answered(b, &d);
-                    if !d.extensions.is_empty() {
-                        extensions.push((b.name.clone(), d.extensions));
-                    }
+                    let permits = d.verdict.is_permit();
+                    answers.answered(&b.name, permits, d.asked, d.refused, d.extensions);
                     verdicts.push(d.verdict);
                 }
                 composer.on_verdicts(verdicts, &mut ctx)
@@ -206,6 +209,8 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
         resolved_by,
     };
     let identities = (input_identity, enforced_identity);
+    let settled = answers.settle(settings.mode, verdict.is_permit());
+    trust.effects = settled.facts;
     finish(
         host,
         settings,
@@ -214,7 +219,7 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
         identities,
         attribution,
         chain.len(),
-        (extensions, trust.into_record_extensions()),
+        (settled.released, trust.into_record_extensions()),
     )
 }
 
@@ -222,7 +227,8 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
 /// from it.
 type View = (AgentContext, Vec<String>);
 
-/// Namespaced response metadata (§5.5) by interceptor name.
+/// Namespaced response metadata (§5.5) by interceptor name: what was
+/// released to the emission's consumers.
 type ResponseExtensions = Vec<(String, Map<String, Value>)>;
 
 /// What one binding is sent: its restricted view of the context with the
@@ -256,15 +262,18 @@ fn prepare(
 
 /// The trust boundaries' facts for the record, payload-free: which
 /// members each restricted binding was not shown, and which bindings
-/// answered with a transform outside their mutation grant. They go under
-/// the record's `extensions.hookwire` as `visibility` (`{binding:
-/// [member, ...]}`) and `mutation_refused` (`[binding, ...]`), each only
-/// when not empty; and the approver the approval service authenticated,
-/// as `approval: {approver}`, when the seam was consulted.
+/// answered with a transform or an effect outside their mutation grant.
+/// They go under the record's `extensions.hookwire` as `visibility`
+/// (`{binding: [member, ...]}`) and `mutation_refused` (`[binding, ...]`),
+/// each only when not empty; what became of each binding's effect asks as
+/// `effects` (`{binding: {kinds, fate}}`, module `effect`), when one asked;
+/// and the approver the approval service authenticated, as `approval:
+/// {approver}`, when the seam was consulted.
 #[derive(Default)]
 struct TrustFacts {
     withheld: Map<String, Value>,
     outside_grant: Vec<Value>,
+    effects: Map<String, Value>,
     approver: Option<String>,
 }
 
@@ -292,6 +301,9 @@ impl TrustFacts {
         }
         if !self.outside_grant.is_empty() {
             hookwire.insert("mutation_refused".into(), Value::Array(self.outside_grant));
+        }
+        if !self.effects.is_empty() {
+            hookwire.insert("effects".into(), Value::Object(self.effects));
         }
         if let Some(approver) = self.approver {
             let mut approval = Map::new();
