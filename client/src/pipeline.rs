@@ -45,7 +45,7 @@ pub(crate) struct Settings {
 /// which closes once the record is delivered. Never fails and never
 /// panics: every failure is a `host_error:*` deny.
 pub(crate) async fn run(host: &HostState, settings: Settings, ctx: AgentContext) -> Emission {
-    let span = trace::emission_span(&ctx, host.trace_payloads);
+    let span = trace::emission_span(&ctx, settings.mode, host.trace_payloads);
     // Boxed: the emission's state machine (composition, dispatch, the
     // transport's call) is kilobytes, and every future wrapping it
     // (session, span, timeout) would otherwise copy it when moved.
@@ -63,7 +63,11 @@ async fn counted(host: &HostState, settings: Settings, ctx: AgentContext) -> Emi
     };
     let flight = metrics.emission_started();
     let emission = emit(host, settings, ctx).await;
-    flight.finished(emission.record.interception_point, &emission.verdict);
+    flight.finished(
+        emission.record.interception_point,
+        settings.mode,
+        &emission.verdict,
+    );
     emission
 }
 
