@@ -443,15 +443,21 @@ pub(crate) fn self_deny(
 
 /// The record of an emission its caller cancelled (dropped its future)
 /// after the session had taken its sequence number: a deny
-/// `host_error:interceptor_timeout` (the caller stopped waiting for the
-/// verdict) with `extensions.hookwire.cancelled: true`, null identities
-/// (the emission never settled a context), so that §12.2's total order
-/// has no gap without a record. `ctx` carries the core members only.
+/// `host_error:interceptor_failed` with `extensions.hookwire.cancelled:
+/// true`, null identities (the emission never settled a context), so that
+/// §12.2's total order has no gap without a record. `ctx` carries the core
+/// members only.
+///
+/// The reason: §11 reserves `interceptor_timeout` for an interceptor that
+/// exceeded the host's timeout, which did not happen; no reserved reason
+/// names a caller's cancellation, and the reference Python emitter records
+/// it as `interceptor_failed` (message `CancelledError`), so hookwire does
+/// the same and says why in the message and the `cancelled` fact.
 pub(crate) fn cancelled(host: &HostState, settings: Settings, ctx: AgentContext) {
     let registered = host.chain(ctx.point()).len();
     let mut record_extensions = Map::new();
     record_extensions.insert("hookwire".into(), serde_json::json!({"cancelled": true}));
-    let verdict = Verdict::host_error(HostError::InterceptorTimeout)
+    let verdict = Verdict::host_error(HostError::InterceptorFailed)
         .with_message("emission cancelled by its caller before its verdict");
     let _ = finish(
         host,
