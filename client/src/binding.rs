@@ -446,6 +446,7 @@ impl Binding {
                 refused: Effects::NONE,
             };
         };
+        let refused = effect::outside_grant(Some(grant.effects), asked);
         // Where the point forbids transforms, §4.3's own reason
         // (`transform_target_forbidden`) says it better.
         if let Some(t) = &response.verdict.transform
@@ -458,10 +459,10 @@ impl Binding {
             );
             return Dispatched {
                 outside_grant: true,
+                refused,
                 ..self.failed(HostError::VerdictInvalid, &detail)
             };
         }
-        let refused = effect::outside_grant(Some(grant.effects), asked);
         if !refused.is_empty() {
             let detail = format!(
                 "response extensions ask for effects outside the binding's grant ({}); granted effects: {}",

@@ -831,6 +831,7 @@ async fn a_route_acts_only_under_enforcement_from_a_permitting_granted_binding()
             json!(["router"])
         );
         let shadow = route_once(Mode::EvaluateOnly, Verdict::allow(), grant).await;
+        assert_eq!(effects_fact(&shadow.pre)["router"]["fate"], "refused");
         assert_eq!((shadow.sandboxed, shadow.local), (0, 1));
         assert_eq!(
             shadow.pre.verdict.reason.as_deref(),
@@ -838,4 +839,24 @@ async fn a_route_acts_only_under_enforcement_from_a_permitting_granted_binding()
             "shadow mode shows what enforcement would refuse"
         );
     }
+}
+
+#[tokio::test]
+async fn a_transform_outside_its_paths_records_the_effects_it_asked_outside_its_kinds_too() {
+    let rewrite = Verdict::transform("$target.cmd", json!("ls -l"));
+    let r = route_once(Mode::Enforce, rewrite, |b| {
+        b.may_transform(["$target.other"])
+    })
+    .await;
+    assert_eq!((r.sandboxed, r.local), (0, 0));
+    let message = r.pre.verdict.message.clone().unwrap_or_default();
+    assert!(message.contains("transform path outside"), "{message}");
+    assert_eq!(
+        r.pre.extensions["hookwire"]["mutation_refused"],
+        json!(["router"])
+    );
+    assert_eq!(
+        effects_fact(&r.pre),
+        json!({"router": {"kinds": ["route"], "fate": "refused"}})
+    );
 }
