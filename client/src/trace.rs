@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use hookwire::{AgentContext, HostError, Mode, Verdict};
+use hookwire::{AgentContext, HostError, Verdict};
 use opentelemetry::propagation::{Injector, TextMapPropagator};
 use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -31,7 +31,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 /// context's `trace`, when that names a valid W3C trace and span. The mode
 /// is an attribute so that a deny in `evaluate_only`, which blocked
 /// nothing, never reads as enforcement (§8).
-pub(crate) fn emission_span(ctx: &AgentContext, mode: Mode, payloads: bool) -> Span {
+pub(crate) fn emission_span(ctx: &AgentContext, mode: hookwire::Mode, payloads: bool) -> Span {
     let span = tracing::info_span!(
         "hookwire.emission",
         hookwire.point = ctx.point().as_str(),
