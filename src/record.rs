@@ -90,7 +90,9 @@ pub struct InterceptionRecord {
     /// Host-owned, payload-free facts about the emission, by namespace
     /// (`^[a-z][a-z0-9_]*$`, as context extensions, §4.6); written as
     /// `extensions` when not empty. hookwire's own go under `hookwire`,
-    /// e.g. which members each restricted binding was not shown.
+    /// e.g. which members each restricted binding was not shown
+    /// (`visibility`), or what became of each binding's effect asks
+    /// (`effects`: `{binding: {kinds, fate}}`).
     pub extensions: Map<String, Value>,
 }
 

@@ -51,8 +51,10 @@ pub const WIRE_RESPONSE_MAX_BYTES: usize = 8 * 1024 * 1024;
 /// the approval resolver and its reviewers.
 pub const APPROVAL_MAX_BYTES: usize = 65_536;
 
-/// What an interceptor returns (§5.5): a verdict plus opaque namespaced
-/// transport metadata that never changes enforcement.
+/// What an interceptor returns (§5.5): a verdict plus namespaced
+/// metadata. Only the verdict decides; a host may act on its own
+/// namespace's members as effects, and hookwire's host does so only in
+/// `enforce` mode, from a permitting verdict, inside the binding's grant.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InterceptorResponse {
     /// The verdict.

@@ -9,6 +9,7 @@ mod approval_console;
 mod approval_stream;
 mod approval_web;
 mod declared_host;
+mod effects;
 mod hardening;
 mod metrics;
 mod mtls;

@@ -4,4 +4,5 @@
 
 mod approval_common;
 mod approval_security;
+mod declaration_log;
 mod gateway;

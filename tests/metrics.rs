@@ -142,8 +142,13 @@ async fn a_known_session_is_counted_by_the_host_and_the_service_and_promtool_acc
     let text = render(&registry);
     promtool_accepts("host", &text);
     let denies = "hookwire_host_denies_total";
-    let at =
-        |p: InterceptionPoint, reason: &'static str| [("point", p.as_str()), ("reason", reason)];
+    let at = |p: InterceptionPoint, reason: &'static str| {
+        [
+            ("point", p.as_str()),
+            ("mode", "enforce"),
+            ("reason", reason),
+        ]
+    };
     assert_eq!(value(&text, denies, &at(PreToolCall, "policy")), 1.0);
     assert_eq!(
         value(
@@ -159,7 +164,9 @@ async fn a_known_session_is_counted_by_the_host_and_the_service_and_promtool_acc
         "policy reasons are folded unless the operator opts in"
     );
     let emissions = "hookwire_host_emissions_total";
-    let decided = |p: InterceptionPoint, d: &'static str| [("point", p.as_str()), ("decision", d)];
+    let decided = |p: InterceptionPoint, d: &'static str| {
+        [("point", p.as_str()), ("mode", "enforce"), ("decision", d)]
+    };
     assert_eq!(value(&text, emissions, &decided(PreToolCall, "deny")), 1.0);
     assert_eq!(value(&text, emissions, &decided(PreToolCall, "allow")), 1.0);
     assert_eq!(value(&text, emissions, &decided(PreModelCall, "deny")), 2.0);
@@ -170,6 +177,16 @@ async fn a_known_session_is_counted_by_the_host_and_the_service_and_promtool_acc
     assert_eq!(
         value(&text, emissions, &decided(AgentStartup, "allow")),
         1.0
+    );
+    let shadow = [
+        ("point", "pre_tool_call"),
+        ("mode", "evaluate_only"),
+        ("decision", "deny"),
+    ];
+    assert_eq!(
+        value(&text, emissions, &shadow),
+        0.0,
+        "nothing ran in shadow"
     );
     let calls = "hookwire_host_interceptor_calls_total";
     let called = |i: &'static str, o: &'static str| [("interceptor", i), ("outcome", o)];
@@ -246,6 +263,80 @@ async fn a_known_session_is_counted_by_the_host_and_the_service_and_promtool_acc
     );
     policy.shutdown().await.unwrap();
     slow.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shadow_deny_is_counted_under_its_mode_never_as_enforcement() {
+    let mut registry = Registry::default();
+    let metrics = HostMetrics::register(&mut registry);
+    let deny = interceptor_fn(|_| async { Ok::<_, BoxError>(Verdict::deny("no_rm")) });
+    let allow = interceptor_fn(|_| async { Ok::<_, BoxError>(Verdict::allow()) });
+    let host = Host::builder("agent", "hookwire")
+        .metrics(metrics)
+        .bind(InterceptorBinding::local("deny", deny).at([PreToolCall]))
+        .interceptor("allow", allow)
+        .build()
+        .unwrap();
+    let call = ToolCall::new("c", "bash", json!({}));
+    // The same deny, enforced once and shadowed twice.
+    let enforced = host.session("enforced").unwrap();
+    enforced.start(["bash"]).await.unwrap();
+    enforced.input(json!("go"), InputRole::User).await.unwrap();
+    assert!(!enforced.pre_tool_call(&call).await.unwrap().proceeds());
+    let shadow = host
+        .session_builder("shadow")
+        .mode(hookwire::Mode::EvaluateOnly)
+        .open()
+        .unwrap();
+    shadow.start(["bash"]).await.unwrap();
+    shadow.input(json!("go"), InputRole::User).await.unwrap();
+    for id in ["c1", "c2"] {
+        let e = shadow
+            .pre_tool_call(&ToolCall::new(id, "bash", json!({})))
+            .await
+            .unwrap();
+        assert!(e.proceeds() && !e.verdict().is_permit());
+    }
+    let text = render(&registry);
+    promtool_accepts("host (shadow denies)", &text);
+    let denies = |mode: &'static str| {
+        value(
+            &text,
+            "hookwire_host_denies_total",
+            &[
+                ("point", "pre_tool_call"),
+                ("mode", mode),
+                ("reason", "policy"),
+            ],
+        )
+    };
+    assert_eq!(denies("enforce"), 1.0);
+    assert_eq!(denies("evaluate_only"), 2.0);
+    let emissions = |mode: &'static str, decision: &'static str| {
+        value(
+            &text,
+            "hookwire_host_emissions_total",
+            &[
+                ("point", "pre_tool_call"),
+                ("mode", mode),
+                ("decision", decision),
+            ],
+        )
+    };
+    assert_eq!(emissions("enforce", "deny"), 1.0);
+    assert_eq!(emissions("evaluate_only", "deny"), 2.0);
+    assert_eq!(
+        emissions("evaluate_only", "allow") + emissions("enforce", "allow"),
+        0.0
+    );
+    // The shipped alert on host errors counts enforced denies only.
+    let rules =
+        std::fs::read_to_string(workspace_root().join("docs/prometheus/hookwire.rules.yml"))
+            .unwrap();
+    assert!(
+        rules.contains(r#"hookwire_host_denies_total{mode="enforce",reason=~"host_error:.*"}"#),
+        "{rules}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -737,3 +737,33 @@ async fn a_timed_out_call_is_cancelled_on_the_service() {
     );
     drop(server);
 }
+
+/// `connect` binds a service where its manifest says only when the binding
+/// states no `at`: a stated set is kept as stated, wider or narrower than
+/// the manifest (the declared path has the same rule,
+/// `tests/declared_host.rs`).
+#[tokio::test]
+async fn connect_narrows_an_absent_at_only_and_keeps_a_stated_one() {
+    let tools_only = Scripted::allow_all("tools-only")
+        .declaring(&[InterceptionPoint::PreToolCall])
+        .serve()
+        .await;
+    let (b, _) = host();
+    let h = b
+        .bind(InterceptorBinding::remote(
+            "described",
+            tools_only.endpoint(),
+        ))
+        .bind(
+            InterceptorBinding::remote("stated", tools_only.endpoint())
+                .at([InterceptionPoint::Input, InterceptionPoint::Output]),
+        )
+        .connect(Duration::from_secs(2))
+        .await
+        .unwrap();
+    assert_eq!(h.chain(InterceptionPoint::PreToolCall), ["described"]);
+    assert_eq!(h.chain(InterceptionPoint::Input), ["stated"]);
+    assert_eq!(h.chain(InterceptionPoint::Output), ["stated"]);
+    assert!(h.chain(InterceptionPoint::AgentStartup).is_empty());
+    tools_only.shutdown().await.unwrap();
+}

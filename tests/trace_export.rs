@@ -237,6 +237,19 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
     let denied = plain.pre_tool_call(&call).await.unwrap();
     assert!(!denied.proceeds());
 
+    // The same deny in a shadow session: recorded, not enforced.
+    let shadow = host
+        .session_builder("shadow")
+        .mode(hookwire::Mode::EvaluateOnly)
+        .open()
+        .unwrap();
+    assert!(shadow.start(["bash"]).await.unwrap().proceeds());
+    let input = shadow.input(json!("list the files"), InputRole::User).await;
+    assert!(input.unwrap().proceeds());
+    let shadowed = shadow.pre_tool_call(&call).await.unwrap();
+    assert!(shadowed.proceeds(), "evaluate_only proceeds");
+    assert!(!shadowed.verdict().is_permit(), "but the verdict denied");
+
     let mut members = Map::new();
     members.insert(
         "trace".into(),
@@ -261,9 +274,9 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
     let emissions = named("hookwire.emission");
     let dispatches = named("hookwire.dispatch");
     let handles = named("hookwire.handle");
-    assert_eq!(emissions.len(), 4, "{all:#?}");
-    assert_eq!(dispatches.len(), 4, "{all:#?}");
-    assert_eq!(handles.len(), 4, "{all:#?}");
+    assert_eq!(emissions.len(), 7, "{all:#?}");
+    assert_eq!(dispatches.len(), 7, "{all:#?}");
+    assert_eq!(handles.len(), 7, "{all:#?}");
 
     for e in &emissions {
         assert_eq!(e.service, "agent-host");
@@ -308,6 +321,17 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
     let deny = by_point("plain", InterceptionPoint::PreToolCall);
     assert_eq!(text(&deny.attributes, "hookwire.decision"), Some("deny"));
     assert_eq!(text(&deny.attributes, "hookwire.reason"), Some("no_bash"));
+    assert_eq!(text(&deny.attributes, "hookwire.mode"), Some("enforce"));
+    // A shadow deny says it was not enforced (§8).
+    let shadow_deny = by_point("shadow", InterceptionPoint::PreToolCall);
+    assert_eq!(
+        text(&shadow_deny.attributes, "hookwire.decision"),
+        Some("deny")
+    );
+    assert_eq!(
+        text(&shadow_deny.attributes, "hookwire.mode"),
+        Some("evaluate_only")
+    );
     assert!(
         matches!(
             attr(&deny.attributes, "hookwire.sequence"),
@@ -339,7 +363,7 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
         .flat_map(|r| &r.scope_logs)
         .flat_map(|s| &s.log_records)
         .collect();
-    assert_eq!(logs.len(), 4, "{logs:#?}");
+    assert_eq!(logs.len(), 7, "{logs:#?}");
     let mut seen = HashMap::new();
     for log in &logs {
         let e = emissions
@@ -356,6 +380,10 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
             text(&log.attributes, "hookwire.decision"),
             text(&e.attributes, "hookwire.decision")
         );
+        assert_eq!(
+            text(&log.attributes, "hookwire.mode"),
+            text(&e.attributes, "hookwire.mode")
+        );
         let Some(Any::StringValue(body)) = log.body.as_ref().and_then(|b| b.value.as_ref()) else {
             panic!("record body")
         };
@@ -366,7 +394,7 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
         );
         seen.insert(e.span_id.clone(), record);
     }
-    assert_eq!(seen.len(), 4, "one record per emission");
+    assert_eq!(seen.len(), 7, "one record per emission");
 
     // Nothing exported carries the tool's arguments.
     let bytes = String::from_utf8_lossy(&received.bytes);

@@ -21,10 +21,11 @@ pub(crate) async fn run(path: &Path, timeout_ms: u64, args: &RegistryArgs) -> Re
     let resolved = declaration.resolve(&registry)?;
     let host = declared().load(&declaration, &registry)?;
     println!(
-        "{}: {} loads (id {}, digest {})",
+        "{}: {} loads (id {}, document digest {}, resolved digest {})",
         path.display(),
         resolved.declaration,
         resolved.id.as_deref().unwrap_or("-"),
+        declaration.digest(),
         resolved.digest()
     );
     let c = resolved.composition.to_json();

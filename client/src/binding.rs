@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use crate::call_failure::CallFailure;
+use crate::effect::{self, Effect, Effects};
 use crate::metrics::BindingInstruments;
 use crate::remote::{RemoteInterceptor, ServiceTarget, TlsConfig};
 use crate::trace;
@@ -45,8 +46,10 @@ pub struct InterceptorBinding {
     pub(crate) tls: Option<TlsConfig>,
     /// The optional members it may see (`None`: the whole context).
     pub(crate) visibility: Option<BTreeSet<String>>,
-    /// The target paths it may transform (`None`: any, as §5.2 allows).
+    /// The target paths it may transform (`None`: not declared).
     pub(crate) mutation: Option<Vec<String>>,
+    /// The effect kinds it may ask for (`None`: not declared).
+    pub(crate) effects: Option<Vec<Effect>>,
     /// A remote-only setting given to an in-process binding (a build
     /// error naming it).
     pub(crate) misplaced: Option<&'static str>,
@@ -82,6 +85,7 @@ impl InterceptorBinding {
             tls: None,
             visibility: None,
             mutation: None,
+            effects: None,
             misplaced: None,
         }
     }
@@ -118,6 +122,7 @@ impl InterceptorBinding {
             tls: None,
             visibility: None,
             mutation: None,
+            effects: None,
             misplaced: None,
         }
     }
@@ -216,13 +221,37 @@ impl InterceptorBinding {
 
     /// Lets the interceptor transform only these target paths and what
     /// lies below them (`$target.content` grants `$target.content` and
-    /// `$target.content.text`, not `$target.contents`); an empty grant
-    /// makes it read-only. A transform outside its grant takes its slot as
-    /// `host_error:verdict_invalid`, and the record lists the binding under
-    /// `extensions.hookwire.mutation_refused`. Default: any target path
-    /// (§5.2). Paths are checked when the host is built.
+    /// `$target.content.text`, not `$target.contents`; `$target` grants
+    /// every path); an empty grant makes it read-only. A transform outside
+    /// its grant takes its slot as `host_error:verdict_invalid`, and the
+    /// record lists the binding under `extensions.hookwire.mutation_refused`.
+    /// Paths are checked when the host is built.
+    ///
+    /// A binding that declares no grant may transform any target path
+    /// (§5.2) and ask for every [`Effect`]; one that declares a grant holds
+    /// exactly what it declares, so transform paths alone grant no effect
+    /// (add [`InterceptorBinding::may_effect`]).
     pub fn may_transform<S: Into<String>>(mut self, paths: impl IntoIterator<Item = S>) -> Self {
         self.mutation = Some(paths.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Lets the interceptor ask for only these effect kinds in the
+    /// `hookwire` namespace of its response extensions (routing a tool
+    /// call, model-parameter overrides, upstream headers, the credential,
+    /// the upstream body); an empty grant lets it ask for none. An answer
+    /// that asks for a kind outside its grant takes its slot as
+    /// `host_error:verdict_invalid`, in either mode, and the record lists
+    /// the binding under `extensions.hookwire.mutation_refused` and its
+    /// asks under `extensions.hookwire.effects`. A granted ask acts only in
+    /// `enforce` mode, when the binding's own verdict permitted and the
+    /// action runs (see [`Emission::response_extensions`](crate::Emission::response_extensions)).
+    ///
+    /// Like [`InterceptorBinding::may_transform`], a declared grant is the
+    /// whole grant: effect kinds alone make the binding read-only for
+    /// transforms unless it is also given paths.
+    pub fn may_effect(mut self, kinds: impl IntoIterator<Item = Effect>) -> Self {
+        self.effects = Some(kinds.into_iter().collect());
         self
     }
 }
@@ -236,24 +265,37 @@ pub(crate) struct Binding {
     pub(crate) points: Option<BTreeSet<InterceptionPoint>>,
     /// The optional members it may see (`None`: the whole context).
     pub(crate) visibility: Option<BTreeSet<String>>,
-    /// The target paths it may transform (`None`: any).
+    /// The target paths it may transform and the effects it may ask for
+    /// (`None`: any path and every effect).
     pub(crate) mutation: Option<MutationGrant>,
     /// Call counters and latency, when the host has metrics.
     pub(crate) metrics: Option<BindingInstruments>,
 }
 
-/// The target paths a binding may transform, parsed once at build.
+/// What a binding that declared a grant may change, parsed once at
+/// build: target paths and effect kinds, each empty unless declared.
 pub(crate) struct MutationGrant {
     /// The paths as configured, for findings.
     written: Vec<String>,
     /// Their segments; a transform path is granted when one is its prefix.
     parsed: Vec<Vec<PathSegment>>,
+    /// The effect kinds it may ask for.
+    effects: Effects,
 }
 
 impl MutationGrant {
+    /// The grant of a binding that declared `paths` and `effects` (`None`
+    /// for each it did not declare); `Ok(None)` when it declared neither.
     /// Parses every path (rooted at `$target`, §5.2 grammar); the error
     /// names the rule and the position, never the path.
-    pub(crate) fn new(paths: Vec<String>) -> Result<Self, String> {
+    pub(crate) fn of(
+        paths: Option<Vec<String>>,
+        effects: Option<Vec<Effect>>,
+    ) -> Result<Option<Self>, String> {
+        if paths.is_none() && effects.is_none() {
+            return Ok(None);
+        }
+        let paths = paths.unwrap_or_default();
         let parsed = paths
             .iter()
             .enumerate()
@@ -261,10 +303,11 @@ impl MutationGrant {
                 hookwire::path::parse(p).map_err(|e| format!("transform grant #{i}: {e}"))
             })
             .collect::<Result<_, _>>()?;
-        Ok(Self {
+        Ok(Some(Self {
             written: paths,
             parsed,
-        })
+            effects: Effects::of(effects.unwrap_or_default()),
+        }))
     }
 
     /// Whether a transform at `path` stays within the grant. A path that
@@ -298,8 +341,13 @@ pub(crate) enum Callee {
 pub(crate) struct Dispatched {
     pub(crate) verdict: Verdict,
     pub(crate) extensions: Map<String, Value>,
-    /// The verdict was a transform outside the binding's mutation grant.
+    /// The effect kinds its extensions ask for.
+    pub(crate) asked: Effects,
+    /// The verdict was a transform, or its extensions asked for an
+    /// effect, outside the binding's mutation grant.
     pub(crate) outside_grant: bool,
+    /// The effect kinds refused at the grant.
+    pub(crate) refused: Effects,
 }
 
 impl Binding {
@@ -365,27 +413,7 @@ impl Binding {
             m.called(&outcome, t.elapsed());
         }
         match outcome {
-            Ok(response) => match (&self.mutation, &response.verdict.transform) {
-                // Where the point forbids transforms, §4.3's own reason
-                // (`transform_target_forbidden`) says it better.
-                (Some(grant), Some(t))
-                    if ctx.point().permits_transform() && !grant.permits(&t.path) =>
-                {
-                    let detail = format!(
-                        "transform path outside the binding's mutation grant ({}); a granted path covers itself and what lies below it",
-                        grant.describe()
-                    );
-                    Dispatched {
-                        outside_grant: true,
-                        ..self.failed(HostError::VerdictInvalid, &detail)
-                    }
-                }
-                _ => Dispatched {
-                    verdict: response.verdict,
-                    extensions: response.extensions,
-                    outside_grant: false,
-                },
-            },
+            Ok(response) => self.granted(ctx, response),
             Err(failure) => {
                 let detail = match &failure {
                     CallFailure::Failed(kind) => format!("call failed ({kind})"),
@@ -397,6 +425,62 @@ impl Binding {
                 };
                 self.failed(failure.host_error(), &detail)
             }
+        }
+    }
+
+    /// A response that arrived, held to the binding's mutation grant: a
+    /// transform outside its paths, or extensions asking for an effect
+    /// outside its kinds, take its slot as `host_error:verdict_invalid`.
+    fn granted(&self, ctx: &AgentContext, response: InterceptorResponse) -> Dispatched {
+        let asked = if response.extensions.is_empty() {
+            Effects::NONE
+        } else {
+            effect::asked(&response.extensions)
+        };
+        let Some(grant) = &self.mutation else {
+            return Dispatched {
+                verdict: response.verdict,
+                extensions: response.extensions,
+                asked,
+                outside_grant: false,
+                refused: Effects::NONE,
+            };
+        };
+        let refused = effect::outside_grant(Some(grant.effects), asked);
+        // Where the point forbids transforms, §4.3's own reason
+        // (`transform_target_forbidden`) says it better.
+        if let Some(t) = &response.verdict.transform
+            && ctx.point().permits_transform()
+            && !grant.permits(&t.path)
+        {
+            let detail = format!(
+                "transform path outside the binding's mutation grant ({}); a granted path covers itself and what lies below it",
+                grant.describe()
+            );
+            return Dispatched {
+                outside_grant: true,
+                refused,
+                ..self.failed(HostError::VerdictInvalid, &detail)
+            };
+        }
+        if !refused.is_empty() {
+            let detail = format!(
+                "response extensions ask for effects outside the binding's grant ({}); granted effects: {}",
+                refused.describe(),
+                grant.effects.describe()
+            );
+            return Dispatched {
+                outside_grant: true,
+                refused,
+                ..self.failed(HostError::VerdictInvalid, &detail)
+            };
+        }
+        Dispatched {
+            verdict: response.verdict,
+            extensions: response.extensions,
+            asked,
+            outside_grant: false,
+            refused: Effects::NONE,
         }
     }
 
@@ -438,7 +522,9 @@ impl Binding {
             verdict: Verdict::host_error(error)
                 .with_message(format!("interceptor {:?}: {detail}", self.name)),
             extensions: Map::new(),
+            asked: Effects::NONE,
             outside_grant: false,
+            refused: Effects::NONE,
         }
     }
 }

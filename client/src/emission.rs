@@ -1,5 +1,6 @@
 //! The result of one emission: the combined verdict the host must honour,
-//! the context as enforced (transforms applied), and its record.
+//! the context as enforced (transforms applied), its record, and the
+//! response extensions released to act.
 
 use hookwire::{AgentContext, InterceptionRecord, Mode, Verdict};
 use serde_json::{Map, Value};
@@ -58,8 +59,15 @@ impl Emission {
         ctx.target_mut().map(std::mem::take)
     }
 
-    /// Namespaced response metadata (§5.5) by interceptor name. Never
-    /// affects enforcement.
+    /// The response extensions (§5.5) that may act, by interceptor name,
+    /// in chain order: empty unless the emission ran in `enforce` mode
+    /// and its combined verdict lets the action run, and then only those
+    /// of bindings whose own verdict permitted (allow or transform). Each
+    /// [`Effect`](crate::Effect) they ask for is within the binding's
+    /// grant: an answer asking outside it was refused as
+    /// `host_error:verdict_invalid`. What was withheld, and
+    /// why, is in the record's `extensions.hookwire.effects`. A consumer
+    /// that acts on an extension reads it here and nowhere else.
     pub fn response_extensions(&self) -> &[(String, Map<String, Value>)] {
         &self.extensions
     }

@@ -307,11 +307,8 @@ impl HostBuilder {
                     ),
                 });
             }
-            let mutation = b
-                .mutation
-                .map(MutationGrant::new)
-                .transpose()
-                .map_err(|reason| Error::InvalidGrant {
+            let mutation =
+                MutationGrant::of(b.mutation, b.effects).map_err(|reason| Error::InvalidGrant {
                     name: b.name.clone(),
                     reason,
                 })?;

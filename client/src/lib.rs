@@ -54,6 +54,7 @@
 //! | `binding`, `remote`, `interceptor` | the chain's members and how each is called |
 //! | `call_failure` | how one call to a binding failed, in-process or remote: what dispatch, the transports and the metrics share |
 //! | `compose` | the pure composition state machine (§7) |
+//! | `effect` | effect-bearing response extensions: the [`Effect`] kinds, the grant, the pure table of which act |
 //! | `approval`, `approval_stream` | the approval seam (§9), the resolver trait and the [`ApprovalAnswer`] it returns; a resolver over one gRPC stream |
 //! | `agent` | [`Agent`]: the reference loop around a model and tools |
 //! | [`declaration`] | hosts configured from a declaration document (§7.7) |
@@ -72,6 +73,7 @@ mod binding;
 mod call_failure;
 mod compose;
 pub mod declaration;
+mod effect;
 mod emission;
 mod error;
 mod host;
@@ -97,6 +99,7 @@ pub use agent::{
 pub use approval::{ApprovalAnswer, ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 pub use approval_stream::{SeenEvent, StreamResolver, StreamResolverBuilder};
 pub use binding::{DEFAULT_TIMEOUT, InterceptorBinding};
+pub use effect::Effect;
 pub use emission::Emission;
 pub use error::{Error, StreamFailure};
 /// The record sink trait, `hookwire`'s: every sink a host takes.

@@ -12,14 +12,16 @@
 //!
 //! Names follow `hookwire_host_*`, base units, `_total` counters (the
 //! encoder adds the suffix) and `_seconds` histograms; docs/operating.md
-//! lists every series.
+//! lists every series. The decision series carry the emission's `mode`,
+//! so a deny in `evaluate_only` (which blocked nothing) never reads as
+//! enforcement (§8).
 
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hookwire::approval::Resolved;
-use hookwire::{Decision, HostError, InterceptionPoint, Verdict};
+use hookwire::{Decision, HostError, InterceptionPoint, Mode, Verdict};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -47,9 +49,9 @@ pub struct HostMetrics {
 
 #[derive(Debug)]
 struct Families {
-    emissions: Family<[Label; 2], Counter>,
+    emissions: Family<[Label; 3], Counter>,
     emission_duration: Family<[Label; 1], Histogram, fn() -> Histogram>,
-    denies: Family<[Label; 2], Counter>,
+    denies: Family<[Label; 3], Counter>,
     calls: Family<[Label; 2], Counter>,
     call_duration: Family<[Label; 1], Histogram, fn() -> Histogram>,
     approvals: Family<[Label; 1], Counter>,
@@ -93,7 +95,7 @@ impl HostMetrics {
         };
         registry.register(
             "hookwire_host_emissions",
-            "Emissions completed, by interception point and combined decision",
+            "Emissions completed, by interception point, mode (enforce, evaluate_only) and combined decision",
             f.emissions.clone(),
         );
         registry.register(
@@ -103,7 +105,7 @@ impl HostMetrics {
         );
         registry.register(
             "hookwire_host_denies",
-            "Denied emissions by point and reason: each reserved host_error reason verbatim, policy reasons folded to \"policy\" unless opted in",
+            "Denied emissions by point, mode (an evaluate_only deny blocked nothing) and reason: each reserved host_error reason verbatim, policy reasons folded to \"policy\" unless opted in",
             f.denies.clone(),
         );
         registry.register(
@@ -185,13 +187,16 @@ impl HostMetrics {
     pub(crate) fn instruments(&self) -> HostInstruments {
         let f = &self.families;
         let emissions = InterceptionPoint::ALL.map(|p| {
-            [Decision::Allow, Decision::Deny, Decision::Transform].map(|d| {
-                f.emissions
-                    .get_or_create(&[
-                        ("point", Cow::Borrowed(p.as_str())),
-                        ("decision", Cow::Borrowed(d.as_str())),
-                    ])
-                    .clone()
+            MODES.map(|m| {
+                [Decision::Allow, Decision::Deny, Decision::Transform].map(|d| {
+                    f.emissions
+                        .get_or_create(&[
+                            ("point", Cow::Borrowed(p.as_str())),
+                            ("mode", Cow::Borrowed(m.as_str())),
+                            ("decision", Cow::Borrowed(d.as_str())),
+                        ])
+                        .clone()
+                })
             })
         });
         let durations = InterceptionPoint::ALL.map(|p| {
@@ -217,8 +222,9 @@ impl HostMetrics {
 #[derive(Debug)]
 pub(crate) struct HostInstruments {
     metrics: HostMetrics,
-    /// By point (position in [`InterceptionPoint::ALL`]), then decision.
-    emissions: [[Counter; 3]; 8],
+    /// By point (position in [`InterceptionPoint::ALL`]), then mode (in
+    /// [`MODES`]), then decision.
+    emissions: [[[Counter; 3]; 2]; 8],
     durations: [Histogram; 8],
     approvals: [Counter; 4],
 }
@@ -303,7 +309,7 @@ impl HostInstruments {
         }
     }
 
-    fn finished(&self, point: InterceptionPoint, verdict: &Verdict, took: Duration) {
+    fn finished(&self, point: InterceptionPoint, mode: Mode, verdict: &Verdict, took: Duration) {
         let p = point_index(point);
         self.durations[p].observe(took.as_secs_f64());
         let d = match verdict.decision {
@@ -311,7 +317,8 @@ impl HostInstruments {
             Decision::Deny => 1,
             Decision::Transform => 2,
         };
-        self.emissions[p][d].inc();
+        let m = usize::from(mode == Mode::EvaluateOnly);
+        self.emissions[p][m][d].inc();
         if verdict.decision != Decision::Deny {
             return;
         }
@@ -325,7 +332,11 @@ impl HostInstruments {
         self.metrics
             .families
             .denies
-            .get_or_create(&[("point", Cow::Borrowed(point.as_str())), ("reason", reason)])
+            .get_or_create(&[
+                ("point", Cow::Borrowed(point.as_str())),
+                ("mode", Cow::Borrowed(mode.as_str())),
+                ("reason", reason),
+            ])
             .inc();
     }
 }
@@ -338,9 +349,11 @@ pub(crate) struct InFlight<'a> {
 }
 
 impl InFlight<'_> {
-    /// Counts the emission at `point` that ended with `verdict`.
-    pub(crate) fn finished(self, point: InterceptionPoint, verdict: &Verdict) {
-        self.host.finished(point, verdict, self.started.elapsed());
+    /// Counts the emission at `point`, run under `mode`, that ended with
+    /// `verdict`.
+    pub(crate) fn finished(self, point: InterceptionPoint, mode: Mode, verdict: &Verdict) {
+        self.host
+            .finished(point, mode, verdict, self.started.elapsed());
     }
 }
 
@@ -497,6 +510,9 @@ impl ApprovalOutcome {
         }
     }
 }
+
+/// The modes the decision series are labelled with, in index order.
+const MODES: [Mode; 2] = [Mode::Enforce, Mode::EvaluateOnly];
 
 fn point_index(point: InterceptionPoint) -> usize {
     InterceptionPoint::ALL

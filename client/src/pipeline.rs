@@ -10,7 +10,10 @@
 //!    on one snapshot in parallel profiles, approval consultations;
 //! 4. the enforced identity, recomputed only when a transform was applied
 //!    (a context that left the JSON domain through a transform is denied);
-//! 5. the payload-free record, delivered to every sink.
+//! 5. the response extensions released to the emission's consumers: only
+//!    under enforcement, from bindings whose own verdict permitted, when
+//!    the action runs (module `effect`; the grant was checked at dispatch);
+//! 6. the payload-free record, delivered to every sink.
 
 use std::panic::AssertUnwindSafe;
 
@@ -25,6 +28,7 @@ use tracing::Instrument;
 
 use crate::binding::{Binding, Dispatched};
 use crate::compose::{Combined, Composer, Plan, Step};
+use crate::effect::Answers;
 use crate::emission::Emission;
 use crate::host_state::HostState;
 use crate::trace;
@@ -41,7 +45,7 @@ pub(crate) struct Settings {
 /// which closes once the record is delivered. Never fails and never
 /// panics: every failure is a `host_error:*` deny.
 pub(crate) async fn run(host: &HostState, settings: Settings, ctx: AgentContext) -> Emission {
-    let span = trace::emission_span(&ctx, host.trace_payloads);
+    let span = trace::emission_span(&ctx, settings.mode, host.trace_payloads);
     // Boxed: the emission's state machine (composition, dispatch, the
     // transport's call) is kilobytes, and every future wrapping it
     // (session, span, timeout) would otherwise copy it when moved.
@@ -59,7 +63,11 @@ async fn counted(host: &HostState, settings: Settings, ctx: AgentContext) -> Emi
     };
     let flight = metrics.emission_started();
     let emission = emit(host, settings, ctx).await;
-    flight.finished(emission.record.interception_point, &emission.verdict);
+    flight.finished(
+        emission.record.interception_point,
+        settings.mode,
+        &emission.verdict,
+    );
     emission
 }
 
@@ -93,7 +101,7 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
         resolver: host.approval.is_some(),
     };
     let mut composer = Composer::new(plan);
-    let mut extensions = Vec::new();
+    let mut answers = Answers::default();
     let mut trust = TrustFacts::default();
     let mut step = composer.start();
     let combined = loop {
@@ -106,11 +114,11 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
                 trust.sent(binding, view.as_ref());
                 let seen = view.as_ref().map_or(&ctx, |(v, _)| v);
                 // Boxed for the same reason as the emission in `run`.
-                let d = Box::pin(binding.dispatch(seen, request)).await;
+                let mut d = Box::pin(binding.dispatch(seen, request)).await;
                 trust.answered(binding, &d);
-                if !d.extensions.is_empty() {
-                    extensions.push((binding.name.clone(), d.extensions));
-                }
+                let extensions = std::mem::take(&mut d.extensions);
+                let permits = d.verdict.is_permit();
+                answers.answered(&binding.name, permits, d.asked, d.refused, extensions);
                 composer.on_verdict(i, d.verdict, &mut ctx)
             }
             Step::DispatchAll => {
@@ -138,9 +146,8 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
                 let mut verdicts = Vec::with_capacity(results.len());
                 for (b, d) in chain.iter().zip(results) {
                     trust.answered(b, &d);
-                    if !d.extensions.is_empty() {
-                        extensions.push((b.name.clone(), d.extensions));
-                    }
+                    let permits = d.verdict.is_permit();
+                    answers.answered(&b.name, permits, d.asked, d.refused, d.extensions);
                     verdicts.push(d.verdict);
                 }
                 composer.on_verdicts(verdicts, &mut ctx)
@@ -206,6 +213,8 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
         resolved_by,
     };
     let identities = (input_identity, enforced_identity);
+    let settled = answers.settle(settings.mode, verdict.is_permit());
+    trust.effects = settled.facts;
     finish(
         host,
         settings,
@@ -214,7 +223,7 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
         identities,
         attribution,
         chain.len(),
-        (extensions, trust.into_record_extensions()),
+        (settled.released, trust.into_record_extensions()),
     )
 }
 
@@ -222,7 +231,8 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
 /// from it.
 type View = (AgentContext, Vec<String>);
 
-/// Namespaced response metadata (§5.5) by interceptor name.
+/// Namespaced response metadata (§5.5) by interceptor name: what was
+/// released to the emission's consumers.
 type ResponseExtensions = Vec<(String, Map<String, Value>)>;
 
 /// What one binding is sent: its restricted view of the context with the
@@ -256,15 +266,18 @@ fn prepare(
 
 /// The trust boundaries' facts for the record, payload-free: which
 /// members each restricted binding was not shown, and which bindings
-/// answered with a transform outside their mutation grant. They go under
-/// the record's `extensions.hookwire` as `visibility` (`{binding:
-/// [member, ...]}`) and `mutation_refused` (`[binding, ...]`), each only
-/// when not empty; and the approver the approval service authenticated,
-/// as `approval: {approver}`, when the seam was consulted.
+/// answered with a transform or an effect outside their mutation grant.
+/// They go under the record's `extensions.hookwire` as `visibility`
+/// (`{binding: [member, ...]}`) and `mutation_refused` (`[binding, ...]`),
+/// each only when not empty; what became of each binding's effect asks as
+/// `effects` (`{binding: {kinds, fate}}`, module `effect`), when one asked;
+/// and the approver the approval service authenticated, as `approval:
+/// {approver}`, when the seam was consulted.
 #[derive(Default)]
 struct TrustFacts {
     withheld: Map<String, Value>,
     outside_grant: Vec<Value>,
+    effects: Map<String, Value>,
     approver: Option<String>,
 }
 
@@ -292,6 +305,9 @@ impl TrustFacts {
         }
         if !self.outside_grant.is_empty() {
             hookwire.insert("mutation_refused".into(), Value::Array(self.outside_grant));
+        }
+        if !self.effects.is_empty() {
+            hookwire.insert("effects".into(), Value::Object(self.effects));
         }
         if let Some(approver) = self.approver {
             let mut approval = Map::new();
@@ -427,15 +443,21 @@ pub(crate) fn self_deny(
 
 /// The record of an emission its caller cancelled (dropped its future)
 /// after the session had taken its sequence number: a deny
-/// `host_error:interceptor_timeout` (the caller stopped waiting for the
-/// verdict) with `extensions.hookwire.cancelled: true`, null identities
-/// (the emission never settled a context), so that §12.2's total order
-/// has no gap without a record. `ctx` carries the core members only.
+/// `host_error:interceptor_failed` with `extensions.hookwire.cancelled:
+/// true`, null identities (the emission never settled a context), so that
+/// §12.2's total order has no gap without a record. `ctx` carries the core
+/// members only.
+///
+/// The reason: §11 reserves `interceptor_timeout` for an interceptor that
+/// exceeded the host's timeout, which did not happen; no reserved reason
+/// names a caller's cancellation, and the reference Python emitter records
+/// it as `interceptor_failed` (message `CancelledError`), so hookwire does
+/// the same and says why in the message and the `cancelled` fact.
 pub(crate) fn cancelled(host: &HostState, settings: Settings, ctx: AgentContext) {
     let registered = host.chain(ctx.point()).len();
     let mut record_extensions = Map::new();
     record_extensions.insert("hookwire".into(), serde_json::json!({"cancelled": true}));
-    let verdict = Verdict::host_error(HostError::InterceptorTimeout)
+    let verdict = Verdict::host_error(HostError::InterceptorFailed)
         .with_message("emission cancelled by its caller before its verdict");
     let _ = finish(
         host,

@@ -29,9 +29,11 @@
 //! **Cancellation.** An emission takes its `sequence` before it awaits its
 //! interceptors. If the caller drops the emission's future before the
 //! record is delivered, a guard delivers a record for that sequence at
-//! once: a deny `host_error:interceptor_timeout` (the caller stopped
-//! waiting for the verdict), with `extensions.hookwire.cancelled: true`
-//! and null identities. A record reader therefore never sees a gap, which
+//! once: a deny `host_error:interceptor_failed` (no interceptor exceeded
+//! the host's timeout, so not `interceptor_timeout`; the reason the
+//! reference Python emitter records for a cancellation), with the message
+//! `emission cancelled by its caller before its verdict`,
+//! `extensions.hookwire.cancelled: true` and null identities. A record reader therefore never sees a gap, which
 //! §12.2 would make record loss. The pending `pre_*` pair of a cancelled
 //! emission is not booked: the action did not proceed.
 //!

@@ -1,7 +1,7 @@
 //! Traces: the host's `tracing` spans and the W3C trace context it sends.
 //!
-//! One `hookwire.emission` span per emission (point, session, sequence,
-//! then decision and, for a deny, reason), one `hookwire.dispatch` span per
+//! One `hookwire.emission` span per emission (point, mode, session,
+//! sequence, then decision and, for a deny, reason), one `hookwire.dispatch` span per
 //! call to a binding (name, endpoint, outcome), its child. Spans carry no
 //! payload unless the host was built with
 //! [`HostBuilder::trace_payloads`](crate::HostBuilder::trace_payloads).
@@ -30,12 +30,15 @@ use tracing::Span;
 use tracing::field::Empty;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-/// The span of one emission. Its OpenTelemetry parent is the context's
-/// `trace`, when that names a valid W3C trace and span.
-pub(crate) fn emission_span(ctx: &AgentContext, payloads: bool) -> Span {
+/// The span of one emission under `mode`. Its OpenTelemetry parent is the
+/// context's `trace`, when that names a valid W3C trace and span. The mode
+/// is an attribute so that a deny in `evaluate_only`, which blocked
+/// nothing, never reads as enforcement (§8).
+pub(crate) fn emission_span(ctx: &AgentContext, mode: hookwire::Mode, payloads: bool) -> Span {
     let span = tracing::info_span!(
         "hookwire.emission",
         hookwire.point = ctx.point().as_str(),
+        hookwire.mode = mode.as_str(),
         hookwire.session_id = ctx.session_id(),
         // As i64: OpenTelemetry has no unsigned integers.
         hookwire.sequence = ctx.get("sequence").and_then(serde_json::Value::as_i64),

@@ -1,7 +1,12 @@
 //! What interceptors may ask of the gateway beyond a verdict: the
 //! `hookwire` namespace of their response extensions (§5.5) at
-//! `pre_model_call`. Extensions never change enforcement and cost no
-//! conformance vector; the gateway reads two members:
+//! `pre_model_call`, at no conformance vector. Every member is an effect
+//! the host releases only in `enforce` mode, from a binding whose own
+//! verdict permitted and which holds the effect's grant (`model_params`,
+//! `headers`, `credential`, `upstream_body`; see `hookwire_client::Effect`);
+//! the gateway reads only what was released
+//! (`Emission::response_extensions`), never an emission's raw answers. It
+//! reads two members:
 //!
 //! ```json
 //! {"hookwire": {
@@ -174,8 +179,8 @@ pub(crate) struct Asked {
 }
 
 impl Asked {
-    /// Merges the `hookwire` extensions of an emission's interceptors, in
-    /// chain order.
+    /// Merges the `hookwire` extensions the host released for an
+    /// emission (`Emission::response_extensions`), in chain order.
     pub(crate) fn from_extensions(ext: &[(String, Map<String, Value>)]) -> Result<Self, Error> {
         let mut asked = Self::default();
         for (binding, namespaces) in ext {

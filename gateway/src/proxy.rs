@@ -314,6 +314,8 @@ impl Inner {
         if !pre.proceeds() {
             return Err(denied(&pre));
         }
+        // Only what the host released: enforce mode, a permitting own
+        // verdict, inside the binding's effect grant.
         let asked = Asked::from_extensions(pre.response_extensions())?;
         let Some(Value::Array(messages)) = pre.context().get("messages").cloned() else {
             return Err(Error::UpstreamResponse(

@@ -399,8 +399,8 @@ pub struct Verdict {
     #[prost(string, repeated, tag = "8")]
     pub result_labels: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
 }
-/// The interceptor response envelope (§5.5): a verdict plus opaque,
-/// namespaced transport metadata that never changes enforcement.
+/// The interceptor response envelope (§5.5): a verdict plus namespaced
+/// metadata. Only the verdict decides.
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct InterceptorResponse {
     /// The verdict. Required: a response without one is invalid.
@@ -408,6 +408,17 @@ pub struct InterceptorResponse {
     pub verdict: ::core::option::Option<Verdict>,
     /// `<namespace>` -> JSON, e.g. provider receipts under `<provider>.receipt`.
     /// Namespaces match `^[a-z][a-z0-9_]*$`; at most 65536 canonical bytes.
+    ///
+    /// Metadata, except five members of the `hookwire` namespace, which are
+    /// effects of a named kind: `route` (`route`), `model` (`model_params`),
+    /// `upstream.<stage>.set_headers` / `clear_headers` (`headers`),
+    /// `upstream.<stage>.credential` (`credential`) and
+    /// `upstream.<stage>.body` (`upstream_body`). A hookwire host refuses a
+    /// response asking for a kind outside the binding's grant as
+    /// `host_error:verdict_invalid`, in either mode; it acts on a granted one
+    /// only in `enforce` mode, when this response's own verdict permits
+    /// (allow or transform) and the combined verdict lets the action run.
+    /// Otherwise the ask is ignored and the record says why.
     #[prost(map = "string, message", tag = "2")]
     pub extensions: ::std::collections::HashMap<
         ::prost::alloc::string::String,

@@ -1,18 +1,26 @@
 //! Tool-call routing: a `pre_tool_call` verdict may send a call to a named
 //! executor (a sandbox toolbox, a remote runner) instead of the agent's
 //! own tools. The request travels beside the verdict, in the `hookwire`
-//! namespace of the interceptor's response extensions (§5.5, so it never
-//! changes enforcement and costs no conformance vector):
+//! namespace of the interceptor's response extensions (§5.5; it costs no
+//! conformance vector):
 //!
 //! ```json
 //! {"hookwire": {"route": {"executor": "sandbox"}}}
 //! ```
 //!
-//! Only a permitting verdict routes; when several interceptors ask, the
-//! last in chain order wins. The agent registers its executors with
-//! [`Agent::executor`](super::Agent::executor); a route to a name it does
-//! not have, or a malformed route, fails closed (the call does not run).
-//! Each route is reported in [`Turn::routed`](super::Turn::routed).
+//! A route is an effect of kind `route`, so it acts only as the host
+//! releases it ([`Emission::response_extensions`]): in `enforce` mode,
+//! from a binding whose own verdict permitted and that holds the `route`
+//! grant, for a call that runs. A route the host withheld (in
+//! `evaluate_only`, from a deny lifted by approval, ...) is not read: the
+//! call runs on the agent's own tools and the record's
+//! `extensions.hookwire.effects` says why; one outside the binding's grant
+//! was already refused as its `host_error:verdict_invalid`. When several
+//! released routes ask, the last in chain order wins. The agent registers
+//! its executors with [`Agent::executor`](super::Agent::executor); a route
+//! to a name it does not have, or a malformed route, fails closed (the
+//! call does not run). Each route is reported in
+//! [`Turn::routed`](super::Turn::routed).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -55,8 +63,9 @@ impl Executors {
     }
 }
 
-/// The executor a permitting `pre_tool_call` routes the call to: `None`
-/// for the default, `Some(Err)` for a route the agent cannot read.
+/// The executor a `pre_tool_call` routes the call to, read from the
+/// extensions the host released only: `None` for the default, `Some(Err)`
+/// for a route the agent cannot read.
 pub(super) fn route_of(pre: &Emission) -> Option<Result<String, String>> {
     let mut route = None;
     for (binding, ext) in pre.response_extensions() {

@@ -89,8 +89,11 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
     /// Registers a named executor (e.g. a sandbox toolbox) that a
     /// `pre_tool_call` verdict may route a call to instead of the agent's
     /// own tools, through the `hookwire` response extension
-    /// `{"route": {"executor": NAME}}` (see the `routing` module). A
-    /// later registration under the same name replaces the earlier one.
+    /// `{"route": {"executor": NAME}}` (see the `routing` module). A route
+    /// acts only as the host releases it: in `enforce` mode, from a binding
+    /// granted the `route` effect whose own verdict permitted
+    /// ([`Emission::response_extensions`](crate::Emission::response_extensions)).
+    /// A later registration under the same name replaces the earlier one.
     pub fn executor(mut self, name: impl Into<String>, toolbox: impl Toolbox) -> Self {
         self.executors.register(name.into(), toolbox);
         self

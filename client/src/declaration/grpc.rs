@@ -45,6 +45,14 @@
 //! - `mutation` (optional): the `$target` paths the service may
 //!   transform, e.g. `["$target.content"]` (prefix grants; `[]` makes it
 //!   read-only). See `InterceptorBinding::may_transform`.
+//! - `effects` (optional): the effect kinds the service may ask for in the
+//!   `hookwire` namespace of its response extensions, e.g. `["route"]`;
+//!   each one of `route`, `model_params`, `headers`, `credential`,
+//!   `upstream_body` (`[]`: none). See `InterceptorBinding::may_effect`.
+//!   A binding that states neither `mutation` nor `effects` may transform
+//!   any path and ask for every effect; one that states either holds
+//!   exactly what it states (`mutation` alone grants no effect, `effects`
+//!   alone no transform path).
 //! - `metadata` (optional): gRPC headers sent on every call, `Describe`
 //!   included. A value is never written in the document: each names the
 //!   environment variable holding it (`env`), with an optional literal
@@ -64,6 +72,7 @@ use serde_json::{Map, Value};
 
 use super::kind::BindingContext;
 use crate::binding::InterceptorBinding;
+use crate::effect::Effect;
 use crate::interceptor::{BoxError, interceptor_fn};
 use crate::remote::{ClientIdentity, TlsConfig, metadata_entry};
 
@@ -73,7 +82,7 @@ pub const GRPC_KIND: &str = "hookwire.grpc";
 /// The kind of the allow-all passthrough.
 pub const ALLOW_KIND: &str = "hookwire.allow";
 
-const GRPC_MEMBERS: [&str; 8] = [
+const GRPC_MEMBERS: [&str; 9] = [
     "endpoint",
     "endpoints",
     "dns_refresh_ms",
@@ -82,6 +91,7 @@ const GRPC_MEMBERS: [&str; 8] = [
     "tls",
     "visibility",
     "mutation",
+    "effects",
 ];
 
 /// The most `Multiplex` streams per replica a declaration may ask for.
@@ -168,6 +178,22 @@ pub(crate) fn resolve_grpc(
                 .map_err(|e| format!("config.mutation[{i}]: {e} (§5.2 grammar)"))?;
         }
         binding = binding.may_transform(paths);
+    }
+    if let Some(kinds) = config.get("effects") {
+        let kinds = strings(kinds, "config.effects")?;
+        let parsed = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                Effect::parse(k).ok_or_else(|| {
+                    format!(
+                        "config.effects[{i}] must be one of {}",
+                        Effect::ALL.map(Effect::as_str).join(", ")
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        binding = binding.may_effect(parsed);
     }
     Ok(binding)
 }
@@ -383,6 +409,42 @@ mod tests {
     fn resolve(config: Value) -> Result<(Vec<String>, bool), String> {
         let t = target(config)?;
         Ok((t.endpoints, t.resolve_every.is_some()))
+    }
+
+    /// The binding a `hookwire.grpc` config resolves to.
+    fn binding(config: Value) -> Result<crate::binding::InterceptorBinding, String> {
+        let at = BTreeSet::new();
+        let ctx = BindingContext {
+            id: "p",
+            kind: super::GRPC_KIND,
+            at: &at,
+            timeout: None,
+            host: None,
+            declaration_version: "agent-hooks-declaration/1.0",
+        };
+        resolve_grpc(&config, &ctx)
+    }
+
+    #[test]
+    fn effects_reach_the_binding_and_an_unknown_kind_is_refused_by_position() {
+        use crate::effect::Effect;
+        let b =
+            binding(json!({"endpoint": "http://a:1", "effects": ["route", "headers"]})).unwrap();
+        assert_eq!(b.effects, Some(vec![Effect::Route, Effect::Headers]));
+        assert_eq!(b.mutation, None, "effects alone state no paths");
+        let none = binding(json!({"endpoint": "http://a:1", "effects": []})).unwrap();
+        assert_eq!(none.effects, Some(vec![]));
+        let undeclared = binding(json!({"endpoint": "http://a:1"})).unwrap();
+        assert_eq!((undeclared.effects, undeclared.mutation), (None, None));
+        let err = binding(json!({"endpoint": "http://a:1", "effects": ["route", "secret-kind"]}))
+            .err()
+            .unwrap();
+        assert!(err.starts_with("config.effects[1] must be one of route, model_params, headers, credential, upstream_body"), "{err}");
+        assert!(!err.contains("secret-kind"), "{err}");
+        let err = binding(json!({"endpoint": "http://a:1", "effects": "route"}))
+            .err()
+            .unwrap();
+        assert_eq!(err, "config.effects must be an array of strings");
     }
 
     #[test]

@@ -102,6 +102,20 @@ impl Declaration {
         Value::Object(self.doc.clone())
     }
 
+    /// The `jcs-sha256` digest of the document as written (`sha256:` and
+    /// the hex SHA-256 of its RFC 8785 canonical JSON): what §7.7.8 asks a
+    /// host to log at load, so an operator can match a running host to the
+    /// document that was pushed. Two documents that differ only in key
+    /// order or whitespace have the same digest; one that spells a default
+    /// out has another (the resolved form's
+    /// [`ResolvedDeclaration::digest`] is equal for both).
+    pub fn digest(&self) -> String {
+        // Every integer in an accepted document is within ±(2^53 − 1) and it
+        // nests at most 32 levels, so canonicalization cannot fail.
+        let canonical = hookwire::canonical::to_canonical_string(&self.to_value());
+        hookwire::canonical::sha256_identity(canonical.unwrap_or_default().as_bytes())
+    }
+
     /// Steps 7 to 10: fills every default from the registry's surface and
     /// checks the result against the host's code and registered names.
     /// Runs no kind resolver.
@@ -171,7 +185,7 @@ impl DeclaredHostBuilder {
         let resolved = declaration.resolve(registry)?;
         let bindings = run_resolvers(&resolved, registry)?;
         let state = self.into_state(&resolved, registry, bindings)?;
-        Ok(built(&resolved, state))
+        Ok(built(declaration, &resolved, state))
     }
 
     /// [`Declaration::from_path`], then [`DeclaredHostBuilder::load`].
@@ -225,7 +239,7 @@ impl DeclaredHostBuilder {
                     ),
                 )
             })?;
-        Ok(built(&resolved, state))
+        Ok(built(declaration, &resolved, state))
     }
 
     /// The host's state as the resolved document configures it, with the
@@ -283,13 +297,16 @@ impl DeclaredHostBuilder {
     }
 }
 
-/// The sealed host of a loaded declaration, logged with the resolved
-/// form's digest so an operator can match it to the document.
-fn built(resolved: &ResolvedDeclaration, state: HostState) -> Host {
+/// The sealed host of a loaded declaration, logged once (§7.7.8) with the
+/// document's version, id and `jcs-sha256` digest, so an operator can
+/// match it to the document pushed, and the resolved form's digest (the
+/// §7.7.7 equivalence oracle: equal for documents that load alike).
+fn built(declaration: &Declaration, resolved: &ResolvedDeclaration, state: HostState) -> Host {
     tracing::info!(
         declaration = %resolved.declaration,
         id = resolved.id.as_deref().unwrap_or("-"),
-        digest = %resolved.digest(),
+        document_digest = %declaration.digest(),
+        resolved_digest = %resolved.digest(),
         "host built from a declaration"
     );
     Host::from_state(state)

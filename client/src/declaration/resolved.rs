@@ -155,8 +155,10 @@ impl ResolvedDeclaration {
         to_canonical_string(&self.to_json()).unwrap_or_default()
     }
 
-    /// The `jcs-sha256` digest of the resolved form: what an operator logs
-    /// at load to match a running host to a pushed document (§7.7.8).
+    /// The `jcs-sha256` digest of the resolved form: equal for every
+    /// document that resolves alike (§7.7.7), so it says what a host runs,
+    /// not which document it was given; for that, see
+    /// [`Declaration::digest`](super::Declaration::digest) (§7.7.8).
     pub fn digest(&self) -> String {
         hookwire::canonical::sha256_identity(self.canonical_json().as_bytes())
     }

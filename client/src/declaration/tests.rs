@@ -779,3 +779,39 @@ fn every_class_has_its_code() {
         "declaration_error:unknown_field"
     );
 }
+
+#[test]
+fn the_document_digest_is_of_the_document_and_the_resolved_digest_of_what_it_resolves_to() {
+    let registry = registry();
+    let bare = Declaration::from_json(
+        r#"{"declaration": "agent-hooks-declaration/1.0",
+            "bindings": [{"id": "allow", "kind": "test.verdict"}]}"#,
+    )
+    .unwrap();
+    // The same document, its keys in another order and spaced otherwise.
+    let reordered = Declaration::from_json(
+        r#"{ "bindings":[ {"kind":"test.verdict","id":"allow"} ],"declaration":"agent-hooks-declaration/1.0" }"#,
+    )
+    .unwrap();
+    // Another document that resolves to the same host: a default spelt out.
+    let spelt =
+        Declaration::from_value(&doc(json!({"configuration": {"mode": "enforce"}}))).unwrap();
+    let digest = bare.digest();
+    assert!(
+        digest.strip_prefix("sha256:").is_some_and(|h| h.len() == 64
+            && h.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())),
+        "{digest}"
+    );
+    assert_eq!(reordered.digest(), digest);
+    assert_ne!(spelt.digest(), digest, "the document differs");
+    let resolved = |d: &Declaration| d.resolve(&registry).unwrap().digest();
+    assert_eq!(resolved(&spelt), resolved(&bare), "the host does not");
+    assert_ne!(resolved(&bare), digest, "the two digests are of two things");
+    // The document digest is of the canonical document text.
+    let canonical = hookwire::canonical::to_canonical_string(&bare.to_value()).unwrap();
+    assert_eq!(
+        digest,
+        hookwire::canonical::sha256_identity(canonical.as_bytes())
+    );
+}

@@ -312,10 +312,21 @@ async fn a_cancelled_emission_leaves_a_record_not_a_sequence_gap() {
     assert_eq!(sequences, vec![0, 1, 2], "no gap");
     let r = &trail[1];
     assert_eq!(r.interception_point, InterceptionPoint::Input);
+    // Not `interceptor_timeout`: no interceptor ran past the host's bound
+    // (§11); the reference Python emitter's reason for a cancellation.
     assert_eq!(
         r.verdict.reason.as_deref(),
-        Some("host_error:interceptor_timeout")
+        Some("host_error:interceptor_failed")
     );
+    assert!(
+        r.verdict
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("cancelled by its caller")),
+        "{:?}",
+        r.verdict.message
+    );
+    assert!(!r.proceeds());
     assert_eq!(r.extensions["hookwire"]["cancelled"], json!(true));
     assert_eq!(r.input_identity, None);
 }
