@@ -245,6 +245,8 @@ impl Report {
             "remote_vs_tonic",
             "overhead_vs_canonical",
             "parallel4_vs_single",
+            "session_parallel4_stream_vs_one",
+            "session_parallel4_unary_vs_one",
             "throughput_vs_tonic",
             "spawn_vs_remote",
             "metrics_overhead",
