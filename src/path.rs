@@ -113,10 +113,16 @@ pub fn parse(path: &str) -> Result<Vec<PathSegment>, InvalidPath> {
 /// Replaces the location `path` addresses inside `target` with `value`.
 /// On error `target` is left unchanged.
 pub fn apply(target: &mut Value, path: &str, value: Value) -> Result<(), InvalidPath> {
+    replace(target, path, value).map(drop)
+}
+
+/// [`apply`], returning the value it replaced: what a host puts back
+/// (with the same path, which still resolves) when the transformed
+/// target breaks a bound. On error `target` is left unchanged.
+pub fn replace(target: &mut Value, path: &str, value: Value) -> Result<Value, InvalidPath> {
     let segments = parse(path)?;
     let slot = locate_mut(target, &segments)?;
-    *slot = value;
-    Ok(())
+    Ok(std::mem::replace(slot, value))
 }
 
 /// Checks that `path` parses and resolves against `target` without changing
@@ -210,5 +216,21 @@ mod tests {
         assert_eq!(t, json!({"cmd": "ls", "list": [1, null]}));
         apply(&mut t, "$target", json!("whole")).unwrap();
         assert_eq!(t, json!("whole"));
+    }
+
+    #[test]
+    fn replace_hands_back_what_it_replaced_and_putting_it_back_restores() {
+        let before = json!({"cmd": "ls", "list": [1, {"a": true}]});
+        let mut t = before.clone();
+        let old = replace(&mut t, "$target.list[1]", json!("x")).unwrap();
+        assert_eq!(old, json!({"a": true}));
+        assert_eq!(t, json!({"cmd": "ls", "list": [1, "x"]}));
+        assert_eq!(replace(&mut t, "$target.list[1]", old), Ok(json!("x")));
+        assert_eq!(t, before);
+        assert_eq!(
+            replace(&mut t, "$target.nope", json!(1)),
+            Err(InvalidPath::Unresolved)
+        );
+        assert_eq!(t, before);
     }
 }

@@ -1,9 +1,10 @@
 //! Bounds at the host's edge: a large transform over gRPC is enforced
-//! (the response decode limit is above the §12.3 context bound), and a
+//! (the response decode limit is above the §12.3 context bound, for a
+//! host whose bound lets the transformed context through), and a
 //! verdict whose `reason` exceeds hookwire's bound is
 //! `host_error:verdict_invalid` the same way in-process and over gRPC.
 
-use hookwire::{REASON_MAX_BYTES, Verdict};
+use hookwire::{ContextLimits, REASON_MAX_BYTES, Verdict};
 use hookwire_client::{Host, InputRole, RecordLog};
 use hookwire_server::prelude::*;
 use hookwire_server::spawn_local;
@@ -49,8 +50,16 @@ async fn decide(host: &Host, content: &str) -> (Verdict, serde_json::Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_transform_is_enforced_over_grpc() {
     let server = spawn_local(Answers).await.unwrap();
+    // The transformed context carries the 4.5 MB target twice (as itself
+    // and as `input.content`): past the default 5 MiB bound, within this
+    // host's.
+    let limits = ContextLimits {
+        max_bytes: 12 * 1024 * 1024,
+        ..ContextLimits::default()
+    };
     let host = Host::builder("agent", "hookwire")
         .remote("answers", server.endpoint())
+        .limits(limits)
         .build()
         .unwrap();
     let (verdict, target) = decide(&host, "big transform").await;

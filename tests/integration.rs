@@ -8,6 +8,7 @@ mod approval_common;
 mod approval_console;
 mod approval_stream;
 mod approval_web;
+mod bounds;
 mod declared_host;
 mod effects;
 mod hardening;

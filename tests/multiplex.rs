@@ -25,7 +25,7 @@ use tonic::{Request, Response, Status, Streaming};
 /// Allows, after sleeping as long as the tool call's `sleep_ms` says;
 /// counts hooks that were stopped (their future dropped) before answering.
 #[derive(Clone, Default)]
-struct Sleepy {
+pub(crate) struct Sleepy {
     stopped: Arc<AtomicUsize>,
 }
 
@@ -62,14 +62,19 @@ impl Interceptor for Sleepy {
 }
 
 /// The SDK's adapter behind a wrapper that counts which RPCs the host
-/// used, and that can leave the stream out of the manifest.
+/// used, and that can leave the stream out of the manifest, refuse it, or
+/// hold `Describe`.
 #[derive(Clone)]
-struct Counted {
+pub(crate) struct Counted {
     inner: GrpcAdapter,
-    unary: Arc<AtomicUsize>,
-    streams: Arc<AtomicUsize>,
+    pub(crate) unary: Arc<AtomicUsize>,
+    pub(crate) streams: Arc<AtomicUsize>,
     /// Declares the stream but refuses it (`UNIMPLEMENTED`).
-    refuse_streams: bool,
+    pub(crate) refuse_streams: bool,
+    /// Holds each `Describe` until it takes a permit from here.
+    pub(crate) describe_gate: Option<Arc<tokio::sync::Semaphore>>,
+    /// `Describe` calls answered.
+    pub(crate) described: Arc<AtomicUsize>,
 }
 
 macro_rules! counted_rpcs {
@@ -81,6 +86,10 @@ macro_rules! counted_rpcs {
                 PbInterceptor::$method(&self.inner, r).await
             })*
             async fn describe(&self, r: Request<pb::DescribeRequest>) -> Result<Response<pb::Manifest>, Status> {
+                if let Some(gate) = &self.describe_gate {
+                    let _held = gate.acquire().await;
+                }
+                self.described.fetch_add(1, Ordering::SeqCst);
                 PbInterceptor::describe(&self.inner, r).await
             }
             type MultiplexStream = MultiplexStream;
@@ -104,7 +113,7 @@ counted_rpcs!(
 
 /// A server in a runtime of its own, so that killing it closes every
 /// connection at once, as a crashed process would.
-struct Killable {
+pub(crate) struct Killable {
     addr: SocketAddr,
     kill: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -112,7 +121,7 @@ struct Killable {
 
 impl Killable {
     /// Serves `service` on `addr` (`127.0.0.1:0` for a fresh port).
-    fn serve<S>(addr: SocketAddr, service: S) -> Self
+    pub(crate) fn serve<S>(addr: SocketAddr, service: S) -> Self
     where
         S: PbInterceptor,
     {
@@ -146,7 +155,7 @@ impl Killable {
         }
     }
 
-    fn endpoint(&self) -> String {
+    pub(crate) fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
     }
 
@@ -166,7 +175,7 @@ impl Drop for Killable {
     }
 }
 
-fn counted(unary_only: bool) -> (Counted, Sleepy) {
+pub(crate) fn counted(unary_only: bool) -> (Counted, Sleepy) {
     let policy = Sleepy::default();
     let adapter = GrpcAdapter::new(policy.clone());
     let inner = if unary_only {
@@ -179,6 +188,8 @@ fn counted(unary_only: bool) -> (Counted, Sleepy) {
         unary: Arc::default(),
         streams: Arc::default(),
         refuse_streams: false,
+        describe_gate: None,
+        described: Arc::default(),
     };
     (counted, policy)
 }
@@ -188,7 +199,11 @@ fn host(endpoint: &str, timeout: Duration) -> (Host, RecordLog) {
 }
 
 /// A host whose binding keeps `streams` streams (`None`: the default).
-fn host_with(endpoint: &str, timeout: Duration, streams: Option<usize>) -> (Host, RecordLog) {
+pub(crate) fn host_with(
+    endpoint: &str,
+    timeout: Duration,
+    streams: Option<usize>,
+) -> (Host, RecordLog) {
     let records = RecordLog::new();
     let mut binding = InterceptorBinding::remote("policy", endpoint).timeout(timeout);
     if let Some(n) = streams {
@@ -202,7 +217,7 @@ fn host_with(endpoint: &str, timeout: Duration, streams: Option<usize>) -> (Host
     (host, records)
 }
 
-async fn started(host: &Host, id: &str) -> Arc<Session> {
+pub(crate) async fn started(host: &Host, id: &str) -> Arc<Session> {
     let s = host.session(id).unwrap();
     assert!(s.start(["bash"]).await.unwrap().proceeds());
     assert!(
@@ -214,7 +229,7 @@ async fn started(host: &Host, id: &str) -> Arc<Session> {
     Arc::new(s)
 }
 
-fn call(id: &str, sleep_ms: u64) -> ToolCall {
+pub(crate) fn call(id: &str, sleep_ms: u64) -> ToolCall {
     ToolCall::new(id, "bash", json!({"cmd": "ls", "sleep_ms": sleep_ms}))
 }
 
@@ -530,7 +545,7 @@ async fn a_lying_service_fails_closed() {
 }
 
 #[tokio::test]
-async fn a_refused_stream_fails_its_emission_and_the_host_asks_describe_again() {
+async fn a_stream_refused_by_a_replacement_falls_back_to_unary() {
     let (service, _) = counted(false);
     let mut server = Killable::serve("127.0.0.1:0".parse().unwrap(), service);
     let addr = server.addr;
@@ -538,40 +553,37 @@ async fn a_refused_stream_fails_its_emission_and_the_host_asks_describe_again() 
     let s = started(&host, "s-0").await;
     server.kill();
 
-    // Replaced by a service that declares the stream and then refuses it,
-    // then by one without the stream in its manifest: the host fails the
-    // refused emissions closed and ends up calling unary.
+    // Replaced by a service that declares the stream and then refuses it:
+    // once the host reaches it, the refused emission is sent again as a
+    // unary call, and so are the next ones.
     let (mut refusing, _) = counted(false);
     refusing.refuse_streams = true;
-    let refused = refusing.streams.clone();
-    let mut server = Killable::serve(addr, refusing);
+    let (refused, unary) = (refusing.streams.clone(), refusing.unary.clone());
+    let _server = Killable::serve(addr, refusing);
     let waited = Instant::now();
     let mut n = 0;
-    while refused.load(Ordering::SeqCst) == 0 {
-        n += 1;
-        let e = s.pre_tool_call(&call(&format!("c-{n}"), 0)).await.unwrap();
-        assert!(!e.proceeds(), "a refused stream never allows");
-        assert_eq!(e.reason(), Some("host_error:interceptor_failed"));
-        assert!(waited.elapsed() < Duration::from_secs(20), "never retried");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    server.kill();
-    let (plain, _) = counted(true);
-    let unary = plain.unary.clone();
-    let _server = Killable::serve(addr, plain);
-    let waited = Instant::now();
     loop {
         n += 1;
         let e = s.pre_tool_call(&call(&format!("c-{n}"), 0)).await.unwrap();
         if e.proceeds() {
             break;
         }
-        assert!(
-            waited.elapsed() < Duration::from_secs(20),
-            "{:?}",
-            e.verdict()
-        );
+        // Unreachable while the endpoint is re-admitted.
+        assert_eq!(e.reason(), Some("host_error:interceptor_failed"));
+        assert!(waited.elapsed() < Duration::from_secs(20), "never reached");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(unary.load(Ordering::SeqCst) >= 1, "called unary");
+    assert!(refused.load(Ordering::SeqCst) >= 1, "the stream was tried");
+    assert_eq!(
+        unary.load(Ordering::SeqCst),
+        1,
+        "and the emission sent unary"
+    );
+    let e = s.pre_tool_call(&call("c-next", 0)).await.unwrap();
+    assert!(e.proceeds());
+    assert_eq!(
+        unary.load(Ordering::SeqCst),
+        2,
+        "the next one unary at once"
+    );
 }

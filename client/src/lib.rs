@@ -113,7 +113,7 @@ pub use interceptor::{
 pub use metrics::{HostMetrics, POLICY_REASON_LABEL};
 pub use payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
 pub use remote::{ClientIdentity, HEALTH_UNIMPLEMENTED, TlsConfig};
-pub use session::{OutputDecision, Session, SessionBuilder, Withheld};
+pub use session::{MAX_OPEN_CALLS, OutputDecision, Session, SessionBuilder, Withheld};
 pub use sink::{AsyncSink, DEFAULT_SINK_QUEUE, Overflow, RecordLog};
 pub use streaming::{
     Assembly, ChunkStream, INCREMENTAL, IncrementalOutput, Released, STREAM_INCOMPLETE, StreamEnd,

@@ -64,6 +64,7 @@ struct Families {
     replica_readmissions: Family<[Label; 1], Counter>,
     replica_retries: Family<[Label; 1], Counter>,
     replica_unavailable: Family<[Label; 1], Counter>,
+    open_calls_forgotten: Family<[Label; 1], Counter>,
 }
 
 /// Latency buckets for emissions and interceptor calls: 0.25 ms to ~16 s.
@@ -92,6 +93,7 @@ impl HostMetrics {
             replica_readmissions: Family::default(),
             replica_retries: Family::default(),
             replica_unavailable: Family::default(),
+            open_calls_forgotten: Family::default(),
         };
         registry.register(
             "hookwire_host_emissions",
@@ -167,6 +169,11 @@ impl HostMetrics {
             "hookwire_host_replica_unavailable",
             "Calls failed at once because no replica of the binding was admitted",
             f.replica_unavailable.clone(),
+        );
+        registry.register(
+            "hookwire_host_open_calls_forgotten",
+            "Open pre_tool_call or pre_model_call pairs a session forgot past its bound of open calls (their post is then refused out of order), by point",
+            f.open_calls_forgotten.clone(),
         );
         Self {
             families: Arc::new(f),
@@ -244,6 +251,15 @@ impl HostInstruments {
         let gauge = self.metrics.families.sessions_open.clone();
         gauge.inc();
         OpenSession(gauge)
+    }
+
+    /// Counts one open call a session forgot past its bound.
+    pub(crate) fn open_call_forgotten(&self, point: InterceptionPoint) {
+        self.metrics
+            .families
+            .open_calls_forgotten
+            .get_or_create(&[("point", Cow::Borrowed(point.as_str()))])
+            .inc();
     }
 
     /// Counts one sink call: delivered, or dropped by a panic.

@@ -99,6 +99,7 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
         point,
         interceptors: chain.len(),
         resolver: host.approval.is_some(),
+        limits: host.limits,
     };
     let mut composer = Composer::new(plan);
     let mut answers = Answers::default();

@@ -11,7 +11,9 @@
 //! `pre_model_call`, `pre_tool_call` and `output` need a turn that a
 //! permitting `input` opened (rule 3; the turn's `output` closes it,
 //! [`Session::end_turn`] closes one that ends without an output), and a
-//! `post_*` follows its own permitted `pre_*` (rules 4–5). There is no opt-out on the typed methods: even a host
+//! `post_*` follows its own permitted `pre_*` (rules 4–5; a session holds
+//! at most [`MAX_OPEN_CALLS`] open calls per pair and forgets the oldest
+//! past that). There is no opt-out on the typed methods: even a host
 //! that declares a subset of the points keeps `input` (§3.2), so every
 //! turn has one; [`Session::emit`] is the raw path that books without
 //! refusing.
@@ -86,5 +88,6 @@ pub use handle::Session;
 pub(crate) use members::{
     output_members, post_model_members, post_tool_members, pre_model_members, pre_tool_members,
 };
+pub use order::MAX_OPEN_CALLS;
 pub(crate) use order::PostModel;
 pub use output::{OutputDecision, Withheld};

@@ -79,7 +79,7 @@ impl Snapshot {
                 }
                 match apply_transform(plan, winner, ctx, common) {
                     Ok(()) => finish(winner.clone(), Some(index)),
-                    Err(e) => finish(Verdict::host_error(e), None),
+                    Err(unapplied) => finish(unapplied.deny(), None),
                 }
             }
         }
@@ -114,9 +114,9 @@ impl Snapshot {
             Resolved::Stands(deny) => finish(deny, index),
             Resolved::Lifted(permit) => {
                 if permit.decision == Decision::Transform
-                    && let Err(e) = apply_transform(plan, &permit, ctx, common)
+                    && let Err(unapplied) = apply_transform(plan, &permit, ctx, common)
                 {
-                    return finish(Verdict::host_error(e), None);
+                    return finish(unapplied.deny(), None);
                 }
                 finish(permit, index)
             }

@@ -44,9 +44,9 @@ impl Fold {
         let remaining = index + 1 < plan.interceptors;
         match verdict.decision {
             Decision::Transform => {
-                if let Err(e) = apply_transform(plan, &verdict, ctx, common) {
+                if let Err(unapplied) = apply_transform(plan, &verdict, ctx, common) {
                     // §7.4: a failed fold-transform short-circuits both profiles.
-                    return finish(Verdict::host_error(e), None, remaining);
+                    return finish(unapplied.deny(), None, remaining);
                 }
                 self.last_transform = Some((index, verdict));
             }
@@ -86,9 +86,9 @@ impl Fold {
             Resolved::Stands(deny) => finish(deny, Some(index), remaining),
             Resolved::Lifted(permit) => {
                 if permit.decision == Decision::Transform
-                    && let Err(e) = apply_transform(plan, &permit, ctx, common)
+                    && let Err(unapplied) = apply_transform(plan, &permit, ctx, common)
                 {
-                    return finish(Verdict::host_error(e), None, remaining);
+                    return finish(unapplied.deny(), None, remaining);
                 }
                 let resume = !run_all && plan.composition.on_approval == Some(OnApproval::Resume);
                 if !resume {

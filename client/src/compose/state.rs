@@ -6,8 +6,8 @@
 
 use hookwire::path;
 use hookwire::{
-    AgentContext, Composition, Decision, HostError, InterceptionPoint, Mode, ResolvedBy, Verdict,
-    VerdictSummary,
+    AgentContext, Composition, ContextLimits, Decision, HostError, InterceptionPoint, Mode,
+    ResolvedBy, Verdict, VerdictSummary,
 };
 
 use super::unions::Unions;
@@ -26,6 +26,8 @@ pub struct Plan {
     /// Whether a resolver is registered. The composer consults it only in
     /// enforce mode and never at `agent_shutdown` (§6.1a, §8, §9).
     pub resolver: bool,
+    /// The §12.3 bounds every transformed context is checked against.
+    pub limits: ContextLimits,
 }
 
 impl Plan {
@@ -75,27 +77,67 @@ impl Common {
     }
 }
 
+/// Why a transform was not applied: the reserved reason of the host's
+/// deny, and what the deny's message says (value-free).
+#[derive(Debug)]
+pub(super) struct Unapplied {
+    reason: HostError,
+    message: Option<String>,
+}
+
+impl Unapplied {
+    /// The host's deny in the transform's place.
+    pub(super) fn deny(self) -> Verdict {
+        let deny = Verdict::host_error(self.reason);
+        match self.message {
+            Some(m) => deny.with_message(m),
+            None => deny,
+        }
+    }
+}
+
+impl From<HostError> for Unapplied {
+    fn from(reason: HostError) -> Self {
+        Self {
+            reason,
+            message: None,
+        }
+    }
+}
+
 /// Applies (enforce) or checks (evaluate_only, §8) a transform against the
-/// context's target. Returns the reserved reason on failure.
+/// context's target. Fails with the reserved reason of a path that does
+/// not resolve (§5.2), or `host_error:context_invalid` when the
+/// transformed context breaks the §12.3 bounds (size or depth; §12.3
+/// names that reason for any breach). A context a transform would push
+/// past the bounds is left as it was, in both modes: the oversized value
+/// reaches neither a later interceptor nor the action.
 pub(super) fn apply_transform(
     plan: &Plan,
     verdict: &Verdict,
     ctx: &mut AgentContext,
     common: &mut Common,
-) -> Result<(), HostError> {
+) -> Result<(), Unapplied> {
     debug_assert_eq!(verdict.decision, Decision::Transform);
     if !plan.point.permits_transform() {
-        return Err(HostError::TransformTargetForbidden);
+        return Err(HostError::TransformTargetForbidden.into());
     }
     let Some(t) = &verdict.transform else {
-        return Err(HostError::VerdictInvalid);
+        return Err(HostError::VerdictInvalid.into());
     };
     let target = ctx.target_mut().ok_or(HostError::TransformInvalid)?;
-    let result = match plan.mode {
-        Mode::Enforce => path::apply(target, &t.path, t.value.clone()),
-        Mode::EvaluateOnly => path::check(target, &t.path),
-    };
-    result.map_err(|e| e.host_error())?;
+    let replaced = path::replace(target, &t.path, t.value.clone()).map_err(|e| e.host_error())?;
+    let bounded = ctx.check_limits(&plan.limits);
+    if plan.mode == Mode::EvaluateOnly || bounded.is_err() {
+        // evaluate_only validates without applying (§8); a breach is
+        // never applied.
+        let target = ctx.target_mut().expect("the target was just written");
+        path::replace(target, &t.path, replaced).expect("the path resolved a moment ago");
+    }
+    bounded.map_err(|e| Unapplied {
+        reason: HostError::ContextInvalid,
+        message: Some(format!("the transformed context is out of bounds: {e}")),
+    })?;
     if plan.mode == Mode::Enforce {
         common.transformed = true;
         common.generation += 1;

@@ -2,8 +2,8 @@
 
 use hookwire::approval::Resolved;
 use hookwire::{
-    AgentContext, Composition, Decision, HostError, InterceptionPoint, Mode, OnApproval, Profile,
-    ResolvedBy, Synthesis, Verdict, Warning,
+    AgentContext, Composition, ContextLimits, Decision, HostError, InterceptionPoint, Mode,
+    OnApproval, Profile, ResolvedBy, Synthesis, Verdict, Warning,
 };
 use serde_json::{Value, json};
 
@@ -54,6 +54,7 @@ fn run_at(
         point: ctx.point(),
         interceptors: verdicts.len(),
         resolver: !resolutions.is_empty(),
+        limits: ContextLimits::default(),
     };
     let mut composer = Composer::new(plan);
     let mut resolutions = resolutions.into_iter();
@@ -246,6 +247,45 @@ fn rejection_leaves_the_resolvers_deny_standing() {
     assert_eq!(reason(&r), "rejected");
     assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Rejection));
     assert_eq!(r.combined.decided_by, Some(0));
+}
+
+#[test]
+fn a_transform_past_the_context_bounds_is_denied_and_never_applied() {
+    let limits = ContextLimits::default();
+    let big = json!("x".repeat(limits.max_bytes));
+    let mut deep = json!(1);
+    for _ in 0..limits.max_depth {
+        deep = json!([deep]);
+    }
+    let untouched = json!({"url": "a", "n": 1});
+    for (what, value) in [("size", big), ("depth", deep)] {
+        for mode in [Mode::Enforce, Mode::EvaluateOnly] {
+            for c in [first_deny(), run_all(), strictest()] {
+                let verdicts = if c.profile == Profile::ParallelStrictest {
+                    vec![t("$target.url", value.clone()), Verdict::allow()]
+                } else {
+                    vec![t("$target.url", value.clone()), t("$target.n", json!(2))]
+                };
+                let r = run_at(InterceptionPoint::PreToolCall, c, mode, verdicts, vec![]);
+                let at = format!("{what} {mode:?} {:?}", c.profile);
+                assert_eq!(reason(&r), "host_error:context_invalid", "{at}");
+                let message = r.combined.verdict.message.as_deref().unwrap_or_default();
+                assert!(message.contains("out of bounds"), "{at}: {message}");
+                assert_eq!(r.combined.decided_by, None, "{at}");
+                assert!(!r.combined.transformed, "{at}");
+                assert_eq!(r.target, untouched, "{at}: never applied");
+                if c.profile != Profile::ParallelStrictest {
+                    assert_eq!(r.dispatched, [0], "{at}: the fold stops");
+                }
+            }
+        }
+    }
+    // Within the bounds a large transform applies as any other (the
+    // serialized context carries the target twice).
+    let within = json!("x".repeat(limits.max_bytes / 3));
+    let r = run(first_deny(), vec![t("$target.url", within.clone())], vec![]);
+    assert_eq!(r.combined.verdict.decision, Decision::Transform);
+    assert_eq!(r.target["url"], within);
 }
 
 #[test]
@@ -633,4 +673,56 @@ fn check_invariants(c: Composition, mode: Mode, mix: &[Verdict], resolver: bool,
     {
         assert_eq!(r.combined.resolved_by, Some(ResolvedBy::Approval), "{ctx}");
     }
+}
+
+/// What the host pays per transform for the §12.3 re-check of the
+/// transformed context (`AgentContext::check_limits`), next to writing the
+/// transform itself, on a `pre_tool_call` context of about 1 KiB. A
+/// timing, not a check; both pieces are `hookwire`'s, so optimizing that
+/// crate alone measures them:
+/// `cargo test -p hookwire-client --lib --config
+/// 'profile.dev.package.hookwire.opt-level=3' -- --ignored --nocapture
+/// recheck`.
+#[test]
+#[ignore = "a timing, not a check"]
+fn recheck_after_a_transform_timing() {
+    use std::hint::black_box;
+    use std::time::Instant;
+
+    let args = json!({
+        "cmd": "x".repeat(700),
+        "cwd": "/home/agent/work",
+        "env": {"LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"},
+        "timeout_s": 30,
+        "flags": ["-l", "-a", "--color=never"],
+    });
+    let mut ctx = AgentContext::from_json(json!({
+        "spec": "agent-hooks/0.1", "interception_point": "pre_tool_call",
+        "timestamp": "2026-01-01T00:00:00Z", "sequence": 1,
+        "agent": {"id": "billing-agent", "framework": "hookwire"},
+        "session": {"id": "run-1"},
+        "tool_call": {"id": "call-1", "name": "bash", "args": args},
+    }))
+    .unwrap();
+    let target_bytes = serde_json::to_vec(ctx.target().unwrap()).unwrap().len();
+    let limits = ContextLimits::default();
+    let rounds = 200_000u32;
+    let per = |f: &mut dyn FnMut()| {
+        for _ in 0..rounds / 10 {
+            f();
+        }
+        let started = Instant::now();
+        for _ in 0..rounds {
+            f();
+        }
+        started.elapsed() / rounds
+    };
+    let mut n = 0u64;
+    let transform = per(&mut || {
+        n += 1;
+        let target = ctx.target_mut().unwrap();
+        black_box(hookwire::path::replace(target, "$target.timeout_s", json!(n)).unwrap());
+    });
+    let recheck = per(&mut || ctx.check_limits(black_box(&limits)).unwrap());
+    println!("target {target_bytes} B: transform {transform:?}, §12.3 re-check {recheck:?}");
 }

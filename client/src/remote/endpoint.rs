@@ -16,7 +16,7 @@ use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
 
 use super::attempt::AttemptFailure;
-use super::multiplex::Multiplexer;
+use super::multiplex::{Called, Multiplexer};
 use super::tls::{TlsConfig, client_tls};
 use super::unary::{self, stamped};
 use crate::error::Error;
@@ -82,8 +82,12 @@ impl EndpointClient {
             (_, None) => ep,
         };
         let channel = ep.connect_lazy();
-        let multiplex =
-            std::sync::Arc::new(Multiplexer::new(channel.clone(), metadata.clone(), streams));
+        let multiplex = std::sync::Arc::new(Multiplexer::new(
+            channel.clone(),
+            metadata.clone(),
+            endpoint,
+            streams,
+        ));
         Ok(Self {
             channel,
             endpoint: endpoint.to_owned(),
@@ -104,15 +108,21 @@ impl EndpointClient {
         request: Box<PointRequest>,
         timeout: Option<Duration>,
     ) -> Result<InterceptorResponse, AttemptFailure> {
-        // The stream when the service declares it; the probe's time
-        // (once) comes out of the emission's bound.
+        // The stream when the service declares it; the wait for the
+        // probe (bounded apart, `choice`) comes out of the emission's
+        // bound, and so does a stream's refusal before the unary call
+        // that replaces it.
         let asked = Instant::now();
-        let multiplexed = self.multiplex.available(timeout).await;
-        let timeout = timeout.map(|t| t.saturating_sub(asked.elapsed()));
-        if multiplexed {
-            return self.multiplex.call(request, timeout).await;
-        }
-        unary::call(self.channel.clone(), &self.metadata, request, timeout).await
+        let left = |timeout: Option<Duration>| timeout.map(|t| t.saturating_sub(asked.elapsed()));
+        let request = if self.multiplex.available(timeout).await {
+            match self.multiplex.call(request, left(timeout)).await {
+                Called::Done(answer) => return answer,
+                Called::Refused(request) => request,
+            }
+        } else {
+            request
+        };
+        unary::call(self.channel.clone(), &self.metadata, request, left(timeout)).await
     }
 
     /// Asks the service's `grpc.health.v1` service how the interceptor

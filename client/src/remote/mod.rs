@@ -58,6 +58,7 @@
 //! | `balance` | power of two choices and the load estimate |
 //! | `endpoint` | one replica: its lazily connecting channel, the point call on one of the two transports, `Describe` and health |
 //! | `multiplex` | one replica's `Multiplex` streams (a hookwire extension): every session's emissions on a few streams, when the service declares it |
+//! | `choice` | which of the two transports a replica's calls take: the `Describe` probe no emission waits long for, and the fallback to unary of a refused stream |
 //! | `unary` | one replica's unary RPCs: the point call, and the request stamping every unary call shares |
 //! | `attempt` | one attempt as both transports report it: its failure, how far it got, and the one mapping of deadlines, statuses and responses |
 //! | `tls` | how an `https://` endpoint is verified and the client certificate presented |
@@ -66,6 +67,7 @@
 
 mod attempt;
 mod balance;
+mod choice;
 mod dns;
 mod endpoint;
 mod fleet;

@@ -3,14 +3,13 @@
 //! used when the service's manifest declares it and the unary RPCs
 //! otherwise.
 //!
-//! - **Choice.** Before its first call the endpoint asks `Describe` once
-//!   (bounded by the call's timeout and [`PROBE_TIMEOUT`]); a manifest
-//!   whose `hookwire` extension declares the stream switches the endpoint
-//!   to it. An unanswered probe leaves the call unary and is retried after
-//!   [`PROBE_RETRY`]; a service without the stream is asked again after
-//!   [`PROBE_REFRESH`], so an upgraded service is picked up; a stream
-//!   refused as `UNIMPLEMENTED` (the service was replaced by one without
-//!   it) sends the next emission back to the probe.
+//! - **Choice** (`choice`): the stream when the service's `Describe`
+//!   manifest declares it, found out by a probe no emission waits long
+//!   for. A stream the service refuses as `UNIMPLEMENTED` before carrying
+//!   anything sends the endpoint back to unary calls for a while, and the
+//!   emissions it refused are sent again as unary calls: nothing was
+//!   decided on it. Until the stream is accepted, each emission sent on it
+//!   keeps a copy of its request for that.
 //! - **Per emission, as unary.** Each emission gets an id on the stream,
 //!   carries its own timeout, and waits under the same local deadline as a
 //!   unary call; a deadline that passes (or a caller that goes away)
@@ -37,7 +36,7 @@
 //!   beyond that waits for room inside its own deadline.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -45,120 +44,83 @@ use hookwire::InterceptorResponse;
 use hookwire::pb;
 use hookwire::pb::interceptor_client::InterceptorClient;
 use hookwire::pb::multiplex_response::Outcome;
+use hookwire::wire::PointRequest;
 use hookwire::wire::multiplex::MAX_IN_FLIGHT;
-use hookwire::wire::{PointRequest, declares_multiplex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::metadata::MetadataMap;
 use tonic::transport::Channel;
 
 use super::attempt::{AttemptFailure, Reach, decoded, reach_of, status_failure, within};
+use super::choice::Choice;
 /// Requests waiting to be written to the stream.
 pub(crate) const QUEUE: usize = 256;
 /// Most streams one endpoint keeps open (one per core of the host below
 /// that).
 pub(crate) const MAX_LANES: usize = 4;
-/// Longest the `Describe` probe may take.
-pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
-/// When an unanswered probe is tried again (calls are unary meanwhile).
-pub(crate) const PROBE_RETRY: Duration = Duration::from_secs(1);
-/// When a service that declared no stream is asked again.
-pub(crate) const PROBE_REFRESH: Duration = Duration::from_secs(60);
 
 /// A stream in use: its emissions in flight, and the queue to its writer.
 type OpenStream = (Arc<Link>, mpsc::Sender<pb::MultiplexRequest>);
 
-/// What the endpoint is known to serve.
-const UNKNOWN: u8 = 0;
-const STREAM: u8 = 1;
-const UNARY: u8 = 2;
-
-/// The multiplexed transport of one endpoint: the probe's result and the
-/// current stream, shared by every call.
+/// The multiplexed transport of one endpoint: the transport choice and
+/// the current streams, shared by every call.
 #[derive(Debug)]
 pub(crate) struct Multiplexer {
     channel: Channel,
     metadata: Arc<MetadataMap>,
-    /// [`UNKNOWN`], [`STREAM`] or [`UNARY`]; shared with the stream's
-    /// reader, which forgets [`STREAM`] when a stream is refused as
-    /// `UNIMPLEMENTED` (the service was replaced by one without it).
-    mode: Arc<AtomicU8>,
-    /// When the next probe is due (`None`: now); held while probing, so
-    /// concurrent first calls wait for one probe.
-    probe: tokio::sync::Mutex<Option<Instant>>,
+    /// Stream or unary; shared with the streams' readers, which fall back
+    /// to unary when a stream is refused as `UNIMPLEMENTED`.
+    choice: Choice,
     /// The streams in use, each replaced once it breaks; a session's
     /// emissions always take the same one.
     lanes: Box<[Mutex<Option<OpenStream>>]>,
 }
 
+/// What a call over the stream came to.
+// The large variant is the answer of nearly every call, moved once;
+// boxing it would allocate on every emission.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub(crate) enum Called {
+    /// The service's answer, or how the attempt failed.
+    Done(Result<InterceptorResponse, AttemptFailure>),
+    /// The service refused the stream (`UNIMPLEMENTED`) before it carried
+    /// anything: the endpoint fell back to unary calls, and the request
+    /// goes there.
+    Refused(Box<PointRequest>),
+}
+
+/// How an emission's round trip on the stream ended.
+// As for `Called`: the answer is the common case.
+#[allow(clippy::large_enum_variant)]
+enum Exchanged {
+    Answered(Outcome),
+    Refused(Box<PointRequest>),
+}
+
 impl Multiplexer {
-    /// The transport over `channel`, opening streams with `metadata`:
-    /// `streams` of them (`None`: one per core of the host, at most
-    /// [`MAX_LANES`]).
+    /// The transport over `channel` to `endpoint`, opening streams with
+    /// `metadata`: `streams` of them (`None`: one per core of the host, at
+    /// most [`MAX_LANES`]).
     pub(crate) fn new(
         channel: Channel,
         metadata: Arc<MetadataMap>,
+        endpoint: &str,
         streams: Option<usize>,
     ) -> Self {
         Self {
+            choice: Choice::new(channel.clone(), metadata.clone(), endpoint),
             channel,
             metadata,
-            mode: Arc::new(AtomicU8::new(UNKNOWN)),
-            probe: tokio::sync::Mutex::new(None),
             lanes: (0..streams.unwrap_or_else(default_lanes).max(1))
                 .map(|_| Mutex::new(None))
                 .collect(),
         }
     }
 
-    /// Whether calls go over the stream: known, or found out now by a
-    /// `Describe` probe bounded by `timeout` (and [`PROBE_TIMEOUT`]).
+    /// Whether a call with `timeout` goes over the stream (`choice`).
     pub(crate) async fn available(&self, timeout: Option<Duration>) -> bool {
-        match self.mode.load(Ordering::Acquire) {
-            STREAM => return true,
-            _ if !self.probe_due() => return false,
-            _ => {}
-        }
-        let mut due = self.probe.lock().await;
-        if self.mode.load(Ordering::Acquire) == STREAM {
-            return true;
-        }
-        if due.is_some_and(|at| Instant::now() < at) {
-            return false;
-        }
-        let bound = timeout.map_or(PROBE_TIMEOUT, |t| t.min(PROBE_TIMEOUT));
-        let (mode, next) = match self.describe(bound).await {
-            Some(true) => (STREAM, None),
-            Some(false) => (UNARY, Some(Instant::now() + PROBE_REFRESH)),
-            None => (UNKNOWN, Some(Instant::now() + PROBE_RETRY)),
-        };
-        *due = next;
-        self.mode.store(mode, Ordering::Release);
-        mode == STREAM
-    }
-
-    /// Whether a probe is due, without waiting for one in progress.
-    fn probe_due(&self) -> bool {
-        match self.probe.try_lock() {
-            Ok(due) => due.is_none_or(|at| Instant::now() >= at),
-            // A probe is running: whoever waits for it decides then.
-            Err(_) => true,
-        }
-    }
-
-    /// Asks `Describe` whether the service declares the stream; `None`
-    /// when it did not answer.
-    async fn describe(&self, bound: Duration) -> Option<bool> {
-        let mut client = InterceptorClient::new(self.channel.clone());
-        let mut request = tonic::Request::new(pb::DescribeRequest {});
-        *request.metadata_mut() = (*self.metadata).clone();
-        request.set_timeout(bound);
-        match tokio::time::timeout(bound, client.describe(request)).await {
-            Ok(Ok(manifest)) => Some(declares_multiplex(manifest.get_ref())),
-            // A service without `Describe` serves no stream either.
-            Ok(Err(s)) if s.code() == tonic::Code::Unimplemented => Some(false),
-            _ => None,
-        }
+        self.choice.stream(timeout).await
     }
 
     /// Sends one emission over the stream and waits for its answer, under
@@ -167,25 +129,31 @@ impl Multiplexer {
         &self,
         request: Box<PointRequest>,
         timeout: Option<Duration>,
-    ) -> Result<InterceptorResponse, AttemptFailure> {
+    ) -> Called {
         let started = Instant::now();
-        match within(timeout, self.exchange(request, timeout)).await? {
+        let outcome = match within(timeout, self.exchange(request, timeout)).await {
+            Ok(Exchanged::Answered(outcome)) => outcome,
+            Ok(Exchanged::Refused(request)) => return Called::Refused(request),
+            Err(failure) => return Called::Done(Err(failure)),
+        };
+        Called::Done(match outcome {
             Outcome::Response(response) => decoded(response),
             // As a unary status the service sent.
             Outcome::Error(e) => {
                 let status = tonic::Status::new(tonic::Code::from_i32(e.code), e.message);
                 Err(status_failure(&status, started.elapsed(), timeout))
             }
-        }
+        })
     }
 
     /// The emission's round trip on the current stream (opened if need
-    /// be), without the deadline.
+    /// be), without the deadline. Handed back when the stream was refused
+    /// before it carried anything.
     async fn exchange(
         &self,
         request: Box<PointRequest>,
         timeout: Option<Duration>,
-    ) -> Result<Outcome, AttemptFailure> {
+    ) -> Result<Exchanged, AttemptFailure> {
         let (link, queue) = self.link(self.lane_of(&request));
         let closed = || AttemptFailure::failed("stream closed", Reach::Transport);
         let slot = link
@@ -196,8 +164,12 @@ impl Multiplexer {
             .map_err(|_| closed())?;
         let id = link.next_id.fetch_add(1, Ordering::Relaxed);
         let (answer, answered) = oneshot::channel();
-        link.register(id, answer, slot)
-            .map_err(|broken| broken.attempt())?;
+        if let Err(broken) = link.register(id, answer, slot) {
+            return match broken.refused {
+                true => Ok(Exchanged::Refused(request)),
+                false => Err(broken.attempt()),
+            };
+        }
         let mut flight = InFlight {
             link: &link,
             queue: &queue,
@@ -205,15 +177,25 @@ impl Multiplexer {
             sent: false,
             answered: false,
         };
+        // Until the service accepts the stream, a refusal may still send
+        // this emission to the unary RPCs: keep a copy of the request.
+        let spare = (!link.accepted.load(Ordering::Acquire)).then(|| request.clone());
         let trace = crate::trace::context_map(&tracing::Span::current());
         let message = (*request).into_multiplex(id, timeout, trace);
-        queue.send(message).await.map_err(|_| closed())?;
-        flight.sent = true;
+        flight.sent = queue.send(message).await.is_ok();
+        if !flight.sent && spare.is_none() {
+            return Err(closed());
+        }
+        // Sent, or refused by a stream never accepted, which its reader
+        // is failing: the answer, or why the stream broke.
         let answer = answered.await;
         flight.answered = true;
         match answer {
-            Ok(Ok(outcome)) => Ok(outcome),
-            Ok(Err(broken)) => Err(broken.attempt()),
+            Ok(Ok(outcome)) => Ok(Exchanged::Answered(outcome)),
+            Ok(Err(broken)) => match spare {
+                Some(request) if broken.refused => Ok(Exchanged::Refused(request)),
+                _ => Err(broken.attempt()),
+            },
             Err(_) => Err(closed()),
         }
     }
@@ -241,14 +223,7 @@ impl Multiplexer {
             return (link.clone(), queue.clone());
         }
         let (queue, requests) = mpsc::channel(QUEUE);
-        let link = Arc::new(Link {
-            pending: Mutex::new(Pending {
-                open: true,
-                slots: HashMap::new(),
-            }),
-            next_id: AtomicU64::new(1),
-            slots: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
-        });
+        let link = Arc::new(Link::new(MAX_IN_FLIGHT));
         // Responses up to hookwire's wire bound (above the §12.3 context
         // bound), as on the unary path.
         let mut client = InterceptorClient::new(self.channel.clone())
@@ -256,24 +231,23 @@ impl Multiplexer {
         let mut request = tonic::Request::new(ReceiverStream::new(requests));
         *request.metadata_mut() = (*self.metadata).clone();
         let driven = link.clone();
-        let mode = self.mode.clone();
+        let choice = self.choice.clone();
         tokio::spawn(async move {
             let opened = client.multiplex(request).await;
             let mut answers = match opened {
-                Ok(answers) => answers.into_inner(),
+                Ok(answers) => {
+                    driven.accepted.store(true, Ordering::Release);
+                    answers.into_inner()
+                }
                 Err(status) => {
-                    if status.code() == tonic::Code::Unimplemented {
-                        // Ask `Describe` again before the next emission.
-                        let _ = mode.compare_exchange(
-                            STREAM,
-                            UNKNOWN,
-                            Ordering::AcqRel,
-                            Ordering::Acquire,
-                        );
+                    let refused = status.code() == tonic::Code::Unimplemented;
+                    if refused {
+                        choice.refused();
                     }
                     return driven.fail(Broken {
                         kind: format!("stream refused: {:?}", status.code()),
                         reach: reach_of(&status),
+                        refused,
                     });
                 }
             };
@@ -295,6 +269,7 @@ impl Multiplexer {
                 return driven.fail(Broken {
                     kind: broken,
                     reach: Reach::Transport,
+                    refused: false,
                 });
             }
         });
@@ -311,12 +286,15 @@ struct Link {
     next_id: AtomicU64,
     /// One permit per emission in flight ([`MAX_IN_FLIGHT`]).
     slots: Arc<Semaphore>,
+    /// Whether the service accepted the stream (its response headers
+    /// came): from then on no refusal can send an emission to unary.
+    accepted: AtomicBool,
 }
 
 #[derive(Debug)]
 struct Pending {
-    /// False once the stream broke: nothing more is registered.
-    open: bool,
+    /// Why the stream broke, once it did: nothing more is registered.
+    failed: Option<Broken>,
     slots: HashMap<u64, Slot>,
 }
 
@@ -341,27 +319,37 @@ struct Broken {
     /// [`Reach::NeverReached`] only when the stream was refused before
     /// any handler saw it.
     reach: Reach,
+    /// The service refused the stream as `UNIMPLEMENTED` before it
+    /// carried anything: its emissions may be sent as unary calls.
+    refused: bool,
 }
 
 impl Broken {
-    fn closed() -> Self {
-        Self {
-            kind: "stream closed".into(),
-            reach: Reach::Transport,
-        }
-    }
-
     fn attempt(self) -> AttemptFailure {
         AttemptFailure::failed(self.kind, self.reach)
     }
 }
 
 impl Link {
-    fn is_open(&self) -> bool {
-        lock(&self.pending).open
+    /// A stream not yet opened, taking at most `in_flight` emissions.
+    fn new(in_flight: usize) -> Self {
+        Self {
+            pending: Mutex::new(Pending {
+                failed: None,
+                slots: HashMap::new(),
+            }),
+            next_id: AtomicU64::new(1),
+            slots: Arc::new(Semaphore::new(in_flight)),
+            accepted: AtomicBool::new(false),
+        }
     }
 
-    /// Puts an emission in flight; refused once the stream broke.
+    fn is_open(&self) -> bool {
+        lock(&self.pending).failed.is_none()
+    }
+
+    /// Puts an emission in flight; refused once the stream broke, with
+    /// why.
     fn register(
         &self,
         id: u64,
@@ -369,8 +357,8 @@ impl Link {
         slot: OwnedSemaphorePermit,
     ) -> Result<(), Broken> {
         let mut pending = lock(&self.pending);
-        if !pending.open {
-            return Err(Broken::closed());
+        if let Some(broken) = &pending.failed {
+            return Err(broken.clone());
         }
         pending.slots.insert(id, Slot::Waiting(answer, slot));
         Ok(())
@@ -397,7 +385,7 @@ impl Link {
     /// Fails every emission in flight and closes the stream to new ones.
     fn fail(&self, broken: Broken) {
         let mut pending = lock(&self.pending);
-        pending.open = false;
+        pending.failed = Some(broken.clone());
         for (_, slot) in pending.slots.drain() {
             if let Slot::Waiting(waiting, _) = slot {
                 let _ = waiting.send(Err(broken.clone()));
@@ -459,14 +447,7 @@ mod tests {
     use super::*;
 
     fn link() -> Link {
-        Link {
-            pending: Mutex::new(Pending {
-                open: true,
-                slots: HashMap::new(),
-            }),
-            next_id: AtomicU64::new(1),
-            slots: Arc::new(Semaphore::new(2)),
-        }
+        Link::new(2)
     }
 
     fn answer(id: u64) -> pb::MultiplexResponse {
@@ -528,7 +509,7 @@ mod tests {
     #[tokio::test]
     async fn a_session_always_takes_the_same_stream_and_sessions_spread() {
         let channel = tonic::transport::Endpoint::from_static("http://127.0.0.1:1").connect_lazy();
-        let m = Multiplexer::new(channel, Arc::new(MetadataMap::new()), Some(4));
+        let m = Multiplexer::new(channel, Arc::new(MetadataMap::new()), "test", Some(4));
         let mut used = [0usize; 4];
         for i in 0..64 {
             let session = format!("s-{i}");
@@ -542,6 +523,7 @@ mod tests {
         let one = Multiplexer::new(
             tonic::transport::Endpoint::from_static("http://127.0.0.1:1").connect_lazy(),
             Arc::new(MetadataMap::new()),
+            "test",
             Some(1),
         );
         assert_eq!(one.lane_of(&request_of("s-1")), 0);
@@ -556,6 +538,7 @@ mod tests {
         let broken = Broken {
             kind: "stream broken: Unavailable".into(),
             reach: Reach::Transport,
+            refused: false,
         };
         l.fail(broken.clone());
         assert_eq!(rx.await.unwrap().unwrap_err(), broken);

@@ -88,7 +88,8 @@ impl Session {
 
     /// `post_model_call`: after the model answered. Refused
     /// ([`Error::OutOfOrder`]) unless a permitted `pre_model_call` waits
-    /// for it (§3.1 rule 4, §6.2).
+    /// for it (§3.1 rule 4, §6.2), and not forgotten past
+    /// [`MAX_OPEN_CALLS`](crate::MAX_OPEN_CALLS).
     pub async fn post_model_call(
         &self,
         model_id: &str,
@@ -138,7 +139,8 @@ impl Session {
     /// `post_tool_call`: after the tool returned. `call.args` must be the
     /// arguments the tool actually received (§4.2). Refused
     /// ([`Error::OutOfOrder`]) unless the `pre_tool_call` with the same id
-    /// completed and permitted the call (§3.1 rule 5, §6.2).
+    /// completed and permitted the call (§3.1 rule 5, §6.2), and was not
+    /// forgotten past [`MAX_OPEN_CALLS`](crate::MAX_OPEN_CALLS).
     pub async fn post_tool_call(
         &self,
         call: &ToolCall,

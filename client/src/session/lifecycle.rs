@@ -15,7 +15,7 @@ use tokio::sync::{RwLock, RwLockReadGuard};
 use super::cancel::Unsettled;
 use super::context::ContextBase;
 use super::members::{shutdown_members, startup_members};
-use super::order::{Order, PostModel};
+use super::order::{Forgotten, MAX_OPEN_CALLS, Order, PostModel};
 use super::overrides::Overrides;
 use crate::emission::Emission;
 use crate::error::Error;
@@ -129,7 +129,8 @@ impl SessionState {
         let _running = self.running(point).await?;
         self.admit(point, &members, post_model, enforce)?;
         let e = self.run(point, members.clone()).await;
-        self.order().settled(point, &members, e.proceeds());
+        let forgotten = self.order().settled(point, &members, e.proceeds());
+        self.forgot(forgotten);
         Ok(e)
     }
 
@@ -195,13 +196,35 @@ impl SessionState {
         post_model: PostModel,
         enforce: bool,
     ) -> Result<(), Error> {
-        self.order()
+        let forgotten = self
+            .order()
             .admit(point, members, post_model, enforce)
             .map_err(|reason| Error::OutOfOrder {
                 session: self.id.clone(),
                 point,
                 reason,
-            })
+            })?;
+        self.forgot(forgotten);
+        Ok(())
+    }
+
+    /// Reports an open call the ledger forgot past its bound: counted,
+    /// and logged the 1st, 2nd, 4th, ... time, so that a caller that never
+    /// emits its posts is seen without a line per emission.
+    fn forgot(&self, forgotten: Option<Forgotten>) {
+        let Some(f) = forgotten else { return };
+        if let Some(m) = &self.host.metrics {
+            m.open_call_forgotten(f.point);
+        }
+        if f.total.is_power_of_two() {
+            tracing::warn!(
+                session = %self.id,
+                point = %f.point,
+                forgotten = f.total,
+                bound = MAX_OPEN_CALLS,
+                "session holds more open calls than the bound: the oldest is forgotten, and its post will be refused out of order"
+            );
+        }
     }
 
     /// The session's §3.1 ledger.
