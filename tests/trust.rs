@@ -129,7 +129,7 @@ async fn a_restricted_binding_is_shown_only_its_grant_in_process_and_remote() {
             );
         }
 
-        let record = records.records()[1].to_json();
+        let record = records.records()[1].to_envelope();
         assert_eq!(
             record["extensions"],
             json!({"hookwire": {"visibility": {
@@ -145,7 +145,7 @@ async fn a_restricted_binding_is_shown_only_its_grant_in_process_and_remote() {
         // The startup emission withheld the same members: one entry per
         // restricted binding, every emission.
         assert!(
-            records.records()[0].to_json()["extensions"]["hookwire"]["visibility"]["pii"]
+            records.records()[0].fact("visibility").unwrap()["pii"]
                 .is_array()
         );
     }
@@ -519,7 +519,7 @@ async fn a_declared_binding_carries_its_visibility_and_mutation_grants() {
     assert!(shown.get("tenant").is_some() && shown.get("actor").is_none());
     assert_eq!(e.reason(), Some("host_error:verdict_invalid"));
     assert_eq!(
-        records.records()[1].to_json()["extensions"]["hookwire"],
+        records.records()[1].to_envelope()["extensions"]["hookwire"],
         json!({
             "visibility": {"scanner": ["actor", "extensions", "messages"]},
             "mutation_refused": ["scanner"]
