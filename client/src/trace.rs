@@ -1,7 +1,8 @@
 //! Traces: the host's `tracing` spans and the W3C trace context it sends.
 //!
 //! One `hookwire.emission` span per emission (point, session, sequence,
-//! then decision and, for a deny, reason), one `hookwire.dispatch` span per
+//! then decision and, for a deny, reason, and the record's facts beyond
+//! §10.3 as `hookwire.extensions`), one `hookwire.dispatch` span per
 //! call to a binding (name, endpoint, outcome), its child. Spans carry no
 //! payload unless the host was built with
 //! [`HostBuilder::trace_payloads`](crate::HostBuilder::trace_payloads).
@@ -17,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use hookwire::{AgentContext, HostError, Verdict};
+use hookwire::{AgentContext, HostError, InterceptionRecord, Verdict};
 use opentelemetry::propagation::{Injector, TextMapPropagator};
 use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -38,6 +39,7 @@ pub(crate) fn emission_span(ctx: &AgentContext, payloads: bool) -> Span {
         hookwire.sequence = ctx.get("sequence").and_then(serde_json::Value::as_i64),
         hookwire.decision = Empty,
         hookwire.reason = Empty,
+        hookwire.extensions = Empty,
         hookwire.context = Empty,
         otel.status_code = Empty,
     );
@@ -60,6 +62,17 @@ pub(crate) fn record_emission(span: &Span, verdict: &Verdict) {
     span.record("hookwire.decision", verdict.decision.as_str());
     if verdict.decision == hookwire::Decision::Deny {
         span.record("hookwire.reason", verdict.reason.as_deref().unwrap_or(""));
+    }
+}
+
+/// Records the facts of the emission's record that §10.3 has no member
+/// for (its `extensions`: which members a binding was not shown, refused
+/// mutations, ...) on its span, as one JSON text, whatever facts there
+/// are; nothing when there are none. Payload-free, as the record is.
+pub(crate) fn record_facts(span: &Span, record: &InterceptionRecord) {
+    if !record.extensions.is_empty() {
+        let facts = Value::Object(record.extensions.clone()).to_string();
+        span.record("hookwire.extensions", facts);
     }
 }
 
