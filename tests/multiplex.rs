@@ -48,6 +48,7 @@ impl Interceptor for Sleepy {
     }
 
     async fn pre_tool_call(&self, ctx: &AgentContext) -> Verdict {
+        hookwire_testkit::check_context(ctx);
         let ms = ctx
             .get("tool_call")
             .and_then(|c| c.get("args"))
@@ -197,6 +198,7 @@ fn host_with(endpoint: &str, timeout: Duration, streams: Option<usize>) -> (Host
     let host = Host::builder("agent", "hookwire")
         .bind(binding)
         .record_sink(records.clone())
+        .record_sink(hookwire_testkit::SchemaSink::new())
         .build()
         .unwrap();
     (host, records)

@@ -395,7 +395,10 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
         .iter()
         .filter(|l| text(&l.attributes, "hookwire.extensions") == Some(withheld))
         .count();
-    assert_eq!(with_facts, 1, "only the traced session had a member withheld");
+    assert_eq!(
+        with_facts, 1,
+        "only the traced session had a member withheld"
+    );
 
     // Nothing exported carries the tool's arguments.
     let bytes = String::from_utf8_lossy(&received.bytes);

@@ -144,10 +144,7 @@ async fn a_restricted_binding_is_shown_only_its_grant_in_process_and_remote() {
         }
         // The startup emission withheld the same members: one entry per
         // restricted binding, every emission.
-        assert!(
-            records.records()[0].fact("visibility").unwrap()["pii"]
-                .is_array()
-        );
+        assert!(records.records()[0].fact("visibility").unwrap()["pii"].is_array());
     }
     server.shutdown().await.unwrap();
 }
@@ -507,6 +504,7 @@ async fn a_declared_binding_carries_its_visibility_and_mutation_grants() {
     let records = RecordLog::new();
     let h = Host::declared("agent", "hookwire")
         .record_sink(records.clone())
+        .record_sink(hookwire_testkit::SchemaSink::new())
         .load(&declaration, &Registry::standard())
         .unwrap();
     let session = h.session_with("s-declared", optional_members()).unwrap();

@@ -256,7 +256,10 @@ fn facts_beyond_the_record_go_beside_it_and_format_1_lines_still_verify() {
     let zeros = "0".repeat(64);
     let mut old = record("s", 1).to_json();
     old["extensions"] = json!({"hookwire": {"cancelled": true}});
-    let v1 = signed_line(&format!("{{\"seq\":1,\"prev\":\"{zeros}\",\"record\":{old}}}"), &key);
+    let v1 = signed_line(
+        &format!("{{\"seq\":1,\"prev\":\"{zeros}\",\"record\":{old}}}"),
+        &key,
+    );
     let v1_path = dir.path().join("v1");
     rewrite(&v1_path, &[v1.clone()]);
     assert_eq!(verify_log(&v1_path, &public(), None).unwrap().records, 1);

@@ -213,7 +213,12 @@ pub fn check_context(context: &AgentContext) {
     let found = schemas().context_violations(&json);
     CONTEXTS.fetch_add(1, Ordering::AcqRel);
     if !found.is_empty() {
-        violated("context", "agent-context/<point>.schema.json", &found, &json);
+        violated(
+            "context",
+            "agent-context/<point>.schema.json",
+            &found,
+            &json,
+        );
     }
 }
 
@@ -311,8 +316,14 @@ mod tests {
         bad["tool_call"]["extra"] = json!(1);
         bad["timestamp"] = json!("yesterday");
         let found = s.context_violations(&Value::Object(bad));
-        assert!(found.iter().any(|v| v.starts_with("/tool_call:")), "{found:?}");
-        assert!(found.iter().any(|v| v.starts_with("/timestamp:")), "{found:?}");
+        assert!(
+            found.iter().any(|v| v.starts_with("/tool_call:")),
+            "{found:?}"
+        );
+        assert!(
+            found.iter().any(|v| v.starts_with("/timestamp:")),
+            "{found:?}"
+        );
         let mut unknown = crate::context_json(InterceptionPoint::Input);
         unknown["interception_point"] = json!("pre_lunch");
         assert!(!s.context_violations(&Value::Object(unknown)).is_empty());
