@@ -261,7 +261,7 @@ fn facts_beyond_the_record_go_beside_it_and_format_1_lines_still_verify() {
         &key,
     );
     let v1_path = dir.path().join("v1");
-    rewrite(&v1_path, &[v1.clone()]);
+    rewrite(&v1_path, &[v1]);
     assert_eq!(verify_log(&v1_path, &public(), None).unwrap().records, 1);
     let bare = record("s", 1).to_json();
     for (extra, problem) in [
