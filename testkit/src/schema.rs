@@ -108,7 +108,8 @@ impl Schemas {
     }
 
     /// What is wrong with a record's §10.3 JSON, one line per violation
-    /// (`<instance path>: <message>`); empty when it is valid.
+    /// (`<instance path>: <message>`, `/` for the whole value); empty when
+    /// it is valid.
     pub fn record_violations(&self, record: &Value) -> Vec<String> {
         violations(&self.record, record)
     }
@@ -130,7 +131,10 @@ impl Schemas {
 fn violations(validator: &Validator, instance: &Value) -> Vec<String> {
     validator
         .iter_errors(instance)
-        .map(|e| format!("{}: {e}", e.instance_path()))
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            format!("{}: {e}", if at.is_empty() { "/" } else { &at })
+        })
         .collect()
 }
 
@@ -358,7 +362,10 @@ mod tests {
         inside["extensions"] = Value::Object(r.extensions.clone());
         let found = s.record_violations(&inside);
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].contains("extensions"), "{found:?}");
+        assert!(
+            found[0].starts_with("/: ") && found[0].contains("'extensions'"),
+            "{found:?}"
+        );
         assert!(tally().records >= 2);
     }
 }
