@@ -7,8 +7,9 @@
 # .cache/ctk/vectors/ and agent_hooks/schema/* into .cache/ctk/schema/.
 # Nothing is committed: .cache/ is gitignored.
 #
-# Idempotent: once the vectors of this exact wheel are in place it does
-# nothing. Set CTK_FORCE=1 to fetch and extract again.
+# Idempotent: once the vectors and schemas of this exact wheel are in place
+# it does nothing (a cache holding the vectors without the schemas is
+# extracted again). Set CTK_FORCE=1 to fetch and extract again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +29,9 @@ die() {
 
 if [ "${CTK_FORCE:-0}" != "1" ] && [ -f "${STAMP}" ] &&
   [ "$(cat "${STAMP}")" = "${SHA256}" ] &&
-  compgen -G "${DEST}/vectors/AH-CTK-*.json" >/dev/null; then
+  compgen -G "${DEST}/vectors/AH-CTK-*.json" >/dev/null &&
+  [ -f "${DEST}/schema/interception-record.schema.json" ] &&
+  compgen -G "${DEST}/schema/agent-context/*.schema.json" >/dev/null; then
   exit 0
 fi
 
@@ -100,6 +103,8 @@ with zipfile.ZipFile(wheel) as zf:
             count[folder] += 1
 if count["vectors"] == 0:
     sys.exit("no agent_hooks/ctk/vectors/*.json in the wheel")
+if count["schema"] == 0:
+    sys.exit("no agent_hooks/schema/ in the wheel")
 print(f"fetch-ctk-vectors: {count['vectors']} vectors, {count['schema']} schema files")
 EOF
 echo "${SHA256}" >"${TMP}/.wheel-sha256"

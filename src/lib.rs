@@ -53,8 +53,8 @@ pub use manifest::{Manifest, manifest};
 pub use point::{InterceptionPoint, UnknownInterceptionPoint};
 pub use reason::{HOST_ERROR_PREFIX, HostError};
 pub use record::{
-    InterceptionRecord, RECORD_MESSAGE_MAX_BYTES, ResolvedBy, VerdictSummary, payload_free,
-    truncate_message,
+    FACTS_NAMESPACE, InterceptionRecord, RECORD_MESSAGE_MAX_BYTES, ResolvedBy, VerdictSummary,
+    payload_free, truncate_message,
 };
 pub use response::{
     APPROVAL_MAX_BYTES, InterceptorResponse, LABEL_MAX_BYTES, MESSAGE_MAX_BYTES, REASON_MAX_BYTES,

@@ -16,6 +16,11 @@ use crate::verdict::{Decision, Verdict, Warning};
 /// Longest `message` a record keeps, in UTF-8 bytes (§10.3).
 pub const RECORD_MESSAGE_MAX_BYTES: usize = 256;
 
+/// The namespace of hookwire's own facts in
+/// [`InterceptionRecord::extensions`] (`visibility`, `mutation_refused`,
+/// `cancelled`, `approval`, ...).
+pub const FACTS_NAMESPACE: &str = "hookwire";
+
 /// How the approval seam ended, when it was consulted (§7.6, §10.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ResolvedBy {
@@ -87,12 +92,15 @@ pub struct InterceptionRecord {
     /// The declaration contract version, when the host was built from a
     /// declaration document (§7.7).
     pub declaration: Option<String>,
-    /// Host-owned, payload-free facts about the emission, by namespace
-    /// (`^[a-z][a-z0-9_]*$`, as context extensions, §4.6); written as
-    /// `extensions` when not empty. hookwire's own go under `hookwire`,
-    /// e.g. which members each restricted binding was not shown
-    /// (`visibility`), or what became of each binding's effect asks
-    /// (`effects`: `{binding: {kinds, fate}}`).
+    /// Host-owned, payload-free facts about the emission that §10.3 has no
+    /// member for, by namespace (`^[a-z][a-z0-9_]*$`, as context
+    /// extensions, §4.6); hookwire's own go under [`FACTS_NAMESPACE`], e.g.
+    /// which members each restricted binding was not shown (`visibility`),
+    /// or what became of each binding's effect asks (`effects`: `{binding:
+    /// {kinds, fate}}`). They are not part of the §10.3 record
+    /// ([`Self::to_json`] leaves them out: the record schema is closed) and
+    /// travel beside it: in [`Self::to_envelope`], the signed audit line,
+    /// the emission span and the OTLP log record.
     pub extensions: Map<String, Value>,
 }
 
@@ -102,7 +110,29 @@ impl InterceptionRecord {
         self.mode == Mode::EvaluateOnly || self.verdict.is_permit()
     }
 
-    /// The §10.3 JSON shape.
+    /// One of hookwire's facts about the emission
+    /// (`extensions.hookwire.<name>`), e.g. `"visibility"`.
+    pub fn fact(&self, name: &str) -> Option<&Value> {
+        self.extensions.get(FACTS_NAMESPACE)?.get(name)
+    }
+
+    /// The record with the facts beside it, the shape a sink that keeps
+    /// both writes: `{"record": <§10.3>, "extensions": {"hookwire": {...}}}`,
+    /// `extensions` absent when there are none. The `record` member is
+    /// exactly [`Self::to_json`].
+    pub fn to_envelope(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("record".into(), self.to_json());
+        if !self.extensions.is_empty() {
+            m.insert("extensions".into(), Value::Object(self.extensions.clone()));
+        }
+        Value::Object(m)
+    }
+
+    /// The §10.3 JSON shape, and nothing else: it validates against the
+    /// spec's `interception-record.schema.json`, which admits no other
+    /// member. hookwire's facts ([`Self::extensions`]) are not in it; see
+    /// [`Self::to_envelope`].
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         m.insert(
@@ -159,9 +189,6 @@ impl InterceptionRecord {
             "interceptors_registered".into(),
             self.interceptors_registered.into(),
         );
-        if !self.extensions.is_empty() {
-            m.insert("extensions".into(), Value::Object(self.extensions.clone()));
-        }
         Value::Object(m)
     }
 }
@@ -271,13 +298,47 @@ mod tests {
         assert_eq!(json["verdict"]["decision"], "transform");
         assert_eq!(json["verdict"]["transform"], json!({"path": "$target.url"}));
         assert!(!json.to_string().contains("https://safe"));
-        assert!(json.get("extensions").is_none(), "absent when empty");
-        let mut with = record.clone();
-        with.extensions
-            .insert("hookwire".into(), json!({"visibility": {"pii": ["actor"]}}));
-        assert_eq!(
-            with.to_json()["extensions"],
-            json!({"hookwire": {"visibility": {"pii": ["actor"]}}})
+        assert_eq!(record.to_envelope(), json!({"record": json}));
+    }
+
+    #[test]
+    fn facts_travel_beside_the_record_never_inside_it() {
+        let mut record = InterceptionRecord {
+            interception_point: InterceptionPoint::Input,
+            mode: Mode::Enforce,
+            verdict: Verdict::allow(),
+            input_identity: None,
+            enforced_identity: None,
+            identity_provider: None,
+            session_id: "s".into(),
+            sequence: 1,
+            timestamp: None,
+            trace: None,
+            decided_by: None,
+            composition: Composition::default(),
+            verdicts: Vec::new(),
+            fold_truncated: Some(false),
+            resolved_by: None,
+            interceptors_registered: 1,
+            declaration: None,
+            extensions: Map::new(),
+        };
+        let bare = record.to_json();
+        record.extensions.insert(
+            FACTS_NAMESPACE.into(),
+            json!({"visibility": {"pii": ["actor"]}, "cancelled": true}),
         );
+        // The §10.3 record is closed (`additionalProperties: false`).
+        assert_eq!(record.to_json(), bare);
+        assert!(record.to_json().get("extensions").is_none());
+        assert_eq!(
+            record.to_envelope(),
+            json!({
+                "record": bare,
+                "extensions": {"hookwire": {"visibility": {"pii": ["actor"]}, "cancelled": true}},
+            })
+        );
+        assert_eq!(record.fact("cancelled"), Some(&json!(true)));
+        assert_eq!(record.fact("mutation_refused"), None);
     }
 }

@@ -281,7 +281,7 @@ async fn run(action: &str, tls: bool) -> (Shown, Vec<Value>, InterceptionRecord)
 
 /// The approver the record names, from the service's credential check.
 fn recorded_approver(record: &InterceptionRecord) -> Value {
-    record.to_json()["extensions"]["hookwire"]["approval"]["approver"].clone()
+    record.to_envelope()["extensions"]["hookwire"]["approval"]["approver"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

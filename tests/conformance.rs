@@ -40,13 +40,20 @@
 //! `ctk-scripted` and `ctk-redact`). A refusal is reported as a load
 //! outcome with its `declaration_error:*` class.
 //!
+//! Every record of every vector also goes through the testkit's schema
+//! sink, and every context a scripted service receives through its context
+//! check: both validate against the kit's official JSON schemas, and a
+//! violation ends the run.
+//!
 //! The vectors are downloaded at test time (`scripts/fetch-ctk-vectors.sh`,
 //! into `.cache/ctk/`), never committed. Every vector runs twice: with the
 //! services called over the eight unary RPCs (what a service written from
 //! `proto/` alone serves) and over the `Multiplex` stream (what the SDK
-//! declares). Each run prints one line per vector, a per-part table and a
-//! `conformance: N passed, M failed, K skipped (unary|multiplex)` line; the
-//! binary exits non-zero when an applicable vector fails on either. It
+//! declares). Each run prints one line per vector and a per-part table;
+//! then come the schema line (`schema: N records, M contexts validated, 0
+//! violations`) and a `conformance: N passed, M failed, K skipped
+//! (unary|multiplex)` line per run; the binary exits non-zero when an
+//! applicable vector fails on either. It
 //! also fails when the committed `CONFORMANCE.md` differs from the report
 //! this run would write; `HOOKWIRE_WRITE_CONFORMANCE=1` writes it instead.
 
@@ -78,6 +85,7 @@ use hookwire_client::{
     IdentityProvider, InputRole, InterceptorBinding, Model, ModelResponse, RecordLog,
     ShutdownReason, StreamEvent, StreamResolver, ToolCall, ToolError, Toolbox,
 };
+use hookwire_testkit::SchemaSink;
 
 /// The conformance host's token for the approval service it resolves through.
 const CTK_HOST_TOKEN: &str = "hwa_ctk_host_0123456789abcdef0123456789abcdef";
@@ -171,8 +179,12 @@ fn main() -> ExitCode {
             path.display()
         );
     }
+    // Every record of the run went through a schema sink and every context
+    // a scripted service received was checked (a violation ends the run).
+    let schema = hookwire_testkit::schema::tally();
+    println!("{schema}");
     println!("{summary}");
-    if failed || stale {
+    if failed || stale || schema.records == 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -289,7 +301,8 @@ impl Harness for HookwireHarness {
             })
             .composition(composition(&setup.composition))
             .identity_provider(identity_provider(setup.identity_provider))
-            .record_sink(self.records.clone());
+            .record_sink(self.records.clone())
+            .record_sink(SchemaSink::quiet());
         for (i, scripted) in setup.interceptors.into_iter().enumerate() {
             let name = format!("interceptor-{i}");
             let endpoint = self.serve(ScriptedService {
@@ -427,6 +440,7 @@ impl Harness for HookwireHarness {
             .and_then(|d| {
                 Host::declared("ctk-agent", "hookwire")
                     .record_sink(self.records.clone())
+                    .record_sink(SchemaSink::quiet())
                     .load(&d, &ours)
             })
             .map_err(refusal_of)?;
@@ -615,6 +629,7 @@ impl Interceptor for ScriptedService {
     }
 
     async fn intercept(&self, ctx: &AgentContext) -> Verdict {
+        hookwire_testkit::check_context(ctx);
         let Value::Object(context) = ctx.to_json() else {
             unreachable!("a context is a JSON object");
         };

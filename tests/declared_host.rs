@@ -24,7 +24,8 @@ impl Interceptor for NoTools {
         m
     }
 
-    async fn pre_tool_call(&self, _ctx: &AgentContext) -> Verdict {
+    async fn pre_tool_call(&self, ctx: &AgentContext) -> Verdict {
+        hookwire_testkit::check_context(ctx);
         Verdict::deny("policy:no_tools")
     }
 }
@@ -51,7 +52,9 @@ async fn run_session(host: &Host) -> Vec<hookwire::InterceptionRecord> {
         .await
         .unwrap();
     s.shutdown(ShutdownReason::Completed).await.unwrap();
-    host.record_buffer().unwrap().session("s")
+    let records = host.record_buffer().unwrap().session("s");
+    records.iter().for_each(hookwire_testkit::check_record);
+    records
 }
 
 fn reasons(records: &[hookwire::InterceptionRecord]) -> Vec<Value> {
@@ -105,6 +108,7 @@ async fn metadata_from_the_environment_is_sent_on_every_call() {
     assert!(!s.start(["bash"]).await.unwrap().proceeds());
     s.shutdown(ShutdownReason::Completed).await.unwrap();
     let records = host.record_buffer().unwrap().session("s");
+    records.iter().for_each(hookwire_testkit::check_record);
     assert_eq!(records.len(), 2);
     assert!(
         records
@@ -134,6 +138,7 @@ async fn connect_fills_an_absent_at_from_describe_and_keeps_a_stated_one() {
     let log = RecordLog::new();
     let host = Host::declared("agent", "hookwire")
         .record_sink(log.clone())
+        .record_sink(hookwire_testkit::SchemaSink::new())
         .connect(&d, &registry, Duration::from_secs(2))
         .await
         .unwrap();

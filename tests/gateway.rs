@@ -307,6 +307,7 @@ impl Interceptor for Extending {
     }
 
     async fn intercept(&self, ctx: &AgentContext) -> InterceptorResponse {
+        hookwire_testkit::check_context(ctx);
         let mut r = InterceptorResponse::from(Verdict::allow());
         if ctx.point() == self.point {
             r.extensions
@@ -327,6 +328,7 @@ fn host(bindings: Vec<InterceptorBinding>) -> (Host, RecordLog) {
     let records = RecordLog::new();
     let mut b = Host::builder("gateway-under-test", "hookwire")
         .record_sink(records.clone())
+        .record_sink(hookwire_testkit::SchemaSink::new())
         .default_timeout(Duration::from_secs(30));
     for binding in bindings {
         b = b.bind(binding);

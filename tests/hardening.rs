@@ -22,6 +22,7 @@ impl Interceptor for Answers {
     }
 
     async fn input(&self, ctx: &AgentContext) -> Verdict {
+        hookwire_testkit::check_context(ctx);
         let content = ctx
             .get("input")
             .and_then(|i| i.get("content"))
@@ -75,11 +76,13 @@ async fn an_oversized_reason_is_verdict_invalid_in_process_and_over_grpc() {
     let remote = Host::builder("agent", "hookwire")
         .remote("answers", server.endpoint())
         .record_sink(records.clone())
+        .record_sink(hookwire_testkit::SchemaSink::new())
         .build()
         .unwrap();
     let local = Host::builder("agent", "hookwire")
         .interceptor("answers", Answers)
         .record_sink(records.clone())
+        .record_sink(hookwire_testkit::SchemaSink::new())
         .build()
         .unwrap();
     for host in [&remote, &local] {

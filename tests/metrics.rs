@@ -226,6 +226,10 @@ async fn a_known_session_is_counted_by_the_host_and_the_service_and_promtool_acc
     assert_eq!(value(&text, "hookwire_host_emissions_in_flight", &[]), 0.0);
     assert_eq!(value(&text, "hookwire_host_sessions_open", &[]), 0.0);
     assert_eq!(records.records().len(), 8);
+    records
+        .records()
+        .iter()
+        .for_each(hookwire_testkit::check_record);
 
     let served = hookwire_testkit::scrape_metrics(service_scrape);
     promtool_accepts("interceptor service", &served);

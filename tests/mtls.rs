@@ -30,7 +30,8 @@ impl Interceptor for WhoCalls {
     fn manifest(&self) -> Manifest {
         manifest("who-calls", "1.0.0")
     }
-    async fn intercept(&self, _ctx: &AgentContext) -> Verdict {
+    async fn intercept(&self, ctx: &AgentContext) -> Verdict {
+        hookwire_testkit::check_context(ctx);
         self.callers.lock().unwrap().push(Peer::current());
         Verdict::allow()
     }
@@ -221,6 +222,7 @@ async fn a_declared_binding_presents_its_certificate_files() {
     let records = RecordLog::new();
     let h = Host::declared("agent", "hookwire")
         .record_sink(records.clone())
+        .record_sink(hookwire_testkit::SchemaSink::new())
         .load(
             &doc(serde_json::json!({
                 "ca_file": ca_file, "domain_name": "localhost",

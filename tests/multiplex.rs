@@ -48,6 +48,7 @@ impl Interceptor for Sleepy {
     }
 
     async fn pre_tool_call(&self, ctx: &AgentContext) -> Verdict {
+        hookwire_testkit::check_context(ctx);
         let ms = ctx
             .get("tool_call")
             .and_then(|c| c.get("args"))
@@ -212,6 +213,7 @@ pub(crate) fn host_with(
     let host = Host::builder("agent", "hookwire")
         .bind(binding)
         .record_sink(records.clone())
+        .record_sink(hookwire_testkit::SchemaSink::new())
         .build()
         .unwrap();
     (host, records)

@@ -196,6 +196,7 @@ fn host_side(endpoints: &[String]) {
         // Every emission has its record, every deny a host_error record,
         // and no session skipped a sequence number.
         let all = records.records();
+        all.iter().for_each(hookwire_testkit::check_record);
         let emitted = 2 * SESSIONS + [&a, &b, &c, &d].iter().map(|t| t.emitted).sum::<usize>();
         check.that(
             all.len() == emitted,

@@ -28,11 +28,13 @@ impl Interceptor for Gatekeeper {
         manifest("gatekeeper", "1.0.0")
     }
 
-    async fn intercept(&self, _ctx: &AgentContext) -> Self::Response {
+    async fn intercept(&self, ctx: &AgentContext) -> Self::Response {
+        hookwire_testkit::check_context(ctx);
         Ok(Verdict::warn("gatekeeper_seen", "looked").into())
     }
 
     async fn pre_tool_call(&self, ctx: &AgentContext) -> Self::Response {
+        hookwire_testkit::check_context(ctx);
         let verdict = match ctx.tool_name() {
             Some("shell") => Verdict::deny("shell_forbidden").with_message("no shells"),
             Some("fetch") => Verdict::transform("$target.url", json!("https://safe.example/")),
@@ -60,7 +62,8 @@ impl Interceptor for Auditor {
         manifest("auditor", "1.0.0")
     }
 
-    async fn intercept(&self, _ctx: &AgentContext) -> Verdict {
+    async fn intercept(&self, ctx: &AgentContext) -> Verdict {
+        hookwire_testkit::check_context(ctx);
         Verdict::allow().with_label("audited")
     }
 }

@@ -620,6 +620,7 @@ async fn describe_binds_a_service_at_its_declared_points_only() {
             m
         }
         async fn intercept(&self, ctx: &hookwire::AgentContext) -> Verdict {
+            hookwire_testkit::check_context(ctx);
             self.0.lock().unwrap().push(ctx.point());
             Verdict::allow()
         }
@@ -699,7 +700,8 @@ async fn a_timed_out_call_is_cancelled_on_the_service() {
         fn manifest(&self) -> hookwire::Manifest {
             hookwire_server::manifest("stuck", "1.0.0")
         }
-        async fn intercept(&self, _: &hookwire::AgentContext) -> Verdict {
+        async fn intercept(&self, ctx: &hookwire::AgentContext) -> Verdict {
+            hookwire_testkit::check_context(ctx);
             let _guard = DropGuard(self.dropped.clone());
             tokio::time::sleep(Duration::from_secs(5)).await;
             self.finished.fetch_add(1, Ordering::SeqCst);

@@ -135,6 +135,7 @@ async fn a_declared_binding_verifies_its_service_with_the_declared_authority() {
     let records = hookwire_client::RecordLog::new();
     let h = Host::declared("agent", "hookwire")
         .record_sink(records.clone())
+        .record_sink(hookwire_testkit::SchemaSink::new())
         .load(&declaration, &Registry::standard())
         .unwrap();
     let session = h.session("s-declared-tls").unwrap();

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hookwire::{AgentContext, InterceptionPoint, Verdict};
-use hookwire_client::{Host, InputRole, ToolCall};
+use hookwire_client::{Host, InputRole, InterceptorBinding, ToolCall};
 use hookwire_server::prelude::*;
 use hookwire_telemetry::{OtlpExport, Telemetry};
 use opentelemetry_proto::tonic::collector::logs::v1::logs_service_server::{
@@ -99,6 +99,7 @@ impl Interceptor for NoBash {
         manifest("no-bash", "1")
     }
     async fn pre_tool_call(&self, ctx: &AgentContext) -> Verdict {
+        hookwire_testkit::check_context(ctx);
         let name = ctx
             .get("tool_call")
             .and_then(|t| t.get("name"))
@@ -221,8 +222,11 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
         .unwrap();
     let subscriber = tracing_subscriber::registry().with(telemetry.layer());
     let default = tracing::subscriber::set_default(subscriber);
-    let host = Host::builder("agent", "hookwire")
-        .remote("no-bash", endpoint)
+    // Shown nothing optional: the traced session's `trace` is withheld,
+    // a fact its records carry beside the §10.3 record.
+    let no_bash = InterceptorBinding::remote("no-bash", endpoint).visible(Vec::<String>::new());
+    let host = hookwire_testkit::validated(Host::builder("agent", "hookwire"))
+        .bind(no_bash)
         .default_timeout(Duration::from_secs(10))
         .record_sink(telemetry.record_sink())
         .build()
@@ -355,6 +359,15 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
     assert_eq!(continued.trace_id, AGENT_TRACE);
     assert_eq!(continued.parent, AGENT_SPAN);
 
+    // The record's facts beyond §10.3 ride on the span: what the binding
+    // was not shown. A record without facts adds no attribute.
+    let withheld = r#"{"hookwire":{"visibility":{"no-bash":["trace"]}}}"#;
+    assert_eq!(
+        text(&continued.attributes, "hookwire.extensions"),
+        Some(withheld)
+    );
+    assert_eq!(text(&startup.attributes, "hookwire.extensions"), None);
+
     // One log record per emission, in its emission's trace and span.
     let logs: Vec<_> = received
         .logs
@@ -392,9 +405,24 @@ async fn host_and_service_spans_form_one_trace_and_records_arrive_as_payload_fre
             record["session_id"],
             *text(&log.attributes, "hookwire.session_id").unwrap()
         );
+        // The body is the closed §10.3 record; the facts are an attribute,
+        // as on the emission span.
+        assert!(record.get("extensions").is_none(), "{record}");
+        assert_eq!(
+            text(&log.attributes, "hookwire.extensions"),
+            text(&e.attributes, "hookwire.extensions")
+        );
         seen.insert(e.span_id.clone(), record);
     }
     assert_eq!(seen.len(), 7, "one record per emission");
+    let with_facts = logs
+        .iter()
+        .filter(|l| text(&l.attributes, "hookwire.extensions") == Some(withheld))
+        .count();
+    assert_eq!(
+        with_facts, 1,
+        "only the traced session had a member withheld"
+    );
 
     // Nothing exported carries the tool's arguments.
     let bytes = String::from_utf8_lossy(&received.bytes);

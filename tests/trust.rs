@@ -129,7 +129,7 @@ async fn a_restricted_binding_is_shown_only_its_grant_in_process_and_remote() {
             );
         }
 
-        let record = records.records()[1].to_json();
+        let record = records.records()[1].to_envelope();
         assert_eq!(
             record["extensions"],
             json!({"hookwire": {"visibility": {
@@ -144,10 +144,7 @@ async fn a_restricted_binding_is_shown_only_its_grant_in_process_and_remote() {
         }
         // The startup emission withheld the same members: one entry per
         // restricted binding, every emission.
-        assert!(
-            records.records()[0].to_json()["extensions"]["hookwire"]["visibility"]["pii"]
-                .is_array()
-        );
+        assert!(records.records()[0].fact("visibility").unwrap()["pii"].is_array());
     }
     server.shutdown().await.unwrap();
 }
@@ -507,6 +504,7 @@ async fn a_declared_binding_carries_its_visibility_and_mutation_grants() {
     let records = RecordLog::new();
     let h = Host::declared("agent", "hookwire")
         .record_sink(records.clone())
+        .record_sink(hookwire_testkit::SchemaSink::new())
         .load(&declaration, &Registry::standard())
         .unwrap();
     let session = h.session_with("s-declared", optional_members()).unwrap();
@@ -519,7 +517,7 @@ async fn a_declared_binding_carries_its_visibility_and_mutation_grants() {
     assert!(shown.get("tenant").is_some() && shown.get("actor").is_none());
     assert_eq!(e.reason(), Some("host_error:verdict_invalid"));
     assert_eq!(
-        records.records()[1].to_json()["extensions"]["hookwire"],
+        records.records()[1].to_envelope()["extensions"]["hookwire"],
         json!({
             "visibility": {"scanner": ["actor", "extensions", "messages"]},
             "mutation_refused": ["scanner"]

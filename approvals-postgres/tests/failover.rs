@@ -171,7 +171,7 @@ fn approved_by(e: &Emission, approver: &str) {
     assert!(e.proceeds(), "{:?}", e.reason());
     assert_eq!(e.record().resolved_by, Some(ResolvedBy::Approval));
     assert_eq!(
-        e.record().to_json()["extensions"]["hookwire"]["approval"]["approver"],
+        e.record().to_envelope()["extensions"]["hookwire"]["approval"]["approver"],
         Value::from(approver)
     );
 }

@@ -1,10 +1,11 @@
 //! hookwire-audit: tamper-evident interception records.
 //!
 //! [`SigningSink`] is a record sink for the hookwire host that appends one
-//! JSON line per interception record (the payload-free §10.3 projection),
-//! each line carrying its position (`seq`), the SHA-256 of the line before
-//! it (`prev`, a chain from [`GENESIS`]) and an Ed25519 signature (`sig`)
-//! over exactly the bytes of the line without the `sig` member. Next to the
+//! JSON line per interception record (the payload-free §10.3 projection,
+//! with the host's facts beyond §10.3 beside it), each line carrying its
+//! position (`seq`), the SHA-256 of the line before it (`prev`, a chain
+//! from [`GENESIS`]) and an Ed25519 signature (`sig`) over exactly the
+//! bytes of the line without the `sig` member. Next to the
 //! log it keeps a signed checkpoint (`LOG.checkpoint`: how many lines, and
 //! the hash of the last) that reveals a cut-off tail.
 //!
@@ -36,7 +37,7 @@ mod verify;
 pub use broken::{Broken, Problem};
 pub use error::AuditError;
 pub use key::{AuditKey, PublicKey, public_key_path};
-pub use line::{GENESIS, Hash, line_hash};
+pub use line::{GENESIS, Hash, LINE_FORMAT, line_hash};
 pub use sink::{Delivery, Fsync, SigningSink, SinkOptions, SinkStatus};
 pub use verify::{Checkpoint, Verified, checkpoint_path, verify_log};
 

@@ -8,7 +8,14 @@
 //!
 //! ```text
 //! {"seq":<n>,"prev":"<64 hex>","record":<§10.3 record JSON>}
+//! {"seq":<n>,"prev":"<64 hex>","record":<§10.3 record JSON>,"extensions":<facts>}
 //! ```
+//!
+//! the second form when the host recorded facts beyond §10.3 (hookwire's
+//! `extensions`, by namespace). That optional member is what line format
+//! 2 ([`LINE_FORMAT`]) added to format 1, whose lines had exactly `seq`,
+//! `prev` and `record` (and carried the facts inside `record`): a format 1
+//! line is a valid format 2 line, so this verifier reads both.
 //!
 //! and a checkpoint's exactly `{"count":<n>,"head":"<64 hex>"}`. Because
 //! the signature covers the bytes as written, a verifier needs no
@@ -17,11 +24,16 @@
 //! (without its newline), [`GENESIS`] for the first line; `seq` counts
 //! lines from 1.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::broken::Problem;
 use crate::key::{AuditKey, PublicKey};
+
+/// The version of the record line format this crate writes (see
+/// `docs/audit.md`): 2, the §10.3 record alone in `record` and hookwire's
+/// facts beside it in `extensions`.
+pub const LINE_FORMAT: u32 = 2;
 
 /// A SHA-256 digest: of a line, or the chain's start.
 pub type Hash = [u8; 32];
@@ -42,11 +54,14 @@ pub fn line_hash(line: &[u8]) -> Hash {
     Sha256::digest(line).into()
 }
 
-/// A record line (without its newline) for `record` at `seq` after `prev`.
+/// A record line (without its newline) for `record` at `seq` after `prev`,
+/// with the host's `extensions` (facts beyond §10.3) beside it when there
+/// are any.
 pub(crate) fn record_line(
     seq: u64,
     prev: &Hash,
     record: &Value,
+    extensions: &Map<String, Value>,
     key: &AuditKey,
 ) -> Result<Vec<u8>, serde_json::Error> {
     let mut line = Vec::with_capacity(1024);
@@ -56,6 +71,10 @@ pub(crate) fn record_line(
     extend_hex(&mut line, prev);
     line.extend_from_slice(b"\",\"record\":");
     serde_json::to_writer(&mut line, record)?;
+    if !extensions.is_empty() {
+        line.extend_from_slice(b",\"extensions\":");
+        serde_json::to_writer(&mut line, extensions)?;
+    }
     line.push(b'}');
     seal(&mut line, key);
     Ok(line)
@@ -111,10 +130,22 @@ pub(crate) struct Entry {
     pub prev: Hash,
 }
 
-/// Checks a record line's signature and shape.
+/// Checks a record line's signature and shape (format 1 or 2).
 pub(crate) fn open_record_line(line: &[u8], key: &PublicKey) -> Result<Entry, Problem> {
     let payload = unseal(line, key)?;
-    let object = parse_object(&payload, &["seq", "prev", "record"])?;
+    let object = json_object(&payload)?;
+    let with_extensions = object.contains_key("extensions");
+    let members = ["seq", "prev", "record"];
+    if object.len() != members.len() + usize::from(with_extensions)
+        || members.iter().any(|m| !object.contains_key(*m))
+    {
+        return Err(Problem::Malformed(
+            "members are not exactly seq, prev, record and optionally extensions".into(),
+        ));
+    }
+    if with_extensions && !object["extensions"].is_object() {
+        return Err(Problem::Malformed("extensions is not an object".into()));
+    }
     let seq = object["seq"]
         .as_u64()
         .ok_or_else(|| Problem::Malformed("seq is not a count".into()))?;
@@ -135,14 +166,17 @@ pub(crate) fn open_checkpoint_line(line: &[u8], key: &PublicKey) -> Result<(u64,
     Ok((count, hash_member(&object["head"], "head")?))
 }
 
+/// The payload as a JSON object.
+fn json_object(payload: &[u8]) -> Result<Map<String, Value>, Problem> {
+    match serde_json::from_slice(payload) {
+        Ok(Value::Object(object)) => Ok(object),
+        _ => Err(Problem::Malformed("not a JSON object".into())),
+    }
+}
+
 /// The payload as an object with exactly `members`.
-fn parse_object(
-    payload: &[u8],
-    members: &[&str],
-) -> Result<serde_json::Map<String, Value>, Problem> {
-    let Ok(Value::Object(object)) = serde_json::from_slice(payload) else {
-        return Err(Problem::Malformed("not a JSON object".into()));
-    };
+fn parse_object(payload: &[u8], members: &[&str]) -> Result<Map<String, Value>, Problem> {
+    let object = json_object(payload)?;
     if object.len() != members.len() || members.iter().any(|m| !object.contains_key(*m)) {
         return Err(Problem::Malformed(format!(
             "members are not exactly {}",

@@ -391,7 +391,13 @@ impl ChainWriter {
             return;
         }
         let seq = self.seq + 1;
-        let mut line = match record_line(seq, &self.prev, &record.to_json(), &self.key) {
+        let mut line = match record_line(
+            seq,
+            &self.prev,
+            &record.to_json(),
+            &record.extensions,
+            &self.key,
+        ) {
             Ok(line) => line,
             Err(e) => return self.stop(&format!("cannot encode record {seq}: {e}"), true),
         };

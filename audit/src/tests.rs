@@ -194,7 +194,14 @@ fn an_inserted_line_is_named_replayed_or_forged() {
     // someone else's key.
     let forger = AuditKey::from_seed(OTHER_SEED);
     let prev = line_hash(original[1].as_bytes());
-    let forged = crate::line::record_line(3, &prev, &record("s", 99).to_json(), &forger).unwrap();
+    let forged = crate::line::record_line(
+        3,
+        &prev,
+        &record("s", 99).to_json(),
+        &serde_json::Map::new(),
+        &forger,
+    )
+    .unwrap();
     let mut inserted = original.clone();
     inserted.insert(2, String::from_utf8(forged).unwrap());
     rewrite(&path, &inserted);
@@ -205,6 +212,70 @@ fn an_inserted_line_is_named_replayed_or_forged() {
             problem: Problem::BadSignature
         }
     );
+}
+
+/// Signs `payload` (an object's bytes) as a line the way the sink does.
+fn signed_line(payload: &str, key: &AuditKey) -> String {
+    let sig = key.sign(payload.as_bytes());
+    let open = payload.strip_suffix('}').unwrap();
+    format!("{open},\"sig\":\"{}\"}}", hex::encode(sig))
+}
+
+#[test]
+fn facts_beyond_the_record_go_beside_it_and_format_1_lines_still_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log");
+    let sink = SigningSink::open(&path, AuditKey::from_seed(SEED), inline()).unwrap();
+    let mut with_facts = record("s", 1);
+    with_facts
+        .extensions
+        .insert("hookwire".into(), json!({"mutation_refused": ["pii"]}));
+    sink.record(&with_facts);
+    sink.record(&record("s", 2));
+    drop(sink);
+    let written = lines(&path);
+    let first: Value = serde_json::from_str(&written[0]).unwrap();
+    // Format 2: `record` is the §10.3 record alone, the facts beside it.
+    assert_eq!(first["record"], with_facts.to_json());
+    assert!(first["record"].get("extensions").is_none());
+    assert_eq!(
+        first["extensions"],
+        json!({"hookwire": {"mutation_refused": ["pii"]}})
+    );
+    assert!(written[0].contains("},\"extensions\":{\"hookwire\""));
+    let second: Value = serde_json::from_str(&written[1]).unwrap();
+    assert!(second.get("extensions").is_none(), "absent without facts");
+    assert_eq!(verify_log(&path, &public(), None).unwrap().records, 2);
+    assert_eq!(crate::LINE_FORMAT, 2);
+
+    // A format 1 line (the facts inside `record`, no `extensions` member)
+    // verifies; a member the format does not have does not.
+    let key = AuditKey::from_seed(SEED);
+    let zeros = "0".repeat(64);
+    let mut old = record("s", 1).to_json();
+    old["extensions"] = json!({"hookwire": {"cancelled": true}});
+    let v1 = signed_line(
+        &format!("{{\"seq\":1,\"prev\":\"{zeros}\",\"record\":{old}}}"),
+        &key,
+    );
+    let v1_path = dir.path().join("v1");
+    rewrite(&v1_path, &[v1]);
+    assert_eq!(verify_log(&v1_path, &public(), None).unwrap().records, 1);
+    let bare = record("s", 1).to_json();
+    for (extra, problem) in [
+        (",\"extensions\":[]", "extensions is not an object"),
+        (",\"facts\":{}", "members are not exactly"),
+    ] {
+        let bad = signed_line(
+            &format!("{{\"seq\":1,\"prev\":\"{zeros}\",\"record\":{bare}{extra}}}"),
+            &key,
+        );
+        rewrite(&v1_path, &[bad]);
+        match broken(&v1_path, None).problem {
+            Problem::Malformed(detail) => assert!(detail.contains(problem), "{detail}"),
+            other => panic!("{extra}: {other:?}"),
+        }
+    }
 }
 
 #[test]

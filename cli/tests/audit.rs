@@ -60,6 +60,14 @@ fn keygen_demo_verify_then_tamper() {
     let lines: Vec<&str> = log.lines().collect();
     assert!(lines.len() >= 5, "{log}");
     assert!(stdout(&demo).contains(&format!("signed records: {} lines", lines.len())));
+    // Each line's `record` is the §10.3 record alone (the host's facts go
+    // beside it): it validates against the official record schema.
+    let schemas = hookwire_testkit::schema::schemas();
+    for line in &lines {
+        let parsed: serde_json::Value = serde_json::from_str(line).unwrap();
+        let violations = schemas.record_violations(&parsed["record"]);
+        assert_eq!(violations, Vec::<String>::new(), "{line}");
+    }
 
     let verify = |extra: &[&str]| {
         let mut args = vec!["audit", "verify", "records.jsonl", "--public-key"];

@@ -53,6 +53,7 @@ pub(crate) async fn run(host: &HostState, settings: Settings, ctx: AgentContext)
         .instrument(span.clone())
         .await;
     trace::record_emission(&span, &emission.verdict);
+    trace::record_facts(&span, &emission.record);
     emission
 }
 

@@ -1,7 +1,8 @@
 //! Traces: the host's `tracing` spans and the W3C trace context it sends.
 //!
 //! One `hookwire.emission` span per emission (point, mode, session,
-//! sequence, then decision and, for a deny, reason), one `hookwire.dispatch` span per
+//! sequence, then decision and, for a deny, reason, and the record's facts
+//! beyond §10.3 as `hookwire.extensions`), one `hookwire.dispatch` span per
 //! call to a binding (name, endpoint, outcome), its child. Spans carry no
 //! payload unless the host was built with
 //! [`HostBuilder::trace_payloads`](crate::HostBuilder::trace_payloads).
@@ -22,7 +23,7 @@ use std::collections::HashMap;
 use hookwire::trace_context::{
     SAMPLED, TRACEPARENT, TRACESTATE, TraceParent, parse_parent_id, parse_trace_id,
 };
-use hookwire::{AgentContext, HostError, Verdict};
+use hookwire::{AgentContext, HostError, InterceptionRecord, Verdict};
 use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState};
 use serde_json::Value;
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
@@ -44,6 +45,7 @@ pub(crate) fn emission_span(ctx: &AgentContext, mode: hookwire::Mode, payloads: 
         hookwire.sequence = ctx.get("sequence").and_then(serde_json::Value::as_i64),
         hookwire.decision = Empty,
         hookwire.reason = Empty,
+        hookwire.extensions = Empty,
         hookwire.context = Empty,
         otel.status_code = Empty,
     );
@@ -66,6 +68,17 @@ pub(crate) fn record_emission(span: &Span, verdict: &Verdict) {
     span.record("hookwire.decision", verdict.decision.as_str());
     if verdict.decision == hookwire::Decision::Deny {
         span.record("hookwire.reason", verdict.reason.as_deref().unwrap_or(""));
+    }
+}
+
+/// Records the facts of the emission's record that §10.3 has no member
+/// for (its `extensions`: which members a binding was not shown, refused
+/// mutations, ...) on its span, as one JSON text, whatever facts there
+/// are; nothing when there are none. Payload-free, as the record is.
+pub(crate) fn record_facts(span: &Span, record: &InterceptionRecord) {
+    if !record.extensions.is_empty() {
+        let facts = Value::Object(record.extensions.clone()).to_string();
+        span.record("hookwire.extensions", facts);
     }
 }
 

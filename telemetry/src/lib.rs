@@ -13,7 +13,7 @@
 //! - [`OtlpRecordSink`] ([`Telemetry::record_sink`]) is a
 //!   [`RecordSink`] that exports each payload-free interception record
 //!   (§10.3) as one OTLP log record, carrying the emission's trace and span
-//!   ids.
+//!   ids, and hookwire's facts beyond §10.3 as an attribute.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), hookwire_telemetry::Error> {
@@ -40,6 +40,7 @@ use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::logs::{SdkLogger, SdkLoggerProvider};
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use serde_json::Value;
 use tracing_opentelemetry::{OpenTelemetryLayer, OpenTelemetrySpanExt};
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::{Filtered, LevelFilter};
@@ -223,8 +224,10 @@ impl Telemetry {
 
 /// Exports interception records as OTLP log records: event name
 /// `hookwire.interception_record`, the record's §10.3 JSON (payload-free by
-/// construction) as the body, its scalar fields as attributes, and the
-/// trace and span ids of the emission span it was delivered in.
+/// construction, and nothing else) as the body, its scalar fields as
+/// attributes, hookwire's facts beyond §10.3 as the `hookwire.extensions`
+/// attribute (JSON text), and the trace and span ids of the emission span
+/// it was delivered in.
 #[derive(Debug, Clone)]
 pub struct OtlpRecordSink {
     logger: SdkLogger,
@@ -291,6 +294,12 @@ fn record_attributes(r: &InterceptionRecord) -> Vec<(&'static str, AnyValue)> {
     );
     if let Some(i) = r.decided_by {
         kv.push(("hookwire.decided_by", count(i)));
+    }
+    // Facts beyond §10.3 as one JSON text, whatever facts there are: the
+    // body stays the closed §10.3 record.
+    if !r.extensions.is_empty() {
+        let facts = Value::Object(r.extensions.clone()).to_string();
+        kv.push(("hookwire.extensions", AnyValue::from(facts)));
     }
     kv
 }

@@ -6,8 +6,10 @@
 //! expositions and their scrape, an approval request, a runtime a test
 //! can kill like a crash, the log capture of the no-secret-in-logs checks
 //! ([`process_logs`]), throwaway PostgreSQL clusters ([`postgres`]),
-//! throwaway certificate authorities ([`tls`]) and a misbehaving approval
-//! service ([`rogue`]).
+//! throwaway certificate authorities ([`tls`]), a misbehaving approval
+//! service ([`rogue`]), and the official JSON schemas as an oracle
+//! ([`schema`]): the hosts built here validate every record they produce
+//! and [`Scripted`] validates every context it receives.
 //!
 //! Used by the integration tests (`hookwire-tests`) and `hookwire-cli`'s
 //! tests. `hookwire-server`'s own tests keep their wire-level fixtures in
@@ -19,10 +21,12 @@ mod crash;
 mod logs;
 pub mod postgres;
 pub mod rogue;
+pub mod schema;
 pub mod tls;
 
 pub use crash::CrashableRuntime;
 pub use logs::{LogCapture, process_logs};
+pub use schema::{SchemaSink, check_context, check_record};
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -36,8 +40,9 @@ use hookwire_server::prelude::*;
 use hookwire_server::{RunningServer, Server, spawn_local};
 use serde_json::{Map, Value, json};
 
-/// Decides with a closure, records every context it receives, and can be
-/// slowed down or made to declare points in its manifest.
+/// Decides with a closure, records every context it receives (after
+/// validating it against its point's official schema, [`check_context`]),
+/// and can be slowed down or made to declare points in its manifest.
 #[derive(Clone)]
 pub struct Scripted {
     name: String,
@@ -54,6 +59,8 @@ impl Scripted {
         name: &str,
         respond: impl Fn(&AgentContext) -> Verdict + Send + Sync + 'static,
     ) -> Self {
+        // Missing schemas fail the test here, not a call.
+        schema::schemas();
         Self {
             name: name.into(),
             respond: Arc::new(respond),
@@ -133,6 +140,7 @@ impl Interceptor for Scripted {
     }
 
     async fn intercept(&self, ctx: &AgentContext) -> Verdict {
+        check_context(ctx);
         self.seen.lock().unwrap().push(ctx.clone());
         if let Some(d) = self.delay {
             tokio::time::sleep(d).await;
@@ -161,13 +169,21 @@ pub async fn serve_gated<S: Interceptor>(service: S, authorization: &str) -> Run
         .expect("serve on 127.0.0.1:0")
 }
 
-/// A host builder with a record log, for the agent `test-agent`.
+/// A host builder with a record log, for the agent `test-agent`; its
+/// records are also validated against the official record schema
+/// ([`SchemaSink`]).
 pub fn host() -> (HostBuilder, RecordLog) {
     let records = RecordLog::new();
     (
-        Host::builder("test-agent", "hookwire").record_sink(records.clone()),
+        validated(Host::builder("test-agent", "hookwire").record_sink(records.clone())),
         records,
     )
+}
+
+/// `builder` with a [`SchemaSink`]: for the tests that build their hosts
+/// themselves.
+pub fn validated(builder: HostBuilder) -> HostBuilder {
+    builder.record_sink(SchemaSink::new())
 }
 
 /// A host with one remote interceptor per running server, in order.

@@ -273,6 +273,7 @@ fn subject_fate(composition: Composition, mode: Mode, own: Own, granted: bool) -
         point: InterceptionPoint::PreToolCall,
         interceptors: verdicts.len(),
         resolver: true,
+        limits: hookwire::ContextLimits::default(),
     });
     let mut step = composer.start();
     let combined = loop {
