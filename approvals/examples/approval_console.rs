@@ -28,7 +28,7 @@
 //!
 //! ```text
 //! printf 'wait\nlist\napprove 1 looks fine\n' | \
-//!   cargo run --example approval_console -- --endpoint https://approvals.internal:50061 \
+//!   cargo run -p hookwire-approvals --example approval_console -- --endpoint https://approvals.internal:50061 \
 //!     --ca ca.pem --token-file ~/.hookwire/approver-token
 //! ```
 

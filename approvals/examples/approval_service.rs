@@ -4,12 +4,12 @@
 //! at start: one host and one approver, each with a fresh token.
 //!
 //! ```text
-//! cargo run --example approval_service -- --grpc 127.0.0.1:50061 --web 127.0.0.1:8080 --demo
+//! cargo run -p hookwire-approvals --example approval_service -- --grpc 127.0.0.1:50061 --web 127.0.0.1:8080 --demo
 //! ```
 //!
 //! It prints the approver's token: sign in to the page
 //! (`http://127.0.0.1:8080/`) with it, or give it to the console
-//! (`HOOKWIRE_APPROVER_TOKEN=... cargo run --example approval_console`).
+//! (`HOOKWIRE_APPROVER_TOKEN=... cargo run -p hookwire-approvals --example approval_console`).
 //! With `--demo` it also runs, in the same process, an escalating policy
 //! service and an agent (authenticated with the host token) whose
 //! `wire_transfer` calls over 50 need approval: one request every few

@@ -1,4 +1,4 @@
-//! The hookwire load tool: `cargo bench --bench load`.
+//! The hookwire load tool: `cargo bench -p hookwire-bench --bench load`.
 //!
 //! Measures hookwire side by side with its baselines in one run, always as
 //! ratios of medians taken in the same run (A and B alternate in rounds, so
