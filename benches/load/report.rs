@@ -292,8 +292,7 @@ impl Report {
 }
 
 /// Where the hand-written part of `BENCHMARKS.md` starts.
-const NOTES_MARK: &str =
-    "<!-- Written by hand from here on: `cargo bench -p hookwire-bench --bench load` keeps this part. -->";
+const NOTES_MARK: &str = "<!-- Written by hand from here on: `cargo bench -p hookwire-bench --bench load` keeps this part. -->";
 
 /// The hand-written tail of a previous `BENCHMARKS.md`, marker included.
 pub fn kept_notes(old: &str) -> Option<String> {

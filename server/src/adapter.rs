@@ -120,9 +120,16 @@ impl GrpcAdapter {
 
 /// The verified client certificate of the call's connection, when it came
 /// in over mutual TLS (the leaf is the first certificate).
+#[cfg(feature = "tls")]
 fn peer_of<T>(request: &Request<T>) -> Option<Peer> {
     let certs = request.peer_certs()?;
     Peer::from_der(certs.first()?.as_ref())
+}
+
+/// Without the `tls` feature no connection carries a certificate.
+#[cfg(not(feature = "tls"))]
+fn peer_of<T>(_request: &Request<T>) -> Option<Peer> {
+    None
 }
 
 /// The generated trait: each point RPC wraps its request in the matching

@@ -40,6 +40,7 @@
 
 use std::net::IpAddr;
 
+#[cfg(feature = "tls")]
 use x509_parser::prelude::{FromDer, GeneralName, X509Certificate};
 
 tokio::task_local! {
@@ -75,7 +76,9 @@ impl Peer {
 
     /// Reads the identity out of a DER certificate the TLS layer already
     /// verified; `None` when it does not parse as X.509. Public for other
-    /// gRPC services on the same transport (the approval service).
+    /// gRPC services on the same transport (the approval service). Needs
+    /// the `tls` feature.
+    #[cfg(feature = "tls")]
     pub fn from_der(der: &[u8]) -> Option<Self> {
         let (_, cert) = X509Certificate::from_der(der).ok()?;
         let mut peer = Peer {
@@ -110,6 +113,7 @@ impl Peer {
     }
 }
 
+#[cfg(feature = "tls")]
 fn ip_from_bytes(bytes: &[u8]) -> Option<IpAddr> {
     match bytes.len() {
         4 => <[u8; 4]>::try_from(bytes).ok().map(IpAddr::from),
@@ -136,6 +140,7 @@ mod tests {
         let seen = Peer::scope(Some(peer.clone()), async { Peer::current() }).await;
         assert_eq!(seen, Some(peer));
         assert_eq!(Peer::current(), None);
+        #[cfg(feature = "tls")]
         assert_eq!(Peer::from_der(b"not a certificate"), None);
     }
 }

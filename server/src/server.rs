@@ -42,8 +42,10 @@ pub struct Server<L = Identity> {
     limits: ServerLimits,
 }
 
-/// What the TLS acceptor is rebuilt from when a setting is added.
+/// What the TLS acceptor is rebuilt from when a setting is added (always
+/// `None` in a build without the `tls` feature).
 #[derive(Clone)]
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
 struct TlsSettings {
     cert_pem: Vec<u8>,
     key_pem: Vec<u8>,
@@ -59,6 +61,7 @@ impl std::fmt::Debug for TlsSettings {
     }
 }
 
+#[cfg(feature = "tls")]
 impl TlsSettings {
     fn server_config(&self) -> tonic::transport::ServerTlsConfig {
         let identity = tonic::transport::Identity::from_pem(&self.cert_pem, &self.key_pem);
@@ -153,6 +156,8 @@ impl<L> Server<L> {
 
     /// Serves over TLS with this PEM certificate chain and private key, so
     /// hosts reach the service at `https://` (see the host's `TlsConfig`).
+    /// Needs the `tls` feature (on by default).
+    #[cfg(feature = "tls")]
     pub fn tls(self, cert_pem: impl AsRef<[u8]>, key_pem: impl AsRef<[u8]>) -> Result<Self, Error> {
         let settings = TlsSettings {
             cert_pem: cert_pem.as_ref().to_vec(),
@@ -166,7 +171,9 @@ impl<L> Server<L> {
     /// signed by this PEM authority, or its handshake is refused and no
     /// hook runs. Hooks see the verified caller through
     /// [`Peer::current`](crate::Peer::current). Needs [`tls`](Self::tls)
-    /// first ([`Error::ClientCaWithoutTls`] otherwise).
+    /// first ([`Error::ClientCaWithoutTls`] otherwise). Needs the `tls`
+    /// feature.
+    #[cfg(feature = "tls")]
     pub fn client_ca(self, ca_pem: impl AsRef<[u8]>) -> Result<Self, Error> {
         let Some(settings) = self.tls.clone() else {
             return Err(Error::ClientCaWithoutTls);
@@ -177,6 +184,7 @@ impl<L> Server<L> {
         })
     }
 
+    #[cfg(feature = "tls")]
     fn with_tls(self, settings: TlsSettings) -> Result<Self, Error> {
         let inner = self.inner.tls_config(settings.server_config())?;
         Ok(Self {

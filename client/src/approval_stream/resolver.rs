@@ -17,7 +17,7 @@ use super::link::{self, BearerToken, MAX_SETTING, SeenEvent, Settings, Shared, S
 use crate::approval::{ApprovalAnswer, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 use crate::error::{Error, StreamFailure};
 use crate::interceptor::{BoxError, BoxFuture};
-use crate::remote::{TlsConfig, client_tls};
+use crate::remote::{TlsConfig, secured};
 
 /// Settings of a [`StreamResolver`]; start from [`StreamResolver::builder`].
 #[derive(Debug, Clone)]
@@ -186,13 +186,7 @@ impl StreamResolverBuilder {
         if endpoint.uri().scheme_str().is_none() || endpoint.uri().host().is_none() {
             return Err("expected an absolute http:// or https:// URL".into());
         }
-        match (endpoint.uri().scheme_str(), &self.tls) {
-            (Some("https"), tls) => endpoint
-                .tls_config(client_tls(tls.as_ref()))
-                .map_err(|_| "unusable TLS settings".into()),
-            (_, Some(_)) => Err("TLS settings need an https:// endpoint".into()),
-            (_, None) => Ok(endpoint),
-        }
+        secured(endpoint, self.tls.as_ref())
     }
 }
 

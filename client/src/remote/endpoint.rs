@@ -17,7 +17,7 @@ use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus}
 
 use super::attempt::AttemptFailure;
 use super::multiplex::{Called, Multiplexer};
-use super::tls::{TlsConfig, client_tls};
+use super::tls::{TlsConfig, secured};
 use super::unary::{self, stamped};
 use crate::error::Error;
 
@@ -74,13 +74,7 @@ impl EndpointClient {
                 "expected an absolute http:// or https:// URL".into(),
             ));
         }
-        let ep = match (ep.uri().scheme_str(), tls) {
-            (Some("https"), tls) => ep
-                .tls_config(client_tls(tls))
-                .map_err(|e| invalid(format!("TLS settings refused: {e}")))?,
-            (_, Some(_)) => return Err(invalid("TLS settings need an https:// endpoint".into())),
-            (_, None) => ep,
-        };
+        let ep = secured(ep, tls).map_err(invalid)?;
         let channel = ep.connect_lazy();
         let multiplex = std::sync::Arc::new(Multiplexer::new(
             channel.clone(),

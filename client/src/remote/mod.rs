@@ -84,5 +84,5 @@ pub(crate) use metadata::metadata_entry;
 pub(crate) use pool::RemoteInterceptor;
 pub(crate) use target::ServiceTarget;
 /// The approval stream reaches its service with the same TLS settings.
-pub(crate) use tls::client_tls;
+pub(crate) use tls::secured;
 pub use tls::{ClientIdentity, TlsConfig};

@@ -1,7 +1,11 @@
 //! TLS for `https://` endpoints: which authority verifies a service, the
 //! name its certificate must carry, and the client certificate a host
-//! presents to a service requiring mutual TLS.
+//! presents to a service requiring mutual TLS. The settings are plain data;
+//! applying them to a channel needs the `tls` feature (on by default), and
+//! a build without it refuses `https://` endpoints when the host is built.
 
+use tonic::transport::Endpoint;
+#[cfg(feature = "tls")]
 use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
 /// How a host verifies an interceptor service reached over `https://`.
@@ -61,9 +65,29 @@ impl std::fmt::Debug for ClientIdentity {
     }
 }
 
+/// `endpoint` set up for its scheme: an `https://` one verified with `tls`
+/// (or the public Web PKI roots), a plain one as it is. Refused: TLS
+/// settings for a plain endpoint, settings tonic cannot use, and
+/// `https://` in a build without the `tls` feature.
+pub(crate) fn secured(endpoint: Endpoint, tls: Option<&TlsConfig>) -> Result<Endpoint, String> {
+    match (endpoint.uri().scheme_str(), tls) {
+        #[cfg(feature = "tls")]
+        (Some("https"), tls) => endpoint
+            .tls_config(client_tls(tls))
+            .map_err(|e| format!("TLS settings refused: {e}")),
+        #[cfg(not(feature = "tls"))]
+        (Some("https"), _) => Err(
+            "https:// needs hookwire-client built with its `tls` feature (on by default)".into(),
+        ),
+        (_, Some(_)) => Err("TLS settings need an https:// endpoint".into()),
+        (_, None) => Ok(endpoint),
+    }
+}
+
 /// The client TLS settings for an `https://` endpoint: the given authority,
 /// or the public Web PKI roots.
-pub(crate) fn client_tls(tls: Option<&TlsConfig>) -> ClientTlsConfig {
+#[cfg(feature = "tls")]
+fn client_tls(tls: Option<&TlsConfig>) -> ClientTlsConfig {
     let mut config = ClientTlsConfig::new();
     match tls.and_then(|t| t.ca_pem.as_ref()) {
         Some(pem) => config = config.ca_certificate(Certificate::from_pem(pem)),
@@ -76,4 +100,36 @@ pub(crate) fn client_tls(tls: Option<&TlsConfig>) -> ClientTlsConfig {
         config = config.identity(Identity::from_pem(&id.cert_pem, &id.key_pem));
     }
     config
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint(url: &'static str) -> Endpoint {
+        Endpoint::from_static(url)
+    }
+
+    #[test]
+    fn settings_for_a_plain_endpoint_are_refused_and_plain_passes() {
+        assert!(secured(endpoint("http://127.0.0.1:1"), None).is_ok());
+        let refused = secured(endpoint("http://127.0.0.1:1"), Some(&TlsConfig::default()));
+        assert_eq!(
+            refused.unwrap_err(),
+            "TLS settings need an https:// endpoint"
+        );
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn https_is_verified_with_the_tls_feature() {
+        assert!(secured(endpoint("https://127.0.0.1:1"), None).is_ok());
+    }
+
+    #[cfg(not(feature = "tls"))]
+    #[test]
+    fn https_is_refused_without_the_tls_feature() {
+        let refused = secured(endpoint("https://127.0.0.1:1"), None).unwrap_err();
+        assert!(refused.contains("`tls` feature"), "{refused}");
+    }
 }
