@@ -205,33 +205,14 @@ impl ApprovalQueue {
 mod tests {
     use std::time::Duration;
 
-    use hookwire::approval::{
-        ApprovalOutcome, ApprovalRequest, ApprovalResolution, StreamResolution,
-    };
-    use hookwire::{AgentContext, InterceptionPoint, Verdict};
+    use hookwire::Verdict;
+    use hookwire::approval::{ApprovalOutcome, ApprovalResolution, StreamResolution};
     use serde_json::json;
 
     use super::*;
     use crate::error::{Error, Refusal};
 
-    fn request(n: u64) -> ApprovalRequest {
-        let ctx = AgentContext::from_json(json!({
-            "spec": "agent-hooks/0.1",
-            "interception_point": "pre_tool_call",
-            "timestamp": "2026-01-01T00:00:00Z",
-            "sequence": n,
-            "agent": {"id": "a", "framework": "hookwire"},
-            "session": {"id": format!("s-{n}")},
-            "tool_call": {"id": "tc", "name": "wire_transfer", "args": {"amount": n}},
-        }))
-        .expect("valid context");
-        ApprovalRequest {
-            context_identity: Some(format!("sha256:{n}")),
-            interception_point: InterceptionPoint::PreToolCall,
-            verdict: Verdict::escalate("big_transfer"),
-            context: ctx,
-        }
-    }
+    use crate::store::contract::request;
 
     fn who(name: &str) -> ApproverIdentity {
         ApproverIdentity::in_process(name)
