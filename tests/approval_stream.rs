@@ -693,7 +693,6 @@ async fn with_a_reattach_grace_a_pending_request_survives_a_service_restart() {
         .build()
         .expect("resolver");
     let (host, _) = host(&policy, r.clone(), Mode::Enforce);
-    let asked = Instant::now();
     let call = tokio::spawn({
         let host = host.clone();
         async move { tool_call(&host, "s", json!({"amount": 7})).await }
