@@ -391,16 +391,7 @@ mod tests {
 
     /// The service target a `hookwire.grpc` config resolves to.
     fn target(config: Value) -> Result<crate::remote::ServiceTarget, String> {
-        let at = BTreeSet::new();
-        let ctx = BindingContext {
-            id: "p",
-            kind: super::GRPC_KIND,
-            at: &at,
-            timeout: None,
-            host: None,
-            declaration_version: "agent-hooks-declaration/1.0",
-        };
-        match resolve_grpc(&config, &ctx)?.location {
+        match binding(config)?.location {
             Location::Service(t) => Ok(t),
             Location::InProcess(_) => panic!("a grpc binding is remote"),
         }
