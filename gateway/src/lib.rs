@@ -33,6 +33,9 @@
 //! | `config`, `error` | configuration and the one error type |
 
 mod applied;
+// The adapters' contract and the stream splitter, ahead of their users.
+#[allow(dead_code)]
+mod api;
 mod callback;
 mod config;
 mod credentials;
@@ -42,6 +45,8 @@ mod gateway;
 mod openai;
 mod proxy;
 mod sessions;
+#[allow(dead_code)]
+mod sse;
 mod upstream;
 
 pub use applied::{Applied, AppliedLog};
