@@ -41,6 +41,9 @@ mod config;
 mod credentials;
 mod error;
 mod extension;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod gateway;
 mod openai;
 mod proxy;
