@@ -23,7 +23,11 @@
 //!   without (`audit.rs`);
 //! - a remote Rego decision (`hookwire policy`) against the hand-written
 //!   Rust demo policy, latency and throughput, and one in-process Rego
-//!   decision (`policy.rs`).
+//!   decision (`policy.rs`);
+//! - `hookwire gateway` against the LiteLLM proxy on the same mock
+//!   upstream, for each wire API whole and streamed: added latency at a
+//!   fixed rate and the maximum sustained rate (`peer/`; installs LiteLLM
+//!   with `scripts/litellm.sh`, and fails the run when it cannot).
 //!
 //! It prints one report, writes it to `BENCHMARKS.md`, and ends with the
 //! `ratios:` line. The child process runs the same binary with `--serve`.
@@ -31,7 +35,8 @@
 //! Flags (after `--`): `--quick` (fewer rounds, a smoke run that leaves
 //! `BENCHMARKS.md` alone); `--no-write`
 //! (leave `BENCHMARKS.md` alone); `--only <section>` (one of `deadline`,
-//! `remote`, `metrics`, `local`, `fanout`, `throughput`, `spawn`, `growth`, `audit`, `policy`; implies
+//! `remote`, `metrics`, `local`, `fanout`, `throughput`, `spawn`, `growth`, `audit`, `policy`,
+//! `gateway_peer`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
 //! a profiler: `remote` (unary), `stream`, `floor`, `floor-deadline`, `local`, `canon`,
 //! `concurrent`, `concurrent-stream`, `concurrent-floor`, `policy` (in-process Rego decisions), or
@@ -42,7 +47,8 @@
 //! One file per part: `child.rs` (the services' process and CPU
 //! accounting), one per section (`remote.rs` for `remote` and `deadline`,
 //! `metrics.rs`, `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `growth.rs`,
-//! `audit.rs`, `policy.rs` with its own services' process),
+//! `audit.rs`, `policy.rs` with its own services' process, `peer/` with its
+//! mock upstream's and gateway's processes),
 //! `profile.rs` (`--profile`), and the shared `fixtures.rs`, `measure.rs`,
 //! `report.rs` and `serve.rs` (the services themselves).
 
@@ -55,6 +61,7 @@ mod growth;
 mod local;
 mod measure;
 mod metrics;
+mod peer;
 mod policy;
 mod profile;
 mod remote;
@@ -97,6 +104,10 @@ struct Plan {
     spawn_rounds: usize,
     spawn_per_round: usize,
     growth_scale: usize,
+    /// `gateway_peer`: open-loop time per path and API, closed-loop window
+    /// per step of the rate search.
+    peer_open: Duration,
+    peer_window: Duration,
 }
 
 const FULL: Plan = Plan {
@@ -110,6 +121,8 @@ const FULL: Plan = Plan {
     spawn_rounds: 10,
     spawn_per_round: 20,
     growth_scale: 4,
+    peer_open: Duration::from_secs(4),
+    peer_window: Duration::from_millis(1200),
 };
 
 const QUICK: Plan = Plan {
@@ -123,6 +136,8 @@ const QUICK: Plan = Plan {
     spawn_rounds: 4,
     spawn_per_round: 10,
     growth_scale: 1,
+    peer_open: Duration::from_secs(2),
+    peer_window: Duration::from_millis(500),
 };
 
 /// A started session of `host` whose startup and turn-opening input were
@@ -147,6 +162,12 @@ fn main() {
     }
     if args.iter().any(|a| a == policy::SERVE_FLAG) {
         policy::serve();
+    }
+    if args.iter().any(|a| a == peer::UPSTREAM_FLAG) {
+        peer::serve_upstream();
+    }
+    if let Some(i) = args.iter().position(|a| a == peer::GATEWAY_FLAG) {
+        peer::serve_gateway(&args[i + 1..]);
     }
     let quick = args.iter().any(|a| a == "--quick");
     let plan = if quick { QUICK } else { FULL };
@@ -187,6 +208,13 @@ fn main() {
     drop(child.stdin.take());
     let _ = child.kill();
     let _ = child.wait();
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("load: {e}");
+            std::process::exit(1);
+        }
+    };
 
     let text = report.render(elapsed);
     println!("{text}");
@@ -203,8 +231,9 @@ fn main() {
 }
 
 /// Runs the sections `only` selects (all by default) and collects the
-/// report.
-async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Report {
+/// report; a section that cannot measure what it reports (`gateway_peer`
+/// without LiteLLM) fails the run.
+async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Result<Report, String> {
     let want = |section: &str| only.is_none_or(|o| o == section);
     let args_1k = fixtures::tool_args(KIB);
     let call_1k = fixtures::tool_call(&args_1k);
@@ -262,6 +291,12 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Report {
     if want("policy") {
         policy::section(plan, &mut headline).await;
     }
+    let mut peer_tables = String::new();
+    if want("gateway_peer") {
+        peer::section(plan, ep, &mut headline, &mut peer_tables)
+            .await
+            .map_err(|e| format!("gateway_peer: {e}"))?;
+    }
     let growth = if want("growth") {
         eprintln!("growth ...");
         growth::growth(plan, ep, &remote.floor_channel).await
@@ -269,10 +304,11 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Report {
         Growth::default()
     };
 
-    Report {
+    Ok(Report {
         headline,
+        peer: peer_tables,
         growth,
         request_bytes: bytes_1k,
         remote_1k_us: remote_1k,
-    }
+    })
 }

@@ -120,8 +120,9 @@ pub fn serve() -> ! {
     std::process::exit(1)
 }
 
-/// Starts the child and reads its two ports.
-fn spawn_child() -> (Child, [String; 2]) {
+/// Starts the child and reads its two ports: the Rego service's URL, then
+/// the Rust policy's (the `gateway_peer` section binds the first).
+pub fn spawn_child() -> (Child, [String; 2]) {
     let mut child = Command::new(std::env::current_exe().expect("own path"))
         .arg(SERVE_FLAG)
         .stdin(Stdio::piped())

@@ -156,6 +156,8 @@ pub struct Growth {
 
 pub struct Report {
     pub headline: Vec<Headline>,
+    /// The `gateway_peer` section's tables (Markdown), or empty.
+    pub peer: String,
     pub growth: Growth,
     pub request_bytes: usize,
     pub remote_1k_us: f64,
@@ -188,6 +190,7 @@ impl Report {
                 h.label, h.ours, h.base, target, met
             );
         }
+        s.push_str(&self.peer);
 
         s.push_str(
             "\n### Growth: context size (1 allow interceptor)\n\n\
@@ -254,6 +257,8 @@ impl Report {
             "policy_throughput_vs_rust",
             "stream_vs_tonic",
             "stream_throughput_vs_tonic",
+            "gateway_vs_litellm",
+            "gateway_rate_vs_litellm",
         ];
         let mut line = String::from("ratios:");
         for k in keys {
@@ -358,6 +363,17 @@ const METHOD: &str = "
   (`benches/support/command_hook.rs`) per decision: the host serializes the
   context, writes it to the program's stdin and parses the verdict it
   prints.
+- The gateway against LiteLLM (`gateway_peer`, `benches/load/peer/`): one
+  mock upstream process answers all three APIs from prebuilt bodies; the
+  gateway runs in its own process (a 2-worker runtime), bound to the allow
+  service above or to `hookwire policy`'s service with
+  `examples/policies/destructive_commands.rego`; LiteLLM (pinned by
+  `scripts/litellm.sh`) runs `benches/peer/litellm.yaml` with its custom
+  guardrail and `--num_workers` set to the cores. Before measuring, the
+  bench checks every route on every path, and that the guardrail refuses
+  a marked input at `pre_call` and a marked answer at `post_call` (so it
+  runs). `gateway_vs_litellm` and `gateway_rate_vs_litellm` are the Chat
+  Completions (whole) row with the allow interceptor.
 - Memory: the measuring process's allocator counts (only while a memory
   column is measured, so no other row pays for it) bytes and calls
   allocated per emission, and bytes still live per open session.
