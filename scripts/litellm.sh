@@ -55,8 +55,13 @@ command -v "${PY}" >/dev/null 2>&1 || die "python3 is required (set PYTHON to us
 if [ ! -x "${VENV}/bin/python" ]; then
   "${PY}" -m venv "${VENV}" || die "could not create a venv in ${VENV}"
 fi
+# The installed version read from its metadata (importing the proxy takes
+# seconds; that is done once, after installing).
+installed() {
+  "${VENV}/bin/python" -c 'import importlib.metadata as m; print(m.version("litellm"))' 2>/dev/null
+}
 if [ ! -f "${STAMP}" ] || [ "$(cat "${STAMP}")" != "${LITELLM_VERSION}" ] ||
-  ! "${VENV}/bin/python" -c 'import litellm.proxy.proxy_server' >/dev/null 2>&1; then
+  [ "$(installed)" != "${LITELLM_VERSION}" ]; then
   "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check \
     "litellm[proxy]==${LITELLM_VERSION}" ||
     die "pip install litellm[proxy]==${LITELLM_VERSION} failed (is PyPI reachable?)"
