@@ -121,7 +121,7 @@ const FULL: Plan = Plan {
     spawn_rounds: 10,
     spawn_per_round: 20,
     growth_scale: 4,
-    peer_open: Duration::from_secs(4),
+    peer_open: Duration::from_secs(6),
     peer_window: Duration::from_millis(1200),
 };
 

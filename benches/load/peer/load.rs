@@ -198,6 +198,11 @@ fn prefix(target: &Target, kind: Kind) -> String {
 /// its intended time whatever the others are doing; returns each
 /// request's latency from that time, in µs. Any failed request fails the
 /// run.
+///
+/// The schedule is kept by a thread of its own sleeping to each due time
+/// (the runtime's timer has a granularity of 1 ms, which would add up to
+/// that to every latency), handing each request to the runtime as it
+/// falls due.
 pub async fn open_loop(
     http: &Http,
     target: &Target,
@@ -207,21 +212,41 @@ pub async fn open_loop(
 ) -> Result<Vec<f64>, String> {
     let sessions = Arc::new(Sessions::new(format!("{}-o", prefix(target, kind))));
     let n = stats::scheduled(rate, length);
-    let start = tokio::time::Instant::now();
+    let start = Instant::now();
+    let (tick, mut ticks) = tokio::sync::mpsc::unbounded_channel::<(u64, Instant)>();
+    let clock = std::thread::spawn(move || {
+        for i in 0..n {
+            let due = start + stats::due(i, rate);
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+            if tick.send((i, due)).is_err() {
+                return;
+            }
+        }
+    });
     let mut tasks = tokio::task::JoinSet::new();
     let mut latencies = Vec::with_capacity(n as usize);
-    for i in 0..n {
-        let due = start + stats::due(i, rate);
-        tokio::time::sleep_until(due).await;
+    let mut failure = None;
+    while let Some((i, due)) = ticks.recv().await {
         while let Some(done) = tasks.try_join_next() {
-            latencies.push(done.map_err(|e| format!("request task: {e}"))??);
+            match done
+                .map_err(|e| format!("request task: {e}"))
+                .and_then(|r| r)
+            {
+                Ok(us) => latencies.push(us),
+                Err(e) => failure = Some(e),
+            }
         }
-        if tasks.len() >= MAX_IN_FLIGHT {
-            return Err(format!(
+        if failure.is_none() && tasks.len() >= MAX_IN_FLIGHT {
+            failure = Some(format!(
                 "{} {}: more than {MAX_IN_FLIGHT} requests in flight at {rate}/s",
                 target.label,
                 kind.name()
             ));
+        }
+        if failure.is_some() {
+            break;
         }
         let (http, target, sessions) = (http.clone(), target.clone(), sessions.clone());
         tasks.spawn(async move {
@@ -230,6 +255,12 @@ pub async fn open_loop(
             sessions.give(session);
             r.map(|()| due.elapsed().as_secs_f64() * 1e6)
         });
+    }
+    // Ends the clock thread at its next tick when the run failed early.
+    drop(ticks);
+    let _ = clock.join();
+    if let Some(e) = failure {
+        return Err(e);
     }
     while let Some(done) = tasks.join_next().await {
         latencies.push(done.map_err(|e| format!("request task: {e}"))??);

@@ -44,7 +44,7 @@ use stats::{Quantiles, RateSearch};
 /// The open-loop rate, requests per second.
 pub const RATE: f64 = 50.0;
 /// Where the rate search starts.
-pub const START_CONCURRENCY: usize = 16;
+pub const START_CONCURRENCY: usize = 8;
 /// Where it stops at the latest.
 const MAX_CONCURRENCY: usize = 256;
 /// Sequential requests per path before anything is measured.
