@@ -17,6 +17,8 @@
 //! | `responses` | OpenAI Responses | `POST /v1/responses` |
 //! | `messages` | Anthropic Messages | `POST /v1/messages` |
 
+pub(crate) mod chat;
+
 use axum::http::{HeaderMap, StatusCode};
 use bytes::Bytes;
 use hookwire_client::{ModelResponse, ToolCall};
@@ -172,6 +174,12 @@ pub(crate) trait Api: Send + Sync + 'static {
         headers
             .get(axum::http::header::AUTHORIZATION)
             .map(|v| v.as_bytes())
+    }
+    /// The header a pooled upstream key goes in: `authorization` (the
+    /// default) carries `Bearer KEY`, any other header the key alone
+    /// (Messages: `x-api-key`).
+    fn pooled_credential_header() -> &'static str {
+        "authorization"
     }
 }
 
