@@ -1098,7 +1098,7 @@ async fn content_parts_are_governed_by_their_text_and_other_parts_pass_through_n
         &json!([{"type": "text", "text": "mail [email] now"}, image]),
         "the text parts became one where the first was; the image untouched"
     );
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock().unwrap().clone();
     let input = seen.iter().find(|s| s.0 == Input).unwrap();
     assert_eq!(
         input.1["content"], "mail alice@x now",
@@ -1115,7 +1115,6 @@ async fn content_parts_are_governed_by_their_text_and_other_parts_pass_through_n
         pre.3["hookwire"]["content_parts"],
         json!([{"message": 0, "types": ["image_url"]}])
     );
-    drop(seen);
     running.shutdown().await.unwrap();
 }
 
@@ -1161,7 +1160,7 @@ async fn result_labels_persist_for_the_conversation_and_resurface_on_replay() {
     )
     .await;
     assert_eq!(status, 200);
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock().unwrap().clone();
     let labels_at = |point| {
         seen.iter()
             .filter(|s| s.0 == point)
@@ -1179,7 +1178,6 @@ async fn result_labels_persist_for_the_conversation_and_resurface_on_replay() {
         labels_at(Input).iter().all(Value::is_null),
         "an input derives from nothing earlier"
     );
-    drop(seen);
     running.shutdown().await.unwrap();
 }
 
