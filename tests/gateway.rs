@@ -1239,6 +1239,15 @@ async fn routes_it_does_not_govern_answer_404_in_the_apis_shape_and_forward_noth
             .unwrap()
             .contains("/v1/chat/completions")
     );
+    let (status, body) = http(running.addr(), "GET", "/v1/chat/completions", &json!({})).await;
+    assert_eq!(status, 405);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("use POST"),
+        "{body}"
+    );
     assert!(up.seen().is_empty(), "nothing was forwarded");
     running.shutdown().await.unwrap();
 }

@@ -190,7 +190,14 @@ impl Gateway {
 /// Adds API `A`'s route, and names it among the governed ones.
 fn governs<A: Api>(router: Router<Arc<Inner>>, governed: &mut Vec<String>) -> Router<Arc<Inner>> {
     governed.push(format!("POST {}", A::ROUTE));
-    router.route(A::ROUTE, post(core::serve::<A>))
+    router.route(
+        A::ROUTE,
+        post(core::serve::<A>).fallback(|method: Method| async move {
+            tracing::warn!(%method, path = A::ROUTE, "method not governed: answered 405, nothing forwarded");
+            let e = Error::BadRequest(format!("{method} {} is not governed; use POST", A::ROUTE));
+            (StatusCode::METHOD_NOT_ALLOWED, axum::Json(A::error_body(&e).1)).into_response()
+        }),
+    )
 }
 
 /// The answer to a route the gateway does not govern: a 404 in the
