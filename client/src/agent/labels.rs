@@ -70,6 +70,9 @@ impl LabelLedger {
             return;
         }
         for label in labels {
+            if self.union.contains(label) {
+                continue;
+            }
             if self.union.len() >= MAX_LABELS {
                 tracing::warn!(
                     bound = MAX_LABELS,
@@ -146,6 +149,51 @@ impl LabelLedger {
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
+
+    #[tokio::test]
+    async fn resurfacing_keeps_the_other_extensions_and_the_ledger_is_bounded() {
+        let labeler = interceptor_fn(|ctx: AgentContext| {
+            let label = ctx
+                .get("input")
+                .and_then(|i| i["content"].as_str())
+                .unwrap_or_default()
+                .to_owned();
+            async move { Ok::<_, BoxError>(Verdict::allow().with_label(label)) }
+        });
+        let host = Host::builder("agent", "hookwire")
+            .interceptor("labeler", labeler)
+            .build()
+            .unwrap();
+        let session = host.session("b").unwrap();
+        session.start(Vec::<String>::new()).await.unwrap();
+        let mut ledger = LabelLedger::default();
+        let mut members = Map::new();
+        members.insert(
+            "extensions".into(),
+            json!({"hookwire": {"callback": 1}, "acme": 2}),
+        );
+        assert_eq!(ledger.resurface(members.clone()), members, "nothing yet");
+        for i in 0..MAX_LABELS + 3 {
+            let e = session
+                .input(json!(format!("l{i}")), InputRole::User)
+                .await
+                .unwrap();
+            ledger.persist(&e, "input", &json!(i));
+            session.end_turn();
+        }
+        assert_eq!(ledger.labels().len(), MAX_LABELS);
+        assert_eq!(ledger.entries().len(), MAX_LABELS + 3);
+        let out = ledger.resurface(members);
+        assert_eq!(out["extensions"]["acme"], 2);
+        assert_eq!(out["extensions"]["hookwire"]["callback"], 1);
+        assert_eq!(
+            out["extensions"]["hookwire"]["source_labels"]
+                .as_array()
+                .unwrap()
+                .len(),
+            MAX_LABELS
+        );
+    }
 
     use hookwire::{AgentContext, Verdict};
 
