@@ -17,7 +17,7 @@
 //! | `responses` | OpenAI Responses | `POST /v1/responses` |
 //! | `messages` | Anthropic Messages | `POST /v1/messages` |
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderName, StatusCode};
 use bytes::Bytes;
 use hookwire_client::{ModelResponse, ToolCall};
 use serde_json::Value;
@@ -25,6 +25,8 @@ use serde_json::Value;
 use crate::error::Error;
 use crate::extension::ModelOverrides;
 use crate::sse::SseEvent;
+
+pub(crate) mod messages;
 
 /// The text of one transcript entry as the chain sees it: the text parts
 /// joined (`input`, `output` and `pre_model_call` see and transform this),
@@ -172,6 +174,18 @@ pub(crate) trait Api: Send + Sync + 'static {
         headers
             .get(axum::http::header::AUTHORIZATION)
             .map(|v| v.as_bytes())
+    }
+    /// The (lower-case) headers that carry the client's own credential:
+    /// when the pool supplies the upstream key, none of them is forwarded
+    /// (`authorization`; Messages also `x-api-key`).
+    fn credential_headers() -> &'static [&'static str] {
+        &["authorization"]
+    }
+    /// How a pooled upstream key is attached: the header it goes in and
+    /// the text before the key in its value (`Authorization: Bearer KEY`;
+    /// Messages `x-api-key: KEY`).
+    fn pooled_credential_header() -> (HeaderName, &'static str) {
+        (axum::http::header::AUTHORIZATION, "Bearer ")
     }
 }
 
