@@ -104,7 +104,10 @@ pub(crate) fn error_body(error: &Error) -> (StatusCode, Value) {
 
 /// The `type` of a content block (`""` when it has none).
 pub(crate) fn block_type(block: &Value) -> &str {
-    block.get("type").and_then(Value::as_str).unwrap_or_default()
+    block
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// The text of a message's content as the chain sees it: a string is its

@@ -50,16 +50,16 @@ fn bad(message: impl Into<String>) -> Error {
 impl MessagesRequest {
     /// Decodes and checks a request body.
     pub(crate) fn decode(body: &[u8]) -> Result<Self, Error> {
-        let body: Map<String, Value> = serde_json::from_slice(body)
-            .map_err(|_| bad("the body is not a JSON object"))?;
+        let body: Map<String, Value> =
+            serde_json::from_slice(body).map_err(|_| bad("the body is not a JSON object"))?;
         let model = match body.get("model") {
             Some(Value::String(m)) if !m.is_empty() => m.clone(),
             _ => return Err(bad("model must be a non-empty string")),
         };
-        if !body
+        if body
             .get("max_tokens")
             .and_then(Value::as_u64)
-            .is_some_and(|n| n > 0)
+            .is_none_or(|n| n == 0)
         {
             return Err(bad("max_tokens is required and must be a positive integer"));
         }
@@ -215,13 +215,13 @@ fn set_text(entry: &mut Entry, new: String) {
 fn check_system(system: &Value) -> Result<(), Error> {
     match system {
         Value::String(_) => Ok(()),
-        Value::Array(blocks) if blocks.len() > MAX_BLOCKS => Err(bad(format!(
-            "system has more than {MAX_BLOCKS} blocks"
-        ))),
+        Value::Array(blocks) if blocks.len() > MAX_BLOCKS => {
+            Err(bad(format!("system has more than {MAX_BLOCKS} blocks")))
+        }
         Value::Array(blocks)
-            if blocks
-                .iter()
-                .all(|b| block_type(b) == "text" && b.get("text").is_some_and(Value::is_string)) =>
+            if blocks.iter().all(|b| {
+                block_type(b) == "text" && b.get("text").is_some_and(Value::is_string)
+            }) =>
         {
             Ok(())
         }
@@ -268,7 +268,12 @@ fn decode_message(
             check_blocks(blocks, &at)?;
             Some(blocks)
         }
-        _ => return Err(bad(format!("{} must be a string or an array of blocks", at()))),
+        _ => {
+            return Err(bad(format!(
+                "{} must be a string or an array of blocks",
+                at()
+            )));
+        }
     };
     match role {
         Some("user") => {
@@ -321,7 +326,12 @@ fn decode_message(
 fn tool_result(block: &Value, at: &dyn Fn() -> String) -> Result<Entry, Error> {
     let call_id = match block.get("tool_use_id") {
         Some(Value::String(id)) if !id.is_empty() => id.clone(),
-        _ => return Err(bad(format!("{}.tool_use_id must be a non-empty string", at()))),
+        _ => {
+            return Err(bad(format!(
+                "{}.tool_use_id must be a non-empty string",
+                at()
+            )));
+        }
     };
     let result = match block.get("content") {
         None | Some(Value::Null) => Value::from(""),

@@ -101,9 +101,12 @@ impl ApiResponse for MessagesResponse {
         let mut tool_calls = Vec::new();
         for (b, block) in self.blocks().iter().enumerate() {
             match block_type(block) {
-                "text" => text
-                    .get_or_insert_default()
-                    .push_str(block.get("text").and_then(Value::as_str).unwrap_or_default()),
+                "text" => text.get_or_insert_default().push_str(
+                    block
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                ),
                 "tool_use" => tool_calls.push(
                     tool_use(block, &|| format!("content[{b}]"))
                         .map_err(|e| unusable(format!("the upstream's {e}")))?,

@@ -114,7 +114,9 @@ impl MessagesAssembler {
 
     fn delta(&mut self, data: &Value) -> Result<String, String> {
         let i = self.open_block(data)?;
-        let delta = data.get("delta").ok_or("content_block_delta has no delta")?;
+        let delta = data
+            .get("delta")
+            .ok_or("content_block_delta has no delta")?;
         let kind = delta
             .get("type")
             .and_then(Value::as_str)
