@@ -14,6 +14,7 @@ mod response;
 mod stream;
 #[cfg(test)]
 mod tests;
+mod writer;
 
 use axum::http::{HeaderMap, HeaderName, StatusCode, header};
 use hookwire_client::ToolCall;
@@ -24,7 +25,8 @@ use crate::error::Error;
 
 pub(crate) use request::MessagesRequest;
 pub(crate) use response::MessagesResponse;
-pub(crate) use stream::{MessagesAssembler, MessagesWriter};
+pub(crate) use stream::MessagesAssembler;
+pub(crate) use writer::MessagesWriter;
 
 /// How many content blocks one message (or `system`, or a tool result's
 /// content) may carry.
