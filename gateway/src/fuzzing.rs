@@ -110,7 +110,10 @@ pub fn messages_stream(data: &[u8]) {
         assert!(again.is_done(), "the replayed stream ends");
         let expected = response.clone().settle(&settled);
         let expected = MessagesResponse::from_message(
-            expected.as_object().expect("a message is an object").clone(),
+            expected
+                .as_object()
+                .expect("a message is an object")
+                .clone(),
         )
         .expect("a settled answer is a message");
         assert_eq!(again.finish().expect("it finishes"), expected);

@@ -178,7 +178,10 @@ impl MessagesAssembler {
         };
         // Its members are the message's; never its content or usage (the
         // usage comes beside the delta).
-        for (k, v) in delta.iter().filter(|(k, _)| !matches!(k.as_str(), "content" | "usage")) {
+        for (k, v) in delta
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "content" | "usage"))
+        {
             self.delta.insert(k.clone(), v.clone());
         }
         match data.get("usage") {

@@ -410,3 +410,14 @@ fn unknown_event_types_are_skipped() {
     let a = whole(stream.as_bytes());
     assert_eq!(a.finish().unwrap(), decode(&assembled()));
 }
+
+#[test]
+fn a_message_delta_cannot_replace_the_content_or_the_usage() {
+    let stream = upstream().replace(
+        "\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null}",
+        "\"delta\":{\"content\":[],\"usage\":{},\"stop_reason\":\"tool_use\",\"stop_sequence\":null}",
+    );
+    assert!(stream.contains("\"content\":[],\"usage\":{}"));
+    let a = whole(stream.as_bytes());
+    assert_eq!(a.finish().unwrap(), decode(&assembled()));
+}
