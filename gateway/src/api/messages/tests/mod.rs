@@ -76,3 +76,22 @@ fn the_client_credential_is_the_api_key_else_the_authorization() {
     assert!(Messages::credential_headers().contains(&"x-api-key"));
     assert!(Messages::credential_headers().contains(&"authorization"));
 }
+
+#[test]
+fn every_status_maps_to_its_anthropic_error_type() {
+    for (status, kind) in [
+        (400, "invalid_request_error"),
+        (401, "authentication_error"),
+        (403, "permission_error"),
+        (404, "not_found_error"),
+        (413, "request_too_large"),
+        (429, "rate_limit_error"),
+        (500, "api_error"),
+        (502, "api_error"),
+        (503, "overloaded_error"),
+        (529, "overloaded_error"),
+    ] {
+        let status = StatusCode::from_u16(status).unwrap();
+        assert_eq!(super::error_type(status), kind, "{status}");
+    }
+}
