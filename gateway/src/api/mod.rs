@@ -28,6 +28,8 @@ use crate::error::Error;
 use crate::extension::ModelOverrides;
 use crate::sse::SseEvent;
 
+pub(crate) mod messages;
+
 /// The text of one transcript entry as the chain sees it: the text parts
 /// joined (`input`, `output` and `pre_model_call` see and transform this),
 /// and the types of the other parts (images, files, audio), which pass
