@@ -28,6 +28,8 @@ mod writer;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_response;
+#[cfg(test)]
 mod tests_stream;
 
 use axum::http::StatusCode;
