@@ -146,7 +146,12 @@ fn tool_names(tools: Option<&Value>) -> Result<Vec<String>, Error> {
                 .get("name")
                 .and_then(Value::as_str)
                 .filter(|n| !n.is_empty())
-                .ok_or_else(|| bad(format!("function tool {i} has no name")))?;
+                .ok_or_else(|| {
+                    bad(format!(
+                        "function tool {i} has no name (a Responses function tool has its name \
+                         at the top level, not under \"function\")"
+                    ))
+                })?;
             names.push(name.to_owned());
         } else if !is_hosted_tool(kind) {
             return Err(bad(format!(

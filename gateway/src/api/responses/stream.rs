@@ -89,7 +89,7 @@ impl ResponsesAssembler {
     }
 
     /// The output assembled from the item events alone.
-    pub(super) fn assembled_items(&self) -> Vec<Value> {
+    pub(crate) fn assembled_items(&self) -> Vec<Value> {
         self.items
             .iter()
             .flatten()
