@@ -161,7 +161,7 @@ impl ApiResponse for ResponsesResponse {
 
     fn settle(self, settled: &Settled) -> Value {
         let message_id = message_id(&self.body, self.output());
-        let status = settled_status(&self.body, &settled.finish);
+        let status = message_status(settled_status(&self.body, &settled.finish));
         let output = settled_output(self.output(), settled, &message_id, status);
         Value::Object(settled_body(self.body, output, settled))
     }
@@ -190,6 +190,16 @@ pub(super) fn settled_status<'a>(body: &'a Map<String, Value>, finish: &Finish) 
             .get("status")
             .and_then(Value::as_str)
             .unwrap_or("completed"),
+    }
+}
+
+/// The `status` of the settled message item (a message is
+/// `in_progress`, `completed` or `incomplete`).
+pub(super) fn message_status(response_status: &str) -> &'static str {
+    if response_status == "incomplete" {
+        "incomplete"
+    } else {
+        "completed"
     }
 }
 

@@ -78,13 +78,31 @@ impl ResponsesAssembler {
             })
     }
 
+    /// The response as it ended, without its output: [`Self::base`] with
+    /// the `status` its last event gave when the response has none.
+    pub(super) fn ended_base(&self) -> Map<String, Value> {
+        let mut body = self.base();
+        if let Some(ended) = &self.ended
+            && !body.get("status").is_some_and(Value::is_string)
+        {
+            let status = ended.strip_prefix("response.").unwrap_or("completed");
+            body.insert("status".into(), status.into());
+        }
+        body
+    }
+
     /// The output items as known so far (the final response's when it
     /// carries them, else the assembled ones), each with whether it is
-    /// done.
+    /// done (every item is, once the stream ended).
     pub(super) fn output(&self) -> Vec<(Value, bool)> {
         match self.last.as_ref().and_then(|r| r.get("output")) {
             Some(Value::Array(o)) if !o.is_empty() => o.iter().map(|i| (i.clone(), true)).collect(),
-            _ => self.items.iter().flatten().cloned().collect(),
+            _ => self
+                .items
+                .iter()
+                .flatten()
+                .map(|(i, done)| (i.clone(), *done || self.ended.is_some()))
+                .collect(),
         }
     }
 
@@ -263,16 +281,12 @@ impl EventAssembler for ResponsesAssembler {
     }
 
     fn finish(&self) -> Result<ResponsesResponse, String> {
-        let Some(ended) = &self.ended else {
+        if self.ended.is_none() {
             return Err("the stream ended before response.completed".into());
-        };
-        let mut body = self.base();
+        }
+        let mut body = self.ended_base();
         let output: Vec<Value> = self.output().into_iter().map(|(i, _)| i).collect();
         body.insert("output".into(), Value::Array(output));
-        if !body.get("status").is_some_and(Value::is_string) {
-            let status = ended.strip_prefix("response.").unwrap_or("completed");
-            body.insert("status".into(), status.into());
-        }
         ResponsesResponse::from_value(Value::Object(body))
     }
 }

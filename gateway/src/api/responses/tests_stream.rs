@@ -341,3 +341,35 @@ fn an_error_event_is_numbered_after_what_was_written() {
     let fresh = ResponsesWriter::error(&err);
     assert!(String::from_utf8_lossy(&fresh).starts_with("event: error\ndata: "));
 }
+
+#[test]
+fn a_stream_of_bare_items_replays_in_its_order_and_status() {
+    // Items only added, a final response with no output and no status:
+    // what an upstream that skips the done events sends.
+    let web = json!({"type": "web_search_call", "id": "ws_b", "status": "completed"});
+    let mut end = created();
+    end.as_object_mut().unwrap().remove("status");
+    end["output"] = json!([]);
+    let events = vec![
+        json!({"type": "response.created", "response": created()}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": web}),
+        json!({"type": "response.output_item.added", "output_index": 1,
+               "item": message("", "in_progress")}),
+        json!({"type": "response.output_text.delta", "output_index": 1, "content_index": 0,
+               "delta": "Hi"}),
+        json!({"type": "response.failed", "response": end}),
+    ];
+    let (seen, text) = assemble(&wire(&events), 5).unwrap();
+    assert_eq!(text, "Hi");
+    let whole = seen.finish().unwrap();
+    assert_eq!(whole.to_value()["status"], "failed");
+    let answer = whole.answer().unwrap();
+    assert_eq!(answer.finish_reason, "failed");
+    let s = settled("Hi", vec![], Finish::Upstream("failed".into()));
+    let expected = whole.settle(&s);
+    assert_eq!(expected["output"][0], web);
+    assert_eq!(expected["output"][1]["status"], "completed");
+    let (written, again) = read_back(&ResponsesWriter::replay(&seen, &s));
+    assert_eq!(again.finish().unwrap().to_value(), expected);
+    assert_eq!(written.last().unwrap()["type"], "response.failed");
+}

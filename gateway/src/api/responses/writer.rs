@@ -18,7 +18,7 @@ use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
 use super::response::{
-    kind, message_id, message_item, settled_body, settled_output, settled_status,
+    kind, message_id, message_item, message_status, settled_body, settled_output, settled_status,
 };
 use super::stream::ResponsesAssembler;
 use crate::api::{EventWriter, Settled};
@@ -224,14 +224,9 @@ impl EventWriter for ResponsesWriter {
     }
 
     fn closing(&mut self, seen: &ResponsesAssembler, settled: &Settled) -> Vec<Bytes> {
-        let base = seen.base();
+        let base = seen.ended_base();
         let items: Vec<Value> = seen.output().into_iter().map(|(i, _)| i).collect();
-        let status = settled_status(&base, &settled.finish).to_owned();
-        let message_status = if status == "incomplete" {
-            "incomplete"
-        } else {
-            "completed"
-        };
+        let message_status = message_status(settled_status(&base, &settled.finish));
         let target = settled_output(&items, settled, &self.message_id, message_status);
         let mut out = Vec::new();
         let mut leading = self.leading.clone();
