@@ -1,7 +1,8 @@
 //! OpenAI Responses (`POST /v1/responses`), the API of the OpenAI Agents
 //! SDK's default model and of Codex: a request's `instructions` and
 //! `input` items become the neutral transcript, `function_call` and
-//! `function_call_output` items are the tool seams, `previous_response_id`
+//! `function_call_output` items (and their `custom_tool_call` freeform
+//! counterparts) are the tool seams, `previous_response_id`
 //! names the conversation a request continues, and an answer's `output`
 //! items (whole, or assembled from the typed stream events) become the
 //! neutral answer and are rebuilt from what the chain released.
@@ -9,9 +10,9 @@
 //! Hosted tools (web search, file search, code interpreter, image
 //! generation, remote MCP) run at the provider: their items are kept as
 //! the provider sent them and surface at `post_model_call` only. Tools the
-//! client would run itself without a function call the gateway can govern
-//! (`computer`, `local_shell`, `shell`, `apply_patch`, `custom`) are
-//! refused, so nothing the model asks for runs ungoverned.
+//! client would run itself without a call the gateway can govern
+//! (`computer`, `local_shell`, `shell`, `apply_patch`) are refused, so
+//! nothing the model asks for runs ungoverned.
 //!
 //! | file | role |
 //! | --- | --- |
@@ -67,13 +68,19 @@ const HOSTED_TOOLS: [&str; 5] = [
 /// The output item types of tools the client runs itself outside a
 /// function call: an answer carrying one is refused (their tools are
 /// refused in the request, so only a misbehaving upstream sends them).
-const CLIENT_RUN_CALLS: [&str; 5] = [
+const CLIENT_RUN_CALLS: [&str; 4] = [
     "computer_call",
     "local_shell_call",
     "shell_call",
     "apply_patch_call",
-    "custom_tool_call",
 ];
+
+/// Whether an output item is a call the chain governs: a function call,
+/// or a custom (freeform) tool call, whose text `input` the chain sees as
+/// the arguments `{"input": TEXT}`.
+fn is_call(kind: &str) -> bool {
+    matches!(kind, "function_call" | "custom_tool_call")
+}
 
 /// Whether a request's tool `type` is one the provider runs.
 fn is_hosted_tool(kind: &str) -> bool {

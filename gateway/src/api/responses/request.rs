@@ -141,23 +141,23 @@ fn tool_names(tools: Option<&Value>) -> Result<Vec<String>, Error> {
             .get("type")
             .and_then(Value::as_str)
             .ok_or_else(|| bad(format!("tool {i} has no type")))?;
-        if kind == "function" {
+        if kind == "function" || kind == "custom" {
             let name = tool
                 .get("name")
                 .and_then(Value::as_str)
                 .filter(|n| !n.is_empty())
                 .ok_or_else(|| {
                     bad(format!(
-                        "function tool {i} has no name (a Responses function tool has its name \
-                         at the top level, not under \"function\")"
+                        "{kind} tool {i} has no name (a Responses tool has its name at the top \
+                         level, not under \"function\")"
                     ))
                 })?;
             names.push(name.to_owned());
         } else if !is_hosted_tool(kind) {
             return Err(bad(format!(
-                "tool {i} of type {:?} is not governed: the gateway governs function tools and \
-                 the hosted tools web_search, file_search, code_interpreter, image_generation \
-                 and mcp; declare it as a function tool",
+                "tool {i} of type {:?} is not governed: the gateway governs function and custom \
+                 tools and the hosted tools web_search, file_search, code_interpreter, \
+                 image_generation and mcp; declare it as a function tool",
                 clip(kind)
             )));
         }
@@ -236,7 +236,19 @@ fn entry_of(i: usize, item: &Value) -> Result<Entry, Error> {
                 tool_calls: vec![ToolCall::new(call_id, name, args)],
             })
         }
-        Some("function_call_output") => {
+        Some("custom_tool_call") => {
+            let call_id = string_field(i, obj, "call_id", MAX_ID)?;
+            let name = string_field(i, obj, "name", MAX_ID)?;
+            let input = match obj.get("input") {
+                Some(Value::String(s)) => s.clone(),
+                _ => return Err(bad(format!("input item {i}: input must be a string"))),
+            };
+            Ok(Entry::Assistant {
+                text: Text::default(),
+                tool_calls: vec![ToolCall::new(call_id, name, json!({"input": input}))],
+            })
+        }
+        Some("function_call_output" | "custom_tool_call_output") => {
             let call_id = string_field(i, obj, "call_id", MAX_ID)?;
             let result = match obj.get("output") {
                 Some(Value::String(_)) => obj["output"].clone(),
@@ -381,13 +393,16 @@ impl ApiRequest for ResponsesRequest {
                 let item = self.item_mut(i).ok_or_else(refused)?;
                 match item.get("type").and_then(Value::as_str) {
                     None | Some("message") => write_text(item, text.clone())?,
-                    Some("function_call") if text.is_empty() => {}
+                    Some("function_call" | "custom_tool_call") if text.is_empty() => {}
                     _ => return Err(refused()),
                 }
             }
             (Rewrite::ToolResult { text, .. }, Slot::Item(i)) => {
                 let item = self.item_mut(i).ok_or_else(refused)?;
-                if item.get("type").and_then(Value::as_str) != Some("function_call_output") {
+                if !matches!(
+                    item.get("type").and_then(Value::as_str),
+                    Some("function_call_output" | "custom_tool_call_output")
+                ) {
                     return Err(refused());
                 }
                 item.insert("output".into(), text.clone().into());

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use hookwire_client::{ModelResponse, ToolCall};
 use serde_json::{Map, Value, json};
 
-use super::{CLIENT_RUN_CALLS, MAX_OUTPUT_ITEMS};
+use super::{CLIENT_RUN_CALLS, MAX_OUTPUT_ITEMS, is_call};
 use crate::MAX_TOOL_CALLS;
 use crate::api::{ApiResponse, Finish, Settled};
 use crate::error::Error;
@@ -33,7 +33,7 @@ pub(super) fn check_output(output: &[Value]) -> Result<(), String> {
     if output.iter().any(|i| !i.is_object() || kind(i).is_empty()) {
         return Err("an output item is not an object with a type".into());
     }
-    let calls = output.iter().filter(|i| kind(i) == "function_call").count();
+    let calls = output.iter().filter(|i| is_call(kind(i))).count();
     if calls > MAX_TOOL_CALLS {
         return Err(format!("more than {MAX_TOOL_CALLS} function calls"));
     }
@@ -74,16 +74,21 @@ impl ResponsesResponse {
     }
 }
 
-/// A `function_call` item as hookwire's [`ToolCall`] (arguments decoded;
-/// text that is not JSON stays a string).
+/// A call item as hookwire's [`ToolCall`]: a `function_call`'s arguments
+/// decoded (text that is not JSON stays a string), a `custom_tool_call`'s
+/// text input as `{"input": TEXT}`.
 fn call_of(item: &Value) -> Result<ToolCall, Error> {
     let field = |name: &str| {
         item.get(name).and_then(Value::as_str).ok_or_else(|| {
-            Error::UpstreamResponse(format!("a function_call item has no {name} string"))
+            Error::UpstreamResponse(format!("a {} item has no {name} string", kind(item)))
         })
     };
-    let args = field("arguments")?;
-    let args = serde_json::from_str(args).unwrap_or_else(|_| Value::from(args));
+    let args = if kind(item) == "custom_tool_call" {
+        json!({"input": field("input")?})
+    } else {
+        let args = field("arguments")?;
+        serde_json::from_str(args).unwrap_or_else(|_| Value::from(args))
+    };
     Ok(ToolCall::new(field("call_id")?, field("name")?, args))
 }
 
@@ -114,7 +119,7 @@ impl ApiResponse for ResponsesResponse {
                         }
                     }
                 }
-                "function_call" => tool_calls.push(call_of(item)?),
+                k if is_call(k) => tool_calls.push(call_of(item)?),
                 k if CLIENT_RUN_CALLS.contains(&k) => {
                     return Err(Error::UpstreamResponse(format!(
                         "the answer carries a {k} item, a tool the gateway does not govern"
@@ -146,7 +151,7 @@ impl ApiResponse for ResponsesResponse {
         self.output()
             .iter()
             .map(kind)
-            .filter(|k| !matches!(*k, "message" | "function_call"))
+            .filter(|k| *k != "message" && !is_call(k))
             .map(str::to_owned)
             .collect()
     }
@@ -213,7 +218,7 @@ pub(super) fn settled_output(
     message_id: &str,
     status: &str,
 ) -> Vec<Value> {
-    let is_kept = |i: &Value| !matches!(kind(i), "message" | "function_call");
+    let is_kept = |i: &Value| kind(i) != "message" && !is_call(kind(i));
     let lead = output.iter().take_while(|i| is_kept(i)).count();
     let mut out = output[..lead].to_vec();
     if !settled.text.is_empty() {
@@ -223,7 +228,7 @@ pub(super) fn settled_output(
     for item in &output[lead..] {
         match kind(item) {
             "message" => {}
-            "function_call" => {
+            k if is_call(k) => {
                 let call_id = item.get("call_id").and_then(Value::as_str);
                 if let Some(call) = settled
                     .tool_calls
@@ -282,8 +287,10 @@ fn arguments_text(args: &Value) -> String {
     }
 }
 
-/// A permitted call's `function_call` item: the upstream's item with the
-/// governed name and arguments, or a new one.
+/// A permitted call's item: the upstream's item with the governed name and
+/// arguments (a custom tool call's `input` from `{"input": TEXT}`, or the
+/// arguments' JSON text when a transform left another shape), or a new
+/// `function_call` item.
 fn function_call_item(original: Option<&Value>, call: &ToolCall) -> Value {
     let mut item = original
         .and_then(Value::as_object)
@@ -297,7 +304,15 @@ fn function_call_item(original: Option<&Value>, call: &ToolCall) -> Value {
         });
     item.insert("call_id".into(), call.id.clone().into());
     item.insert("name".into(), call.name.clone().into());
-    item.insert("arguments".into(), arguments_text(&call.args).into());
+    if item.get("type").and_then(Value::as_str) == Some("custom_tool_call") {
+        let input = match call.args.get("input") {
+            Some(Value::String(s)) => s.clone(),
+            _ => arguments_text(&call.args),
+        };
+        item.insert("input".into(), input.into());
+    } else {
+        item.insert("arguments".into(), arguments_text(&call.args).into());
+    }
     Value::Object(item)
 }
 

@@ -9,9 +9,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::MAX_OUTPUT_ITEMS;
-use super::MAX_PARTS;
 use super::response::{ResponsesResponse, check_output, kind};
+use super::{MAX_OUTPUT_ITEMS, MAX_PARTS, is_call};
 use crate::MAX_TOOL_CALLS;
 use crate::api::EventAssembler;
 use crate::sse::SseEvent;
@@ -156,12 +155,12 @@ impl ResponsesAssembler {
             .get("item")
             .filter(|i| i.is_object() && !kind(i).is_empty())
             .ok_or("an output item event has no item with a type")?;
-        if kind(item) == "function_call" && !done {
+        if is_call(kind(item)) && !done {
             let calls = self
                 .items
                 .iter()
                 .flatten()
-                .filter(|(i, _)| kind(i) == "function_call")
+                .filter(|(i, _)| is_call(kind(i)))
                 .count();
             if calls >= MAX_TOOL_CALLS {
                 return Err(format!("more than {MAX_TOOL_CALLS} function calls"));
@@ -260,15 +259,23 @@ impl EventAssembler for ResponsesAssembler {
                     _ => return Err("too many annotations, or not an array".into()),
                 }
             }
-            "response.function_call_arguments.delta" | "response.function_call_arguments.done" => {
+            "response.function_call_arguments.delta"
+            | "response.function_call_arguments.done"
+            | "response.custom_tool_call_input.delta"
+            | "response.custom_tool_call_input.done" => {
                 let done = kind.ends_with(".done");
-                let piece = string_of(obj, if done { "arguments" } else { "delta" })?.to_owned();
+                let field = if kind.starts_with("response.custom") {
+                    "input"
+                } else {
+                    "arguments"
+                };
+                let piece = string_of(obj, if done { field } else { "delta" })?.to_owned();
                 self.keep(piece.len())?;
                 let item = self.item_mut(obj)?;
-                match item.entry("arguments").or_insert_with(|| "".into()) {
+                match item.entry(field).or_insert_with(|| "".into()) {
                     Value::String(s) if done => *s = piece,
                     Value::String(s) => s.push_str(&piece),
-                    _ => return Err("a function call's arguments are not a string".into()),
+                    _ => return Err(format!("a call's {field} is not a string")),
                 }
             }
             _ => {}

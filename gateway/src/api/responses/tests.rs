@@ -222,7 +222,6 @@ fn malformed_and_unbounded_requests_are_refused() {
         "local_shell",
         "shell",
         "apply_patch",
-        "custom",
     ] {
         refused(
             json!({"model": "m", "tools": [{"type": client_run, "name": "x"}]}),
@@ -387,5 +386,41 @@ fn withheld_calls_are_answered_ahead_of_the_client_items() {
         r.into_body()["input"],
         json!([{"type": "function_call_output", "call_id": "c", "output": "no"},
                {"role": "user", "content": "next"}])
+    );
+}
+
+#[test]
+fn custom_tool_calls_are_tool_seams_with_a_text_input() {
+    let mut r = request(json!({"model": "gpt-5", "tools": [
+            {"type": "custom", "name": "apply_patch", "format": {"type": "text"}}],
+        "input": [
+            {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_p", "name": "apply_patch",
+             "input": "*** Begin Patch"},
+            {"type": "custom_tool_call_output", "call_id": "call_p", "output": "Done"}]}))
+    .unwrap();
+    assert_eq!(r.view().tools, ["apply_patch"]);
+    assert_eq!(
+        r.view().entries[0],
+        Entry::Assistant {
+            text: Text::default(),
+            tool_calls: vec![ToolCall::new(
+                "call_p",
+                "apply_patch",
+                json!({"input": "*** Begin Patch"})
+            )]
+        }
+    );
+    r.rewrite(
+        1,
+        Rewrite::ToolResult {
+            text: "blocked".into(),
+            is_error: true,
+        },
+    )
+    .unwrap();
+    assert_eq!(r.into_body()["input"][1]["output"], "blocked");
+    refused(
+        json!({"model": "m", "input": [{"type": "custom_tool_call", "call_id": "c", "name": "f"}]}),
+        "input must be a string",
     );
 }

@@ -373,3 +373,50 @@ fn a_stream_of_bare_items_replays_in_its_order_and_status() {
     assert_eq!(again.finish().unwrap().to_value(), expected);
     assert_eq!(written.last().unwrap()["type"], "response.failed");
 }
+
+#[test]
+fn a_custom_tool_call_streams_its_input_and_replays_governed() {
+    let patch = json!({"type": "custom_tool_call", "id": "ctc_1", "call_id": "cp",
+                       "name": "apply_patch", "input": "+a"});
+    let mut end = created();
+    end["status"] = "completed".into();
+    end["output"] = json!([patch]);
+    let mut opening = patch.clone();
+    opening["input"] = "".into();
+    let events = vec![
+        json!({"type": "response.created", "response": created()}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": opening}),
+        json!({"type": "response.custom_tool_call_input.delta", "output_index": 0,
+               "item_id": "ctc_1", "delta": "+"}),
+        json!({"type": "response.custom_tool_call_input.delta", "output_index": 0,
+               "item_id": "ctc_1", "delta": "a"}),
+        json!({"type": "response.custom_tool_call_input.done", "output_index": 0,
+               "item_id": "ctc_1", "input": "+a"}),
+        json!({"type": "response.completed", "response": end}),
+    ];
+    let (seen, _) = assemble(&wire(&events), 3).unwrap();
+    assert_eq!(seen.assembled_items(), [patch.clone()]);
+    let whole = seen.finish().unwrap();
+    let answer = whole.answer().unwrap();
+    assert_eq!(
+        answer.tool_calls,
+        [ToolCall::new("cp", "apply_patch", json!({"input": "+a"}))]
+    );
+    assert_eq!(answer.finish_reason, "tool_calls");
+    let s = settled(
+        "",
+        vec![ToolCall::new("cp", "apply_patch", json!({"input": "+b"}))],
+        Finish::ToolCalls,
+    );
+    let expected = whole.settle(&s);
+    assert_eq!(expected["output"][0]["input"], "+b");
+    assert!(expected["output"][0].get("arguments").is_none());
+    let (written, again) = read_back(&ResponsesWriter::replay(&seen, &s));
+    assert_eq!(again.finish().unwrap().to_value(), expected);
+    assert_eq!(&Value::Array(again.assembled_items()), &expected["output"]);
+    assert!(
+        written
+            .iter()
+            .any(|e| e["type"] == "response.custom_tool_call_input.done")
+    );
+}

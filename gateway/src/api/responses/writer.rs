@@ -17,6 +17,7 @@
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
+use super::is_call;
 use super::response::{
     kind, message_id, message_item, message_status, settled_body, settled_output, settled_status,
 };
@@ -93,27 +94,33 @@ impl ResponsesWriter {
         self.finish_item(index, item, out);
     }
 
-    /// A permitted call: added without arguments, the arguments as one
-    /// delta, done.
+    /// A permitted call: added without arguments (a custom tool call:
+    /// without input), the arguments as one delta, done.
     fn call_item(&mut self, item: Value, out: &mut Vec<Bytes>) {
+        let (field, events) = if kind(&item) == "custom_tool_call" {
+            ("input", "response.custom_tool_call_input")
+        } else {
+            ("arguments", "response.function_call_arguments")
+        };
         let mut opening = item.clone();
-        opening["arguments"] = "".into();
-        opening["status"] = "in_progress".into();
+        opening[field] = "".into();
+        if opening.get("status").is_some() {
+            opening["status"] = "in_progress".into();
+        }
         let index = self.add_item(opening, out);
         let item_id = item.get("id").cloned().unwrap_or_else(|| "".into());
         let args = item
-            .get("arguments")
+            .get(field)
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
         out.push(self.event(
-            "response.function_call_arguments.delta",
+            &format!("{events}.delta"),
             Self::object(json!({"item_id": item_id, "output_index": index, "delta": args})),
         ));
-        out.push(self.event(
-            "response.function_call_arguments.done",
-            Self::object(json!({"item_id": item_id, "output_index": index, "arguments": args})),
-        ));
+        let mut done = Self::object(json!({"item_id": item_id, "output_index": index}));
+        done.insert(field.into(), args.into());
+        out.push(self.event(&format!("{events}.done"), done));
         self.finish_item(index, item, out);
     }
 
@@ -180,7 +187,7 @@ impl EventWriter for ResponsesWriter {
         let message_id = message_id(&base, &items);
         let leading = output
             .into_iter()
-            .take_while(|(i, done)| *done && !matches!(kind(i), "message" | "function_call"))
+            .take_while(|(i, done)| *done && kind(i) != "message" && !is_call(kind(i)))
             .map(|(i, _)| i)
             .collect();
         base.insert("status".into(), "in_progress".into());
@@ -240,7 +247,7 @@ impl EventWriter for ResponsesWriter {
             } else if let Some(at) = leading.iter().position(|w| same_item(w, &item)) {
                 // Written in the opening.
                 leading.remove(at);
-            } else if kind(&item) == "function_call" {
+            } else if is_call(kind(&item)) {
                 self.call_item(item, &mut out);
             } else {
                 self.whole_item(item, &mut out);
