@@ -395,7 +395,7 @@ fn a_custom_tool_call_streams_its_input_and_replays_governed() {
         json!({"type": "response.completed", "response": end}),
     ];
     let (seen, _) = assemble(&wire(&events), 3).unwrap();
-    assert_eq!(seen.assembled_items(), [patch.clone()]);
+    assert_eq!(Value::Array(seen.assembled_items()), json!([patch]));
     let whole = seen.finish().unwrap();
     let answer = whole.answer().unwrap();
     assert_eq!(
