@@ -13,6 +13,8 @@
 
 pub mod declaration;
 pub mod json_text;
+pub mod responses_request;
+pub mod responses_stream;
 pub mod transform;
 pub mod wire_approval;
 pub mod wire_context;
