@@ -58,6 +58,7 @@ impl ResponsesResponse {
         Value::Object(self.body.clone())
     }
 
+    /// The `output` items (checked when the answer was decoded).
     pub(super) fn output(&self) -> &[Value] {
         self.body
             .get("output")
@@ -211,7 +212,7 @@ pub(super) fn message_status(response_status: &str) -> &'static str {
 /// The settled `output`: the leading hosted and reasoning items as they
 /// were, then one message item with the settled text (none when it is
 /// empty), then the remaining items in their order with messages dropped
-/// and only the permitted function calls (arguments as governed).
+/// and only the permitted calls (arguments as governed).
 pub(super) fn settled_output(
     output: &[Value],
     settled: &Settled,
