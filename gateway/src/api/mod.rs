@@ -18,6 +18,7 @@
 //! | `messages` | Anthropic Messages | `POST /v1/messages` |
 
 pub(crate) mod chat;
+pub(crate) mod responses;
 
 use axum::http::{HeaderMap, StatusCode};
 use bytes::Bytes;
@@ -194,6 +195,21 @@ pub(crate) trait ApiRequest: Send + Sized + 'static {
     /// Applies the model overrides the chain released (model, sampling,
     /// token limit, system prompt) in this API's terms.
     fn apply_overrides(&mut self, overrides: &ModelOverrides);
+    /// Answers calls the upstream keeps in a conversation it stores but
+    /// whose client never received them (`(call_id, text)`: calls the
+    /// chain removed from an earlier answer). Responses with
+    /// `previous_response_id`: without an output for each of them the
+    /// upstream refuses the request. Written ahead of the client's own
+    /// entries, outside [`Self::view`]. The default refuses: an API whose
+    /// client replays its whole transcript never needs it.
+    fn answer_withheld_calls(&mut self, answers: &[(String, String)]) -> Result<(), Error> {
+        if answers.is_empty() {
+            return Ok(());
+        }
+        Err(Error::BadRequest(
+            "this API keeps no conversation upstream whose calls could be answered".into(),
+        ))
+    }
     /// The body that goes upstream.
     fn into_body(self) -> serde_json::Map<String, Value>;
 }
@@ -255,6 +271,15 @@ pub(crate) trait EventWriter: Send + 'static {
     /// An error event in the API's shape, for a stream that fails after
     /// its status was sent.
     fn error(error: &Error) -> Bytes;
+    /// The error event of a stream this writer has written into, where the
+    /// API numbers its events (Responses `sequence_number`); the default is
+    /// [`Self::error`].
+    fn error_at(&mut self, error: &Error) -> Bytes
+    where
+        Self: Sized,
+    {
+        Self::error(error)
+    }
     /// The whole stream of a buffered answer: opening, the settled text,
     /// closing.
     fn replay(seen: &Self::Assembler, settled: &Settled) -> Vec<Bytes>

@@ -1,8 +1,5 @@
-//! Entry points for the fuzz targets (`fuzz/`, feature `fuzzing`): each
-//! adapter's request decoding and stream-event assembly over arbitrary
-//! bytes. Not an API: each entry point asserts its properties (what the
-//! adapters' private types must satisfy), and the fuzz crate's targets
-//! call them.
+//! The Messages adapter's fuzz entry points: request decoding and stream
+//! assembly over arbitrary bytes, each asserting its properties.
 
 use crate::api::messages::{Messages, MessagesAssembler, MessagesResponse, MessagesWriter};
 use crate::api::{
