@@ -23,7 +23,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::api::{Api, chat::Chat};
+use crate::api::{Api, chat::Chat, messages::Messages, responses::Responses};
 use crate::applied::{Applied, AppliedLog};
 use crate::callback::CallbackTokens;
 use crate::config::GatewayConfig;
@@ -74,16 +74,16 @@ impl Gateway {
         })
     }
 
-    /// The routes: one `POST` per wire API (`/v1/chat/completions`),
+    /// The routes: one `POST` per wire API (`/v1/chat/completions`,
+    /// `/v1/responses`, `/v1/messages`),
     /// `GET /v1/models`, `DELETE /v1/hookwire/sessions/{id}`, and the
     /// fallback for everything else.
     pub fn router(&self) -> Router {
         let mut governed = Vec::new();
         let router = Router::new();
         let router = governs::<Chat>(router, &mut governed);
-        // The other adapters, one line each once their modules are in:
-        // let router = governs::<crate::api::responses::Responses>(router, &mut governed);
-        // let router = governs::<crate::api::messages::Messages>(router, &mut governed);
+        let router = governs::<Responses>(router, &mut governed);
+        let router = governs::<Messages>(router, &mut governed);
         governed.push("GET /v1/models".to_owned());
         governed.push("DELETE /v1/hookwire/sessions/{id}".to_owned());
         let governed = Arc::new(governed);

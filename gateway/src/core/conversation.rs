@@ -42,6 +42,10 @@ pub(crate) struct ConvState {
     /// The `result_labels` of the conversation's permitted results (§5.4),
     /// re-presented on every later model, tool and output point.
     pub(crate) labels: LabelLedger,
+    /// The calls the chain removed from the answer being settled, with the
+    /// notice the model sees for each (`(call_id, text)`): remembered with
+    /// the answer's id for an API whose upstream stores the conversation.
+    pub(crate) removed_calls: Vec<(String, String)>,
 }
 
 /// One conversation.
@@ -86,10 +90,11 @@ impl Conversation {
     }
 }
 
-/// The answer ids remembered, in the order they were returned.
+/// The answer ids remembered, in the order they were returned: for each,
+/// its conversation and the calls the chain removed from it.
 #[derive(Debug, Default)]
 struct ResponseIds {
-    by_id: HashMap<String, String>,
+    by_id: HashMap<String, (String, Vec<(String, String)>)>,
     order: VecDeque<String>,
 }
 
@@ -192,8 +197,14 @@ impl Sessions {
     }
 
     /// Remembers that answer `response_id` was returned in conversation
-    /// `session` (bounded: the oldest id is forgotten first).
-    pub(crate) fn remember_response(&self, response_id: String, session: &str) {
+    /// `session` with `removed` calls taken out of it (bounded: the oldest
+    /// id is forgotten first).
+    pub(crate) fn remember_response(
+        &self,
+        response_id: String,
+        session: &str,
+        removed: Vec<(String, String)>,
+    ) {
         let mut r = self.responses();
         if r.by_id.contains_key(&response_id) {
             return;
@@ -204,13 +215,26 @@ impl Sessions {
             r.by_id.remove(&oldest);
         }
         r.order.push_back(response_id.clone());
-        r.by_id.insert(response_id, session.to_owned());
+        r.by_id.insert(response_id, (session.to_owned(), removed));
     }
 
     /// The conversation answer `response_id` was returned in, if the
     /// gateway still remembers it.
     pub(crate) fn continued(&self, response_id: &str) -> Option<String> {
-        self.responses().by_id.get(response_id).cloned()
+        self.responses()
+            .by_id
+            .get(response_id)
+            .map(|(session, _)| session.clone())
+    }
+
+    /// The calls the chain removed from answer `response_id` (empty when
+    /// none, or when the gateway no longer remembers it).
+    pub(crate) fn removed_calls(&self, response_id: &str) -> Vec<(String, String)> {
+        self.responses()
+            .by_id
+            .get(response_id)
+            .map(|(_, removed)| removed.clone())
+            .unwrap_or_default()
     }
 
     /// Removes every conversation idle past the timeout and not in use.
@@ -239,12 +263,27 @@ mod tests {
     fn answer_ids_are_remembered_bounded_oldest_first() {
         let s = Sessions::new(1, Duration::from_secs(1));
         for i in 0..MAX_RESPONSE_IDS + 2 {
-            s.remember_response(format!("resp_{i}"), &format!("s{}", i % 3));
+            s.remember_response(format!("resp_{i}"), &format!("s{}", i % 3), Vec::new());
         }
         assert_eq!(s.continued("resp_0"), None, "the oldest forgotten");
         assert_eq!(s.continued("resp_1"), None);
         assert_eq!(s.continued("resp_2").as_deref(), Some("s2"));
         assert_eq!(s.responses().by_id.len(), MAX_RESPONSE_IDS);
         assert_eq!(s.responses().order.len(), MAX_RESPONSE_IDS);
+    }
+
+    #[test]
+    fn the_calls_removed_from_an_answer_are_remembered_with_its_id() {
+        let s = Sessions::new(1, Duration::from_secs(1));
+        let removed = vec![("call_rm".to_owned(), "{\"error\":\"blocked\"}".to_owned())];
+        s.remember_response("resp_a".into(), "s", removed.clone());
+        s.remember_response("resp_b".into(), "s", Vec::new());
+        assert_eq!(s.removed_calls("resp_a"), removed);
+        assert!(s.removed_calls("resp_b").is_empty());
+        assert!(s.removed_calls("resp_unknown").is_empty());
+        // A second answer under a remembered id does not replace the first.
+        s.remember_response("resp_a".into(), "t", Vec::new());
+        assert_eq!(s.removed_calls("resp_a"), removed);
+        assert_eq!(s.continued("resp_a").as_deref(), Some("s"));
     }
 }

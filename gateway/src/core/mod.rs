@@ -310,6 +310,11 @@ impl Inner {
         mut req: A::Request,
     ) -> Result<Outcome, Error> {
         self.startup(g, &req.view().tools).await?;
+        if let Some(previous) = req.view().continues.clone() {
+            // The upstream stores the answer it gave, calls the chain
+            // removed included: each gets its blocked result.
+            req.answer_withheld_calls(&self.sessions.removed_calls(&previous))?;
+        }
         let model = req.view().model.clone();
         let mut entries: Vec<Entry> = req.view().entries.clone();
         let client_count = entries.len();
@@ -390,7 +395,8 @@ impl Inner {
         let settled = settle::settle(g, state, released).await?;
         state.seen = client_count + 1;
         if let Some(id) = response.id() {
-            self.sessions.remember_response(id, &g.key);
+            let removed = std::mem::take(&mut state.removed_calls);
+            self.sessions.remember_response(id, &g.key, removed);
         }
         if let Some(a) = assembled {
             let events = A::Writer::replay(&a, &settled);
@@ -436,15 +442,12 @@ impl Inner {
             g.applied.outcome = match result {
                 Ok((outcome, id)) => {
                     if let Some(id) = id {
-                        inner.sessions.remember_response(id, &g.key);
+                        let removed = std::mem::take(&mut state.removed_calls);
+                        inner.sessions.remember_response(id, &g.key, removed);
                     }
                     outcome
                 }
-                Err(e) => {
-                    // The status is sent; the SDKs raise on an error event.
-                    let _ = tx.send(A::Writer::error(&e)).await;
-                    format!("failed:{}", e.status().as_u16())
-                }
+                Err(e) => format!("failed:{}", e.status().as_u16()),
             };
             inner.sessions.touch(&conv);
             inner.applied.push(g.applied);

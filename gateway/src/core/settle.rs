@@ -140,6 +140,7 @@ pub(crate) async fn settle(
     let session = &g.conv.session;
     let mut kept = Vec::new();
     let mut notices = Vec::new();
+    state.removed_calls.clear();
     for call in &response.tool_calls {
         let extra = g.extra(&state.labels, InterceptionPoint::PreToolCall);
         let e = session.pre_tool_call_with(call, extra).await?;
@@ -151,6 +152,10 @@ pub(crate) async fn settle(
             kept.push(permitted);
         } else {
             notices.push(blocked_call_notice(call, e.reason()));
+            state.removed_calls.push((
+                call.id.clone(),
+                blocked_result(InterceptionPoint::PreToolCall, e.reason()),
+            ));
         }
     }
     let text = with_notices(&text_of(&response.content), &notices);

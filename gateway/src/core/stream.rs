@@ -199,6 +199,29 @@ pub(crate) async fn mediate<A: Api>(
     job: Mediation,
     tx: &Sender<Bytes>,
 ) -> Result<(String, Option<String>), Error> {
+    let mut writer: Option<A::Writer> = None;
+    let result = mediate_into::<A>(g, state, job, tx, &mut writer).await;
+    if let Err(e) = &result {
+        // The status is sent; the SDKs raise on an error event, numbered
+        // after what was written where the API numbers its events.
+        let event = match &mut writer {
+            Some(w) => w.error_at(e),
+            None => A::Writer::error(e),
+        };
+        let _ = tx.send(event).await;
+    }
+    result
+}
+
+/// [`mediate`], with the writer kept where the caller can write the
+/// error event of a stream that fails.
+async fn mediate_into<A: Api>(
+    g: &Governed<'_>,
+    state: &mut ConvState,
+    job: Mediation,
+    tx: &Sender<Bytes>,
+    writer: &mut Option<A::Writer>,
+) -> Result<(String, Option<String>), Error> {
     let shared: Shared<A> = Arc::default();
     let config = &g.inner.config;
     let chunks = chunks::<A>(
@@ -214,10 +237,9 @@ pub(crate) async fn mediate<A: Api>(
         .session
         .mediate_stream(job.model.clone(), chunks)
         .with_members(members);
-    let mut writer: Option<A::Writer> = None;
     loop {
         let next = mediated.next().await?;
-        let w = match &mut writer {
+        let w = match writer {
             Some(w) => w,
             None => {
                 let mut w = A::Writer::new(&lock::<A>(&shared));
@@ -233,7 +255,7 @@ pub(crate) async fn mediate<A: Api>(
             break;
         }
     }
-    let Some(mut w) = writer else {
+    let Some(w) = writer.as_mut() else {
         return Err(Error::Upstream("the stream ended before it began".into()));
     };
     let released = mediated.released().to_owned();
