@@ -71,32 +71,40 @@ impl Gateway {
     }
 
     /// The routes: `POST /v1/chat/completions`, `GET /v1/models`,
-    /// `DELETE /v1/hookwire/sessions/{id}`.
+    /// `DELETE /v1/hookwire/sessions/{id}`. Every request, routed or
+    /// not, goes through the access layer (`crate::access`): timed,
+    /// counted, logged.
     pub fn router(&self) -> Router {
-        Router::new()
-            .route(
-                "/v1/chat/completions",
-                post(
-                    |State(g): State<Arc<Inner>>, headers: HeaderMap, body: Body| async move {
-                        g.chat(headers, body).await
-                    },
-                ),
-            )
-            .route(
-                "/v1/models",
-                get(|State(g): State<Arc<Inner>>, headers: HeaderMap| async move {
-                    g.models(headers).await
-                }),
-            )
-            .route(
-                "/v1/hookwire/sessions/{id}",
-                delete(
-                    |State(g): State<Arc<Inner>>, headers: HeaderMap, Path(id): Path<String>| async move {
-                        g.end_session(headers, id).await
-                    },
-                ),
-            )
-            .with_state(self.inner.clone())
+        let router =
+            Router::new()
+                .route(
+                    "/v1/chat/completions",
+                    post(
+                        |State(g): State<Arc<Inner>>, headers: HeaderMap, body: Body| async move {
+                            g.chat(headers, body).await
+                        },
+                    ),
+                )
+                .route(
+                    "/v1/models",
+                    get(
+                        |State(g): State<Arc<Inner>>, headers: HeaderMap| async move {
+                            g.models(headers).await
+                        },
+                    ),
+                )
+                .route(
+                    "/v1/hookwire/sessions/{id}",
+                    delete(
+                        |State(g): State<Arc<Inner>>,
+                         headers: HeaderMap,
+                         Path(id): Path<String>| async move {
+                            g.end_session(headers, id).await
+                        },
+                    ),
+                )
+                .with_state(self.inner.clone());
+        crate::access::layer(router, self.inner.config.metrics.clone())
     }
 
     /// What the gateway applied to each recent request.

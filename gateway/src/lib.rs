@@ -30,8 +30,11 @@
 //! | `openai` | Chat Completions shapes and server-sent events |
 //! | `upstream` | the HTTP client to the provider |
 //! | `applied` | the gateway's own record of what it applied |
+//! | `access` | the access layer: every request timed, counted, logged |
+//! | `metrics` | [`GatewayMetrics`]: the `hookwire_gateway_*` series |
 //! | `config`, `error` | configuration and the one error type |
 
+mod access;
 mod applied;
 // The adapters' contract and the stream splitter, ahead of their users.
 #[allow(dead_code)]
@@ -45,6 +48,7 @@ mod extension;
 #[doc(hidden)]
 pub mod fuzzing;
 mod gateway;
+mod metrics;
 mod openai;
 mod proxy;
 mod sessions;
@@ -64,4 +68,5 @@ pub use extension::{
     SystemPromptMode,
 };
 pub use gateway::{Gateway, RunningGateway};
+pub use metrics::GatewayMetrics;
 pub use openai::{MAX_EVENT_BYTES, MAX_TOOL_CALLS};
