@@ -208,12 +208,18 @@ async fn access(
     let response = CURRENT.scope(exchange.clone(), next.run(request)).await;
     exchange.facts().status = Some(response.status().as_u16());
     let (parts, body) = response.into_parts();
+    let end = End {
+        exchange,
+        _in_flight: in_flight,
+    };
+    if body.is_end_stream() {
+        // Nothing to follow (a 204, axum's 404): counted before it is sent.
+        end.finish(true);
+        return Response::from_parts(parts, body);
+    }
     let body = Followed {
         body,
-        end: Some(End {
-            exchange,
-            _in_flight: in_flight,
-        }),
+        end: Some(end),
     };
     Response::from_parts(parts, Body::new(body))
 }
