@@ -28,6 +28,13 @@ pub(crate) const GATEWAY_ADDR: &str = "127.0.0.1:8080";
 
 /// The options of `hookwire gateway`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example: one access line per request on stderr, the records on stdout, \
+metrics at http://127.0.0.1:9464/metrics:\n  \
+RUST_LOG=hookwire_gateway=info hookwire gateway --upstream https://api.openai.com/v1 \\\n    \
+--declaration examples/declarations/demo.json --key-env OPENAI_API_KEY \\\n    \
+--print-records --metrics-addr 127.0.0.1:9464"
+)]
 pub(crate) struct GatewayArgs {
     /// The address to listen on (port 0: any free port, printed).
     #[arg(long, default_value = GATEWAY_ADDR, value_name = "ADDR")]
@@ -35,16 +42,17 @@ pub(crate) struct GatewayArgs {
     /// The upstream's base URL, e.g. `https://api.openai.com/v1`.
     #[arg(long, value_name = "URL")]
     upstream: String,
-    /// The host declaration whose chain governs every conversation.
+    /// The host declaration whose chain governs every conversation, e.g.
+    /// `examples/declarations/demo.json`.
     #[arg(long, value_name = "FILE")]
     declaration: PathBuf,
     /// Adds the upstream key held by this environment variable to the
-    /// pool (repeatable). Without any key, the client's own
-    /// `Authorization` is forwarded.
+    /// pool (repeatable), e.g. `OPENAI_API_KEY`. Without any key, the
+    /// client's own `Authorization` is forwarded.
     #[arg(long = "key-env", value_name = "VAR")]
     key_env: Vec<String>,
     /// Adds every line of FILE as an upstream key (repeatable; `#` lines
-    /// and blank lines skipped).
+    /// and blank lines skipped), e.g. `/run/secrets/upstream-keys`.
     #[arg(long = "key-file", value_name = "FILE")]
     key_file: Vec<PathBuf>,
     /// A conversation idle this long is shut down (`agent_shutdown`).

@@ -38,7 +38,7 @@ pub(crate) enum PolicyCommand {
         /// The policy directory: `*.rego` modules and `data.json` /
         /// `data.yaml` documents.
         dir: PathBuf,
-        /// The address to listen on.
+        /// The address to listen on (port 0: any free port, printed).
         #[arg(long, default_value = POLICY_ADDR, value_name = "ADDR")]
         addr: SocketAddr,
         /// Do not watch DIR for changes.
