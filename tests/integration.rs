@@ -11,6 +11,7 @@ mod approval_web;
 mod bounds;
 mod declared_host;
 mod effects;
+mod gateway_metrics;
 mod hardening;
 mod metrics;
 mod mtls;

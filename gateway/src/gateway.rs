@@ -77,7 +77,8 @@ impl Gateway {
     /// The routes: one `POST` per wire API (`/v1/chat/completions`,
     /// `/v1/responses`, `/v1/messages`),
     /// `GET /v1/models`, `DELETE /v1/hookwire/sessions/{id}`, and the
-    /// fallback for everything else.
+    /// fallback for everything else. Every request, routed or not, goes
+    /// through the access layer (`crate::access`): timed, counted, logged.
     pub fn router(&self) -> Router {
         let mut governed = Vec::new();
         let router = Router::new();
@@ -87,26 +88,32 @@ impl Gateway {
         governed.push("GET /v1/models".to_owned());
         governed.push("DELETE /v1/hookwire/sessions/{id}".to_owned());
         let governed = Arc::new(governed);
-        router
-            .route(
-                "/v1/models",
-                get(|State(g): State<Arc<Inner>>, headers: HeaderMap| async move {
-                    g.models(headers).await
-                }),
-            )
-            .route(
-                "/v1/hookwire/sessions/{id}",
-                delete(
-                    |State(g): State<Arc<Inner>>, headers: HeaderMap, Path(id): Path<String>| async move {
-                        g.end_session(headers, id).await
-                    },
-                ),
-            )
-            .fallback(move |method: Method, uri: Uri| {
-                let governed = governed.clone();
-                async move { not_governed(&method, &uri, &governed) }
-            })
-            .with_state(self.inner.clone())
+        let router =
+            router
+                .route(
+                    "/v1/models",
+                    get(
+                        |State(g): State<Arc<Inner>>, headers: HeaderMap| async move {
+                            g.models(headers).await
+                        },
+                    ),
+                )
+                .route(
+                    "/v1/hookwire/sessions/{id}",
+                    delete(
+                        |State(g): State<Arc<Inner>>,
+                         headers: HeaderMap,
+                         Path(id): Path<String>| async move {
+                            g.end_session(headers, id).await
+                        },
+                    ),
+                )
+                .fallback(move |method: Method, uri: Uri| {
+                    let governed = governed.clone();
+                    async move { not_governed(&method, &uri, &governed) }
+                })
+                .with_state(self.inner.clone());
+        crate::access::layer(router, self.inner.config.metrics.clone())
     }
 
     /// What the gateway applied to each recent request.

@@ -32,8 +32,11 @@
 //! | `callback` | callback tokens: recursion protection |
 //! | `upstream` | the HTTP client to the provider |
 //! | `applied` | the gateway's own record of what it applied |
+//! | `access` | the access layer: every request timed, counted, logged |
+//! | `metrics` | [`GatewayMetrics`]: the `hookwire_gateway_*` series |
 //! | `config`, `error` | configuration and the one error type |
 
+mod access;
 mod api;
 mod applied;
 mod callback;
@@ -46,6 +49,7 @@ mod extension;
 #[doc(hidden)]
 pub mod fuzzing;
 mod gateway;
+mod metrics;
 mod sse;
 mod upstream;
 
@@ -63,4 +67,5 @@ pub use extension::{
     SystemPromptMode,
 };
 pub use gateway::{Gateway, RunningGateway};
+pub use metrics::GatewayMetrics;
 pub use sse::MAX_EVENT_BYTES;
