@@ -94,7 +94,7 @@ pub fn messages_stream(data: &[u8]) {
     let settled = Settled {
         text: answer.content.as_str().unwrap_or_default().to_owned(),
         tool_calls: answer.tool_calls,
-        finish: crate::api::messages::finish_of(&answer.finish_reason),
+        finish: super::finish_as_answered(&answer.finish_reason),
     };
     let withheld = Settled {
         text: "withheld".into(),

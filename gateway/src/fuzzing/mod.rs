@@ -9,3 +9,16 @@ mod responses;
 
 pub use messages::{messages_request, messages_stream};
 pub use responses::{responses_request, responses_stream};
+
+use crate::api::Finish;
+
+/// The neutral finish of an answer settled as the upstream gave it (its
+/// calls all permitted): what the round-trip properties settle with.
+fn finish_as_answered(reason: &str) -> Finish {
+    match reason {
+        "stop" => Finish::Stop,
+        "tool_calls" => Finish::ToolCalls,
+        "length" => Finish::Length,
+        other => Finish::Upstream(other.to_owned()),
+    }
+}

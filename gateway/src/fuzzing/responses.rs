@@ -5,20 +5,10 @@ use serde_json::Value;
 
 use crate::api::responses::{Responses, ResponsesAssembler, ResponsesWriter};
 use crate::api::{
-    Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter, Finish, Rewrite, Settled,
+    Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter, Rewrite, Settled,
 };
 use crate::config::MAX_MESSAGES;
 use crate::sse::{MAX_EVENT_BYTES, SseParser};
-
-/// The neutral finish of an answer's finish reason, as the core reads it.
-fn finish_of(reason: &str) -> Finish {
-    match reason {
-        "stop" => Finish::Stop,
-        "tool_calls" => Finish::ToolCalls,
-        "length" => Finish::Length,
-        other => Finish::Upstream(other.to_owned()),
-    }
-}
 
 /// A Responses request body: decoding never panics; a decoded request
 /// is bounded, takes a rewrite of its kind at every entry, and its body
@@ -85,7 +75,7 @@ pub fn responses_stream(data: &[u8]) {
     let settled = Settled {
         text: answer.content.as_str().unwrap_or_default().to_owned(),
         tool_calls: answer.tool_calls,
-        finish: finish_of(&answer.finish_reason),
+        finish: super::finish_as_answered(&answer.finish_reason),
     };
     let expected = response.settle(&settled);
     let written = ResponsesWriter::replay(&seen, &settled);

@@ -230,15 +230,3 @@ pub(crate) fn settled_content(blocks: &[Value], settled: &Settled) -> Vec<Value>
     }
     out
 }
-
-/// The neutral [`Finish`] of a neutral finish reason (what
-/// [`neutral_finish`] gives).
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) fn finish_of(reason: &str) -> Finish {
-    match reason {
-        "stop" => Finish::Stop,
-        "tool_calls" => Finish::ToolCalls,
-        "length" => Finish::Length,
-        other => Finish::Upstream(other.to_owned()),
-    }
-}

@@ -54,6 +54,7 @@ impl ResponsesResponse {
     }
 
     /// The answer as it is.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn to_value(&self) -> Value {
         Value::Object(self.body.clone())
     }

@@ -106,6 +106,7 @@ impl ResponsesAssembler {
     }
 
     /// The output assembled from the item events alone.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn assembled_items(&self) -> Vec<Value> {
         self.items
             .iter()
