@@ -1227,9 +1227,21 @@ async fn routes_it_does_not_govern_answer_404_in_the_apis_shape_and_forward_noth
     assert_eq!(status, 404);
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("POST /v1/embeddings"), "{message}");
-    assert!(message.contains("POST /v1/chat/completions"), "{message}");
+    for governed in [
+        "POST /v1/chat/completions",
+        "POST /v1/responses",
+        "POST /v1/messages",
+    ] {
+        assert!(message.contains(governed), "{message}");
+    }
     assert_eq!(body["error"]["code"], "route_not_governed");
-    let (status, body) = http(running.addr(), "POST", "/v1/messages", &json!({})).await;
+    let (status, body) = http(
+        running.addr(),
+        "POST",
+        "/v1/messages/batches",
+        &json!({}),
+    )
+    .await;
     assert_eq!(status, 404);
     assert_eq!(body["type"], "error");
     assert_eq!(body["error"]["type"], "not_found_error");
