@@ -1,9 +1,9 @@
 //! hookwire-gateway: a model-API proxy that is a hookwire host.
 //!
 //! An agent in any language that talks to its model over a wire API the
-//! gateway speaks (OpenAI Chat Completions today; each API is one adapter
-//! in `api` over one provider-neutral `core`) points its SDK's
-//! `base_url` at the gateway; the
+//! gateway speaks (OpenAI Chat Completions, OpenAI Responses, Anthropic
+//! Messages; each API is one adapter in `api` over one provider-neutral
+//! `core`) points its SDK's `base_url` at the gateway; the
 //! gateway forwards to the real provider and governs the conversation
 //! through a [`hookwire_client::Host`]: the same interceptor services,
 //! declarations, approvals and records as a Rust agent embedding the
