@@ -11,6 +11,7 @@ mod approval_web;
 mod bounds;
 mod declared_host;
 mod effects;
+mod gateway_apis;
 mod hardening;
 mod metrics;
 mod model_upstream;
