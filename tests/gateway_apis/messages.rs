@@ -122,9 +122,9 @@ async fn gateway_messages_a_failing_interceptor_forwards_nothing() {
 async fn gateway_messages_streams_are_mediated_buffered_and_incrementally_and_errors_keep_their_shape()
  {
     let up = messages::serve(messages::conversation).await;
-    let (h, records) = host(vec![secret_guard()]);
+    let (h, records) = host(vec![secret_guard(Output)]);
     let (g, gw) = gateway(h, &up, |_| {}).await;
-    let (h, inc_records) = host(vec![secret_guard()]);
+    let (h, inc_records) = host(vec![secret_guard(PostModelCall)]);
     let (inc, inc_gw) = gateway(h, &up, |c| c.incremental_output = true).await;
     let (url, inc_url) = (root(&gw), root(&inc_gw));
     let buffered_cases = [
@@ -138,8 +138,8 @@ async fn gateway_messages_streams_are_mediated_buffered_and_incrementally_and_er
         clients::run(Sdk::Anthropic, &inc_url, &["secret-stream=msg-incremental"]),
     );
 
-    // Buffered: nothing of the answer was released; the client read the
-    // notice and Messages' own "refusal" stop reason.
+    // Buffered, the answer denied at `output`: nothing of it was
+    // released; the client read the notice and Messages' own "refusal" stop reason.
     let withheld = &buffered[0];
     assert_eq!(withheld["deltas"], WITHHELD, "{withheld}");
     assert_eq!(withheld["text"], WITHHELD);
@@ -152,7 +152,7 @@ async fn gateway_messages_streams_are_mediated_buffered_and_incrementally_and_er
     assert!(
         denied
             .iter()
-            .any(|r| r.interception_point == PostModelCall && !r.proceeds()),
+            .any(|r| r.interception_point == Output && !r.proceeds()),
         "{denied:?}"
     );
     // Incremental: the segments before the key, then the notice.

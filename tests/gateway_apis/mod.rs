@@ -74,14 +74,17 @@ pub fn down() -> InterceptorBinding {
         .timeout(Duration::from_millis(500))
 }
 
-/// An output guard: denies a model answer that carries an AWS key id.
-pub fn secret_guard() -> InterceptorBinding {
-    let guard = interceptor_fn(|ctx: AgentContext| async move {
-        let leaks = ctx.point() == PostModelCall
-            && ctx
-                .get("response")
-                .and_then(|r| r.get("content"))
-                .is_some_and(|c| c.to_string().contains("AKIA"));
+/// An output guard at `point`: denies a model answer (`post_model_call`:
+/// each segment of an incremental stream; `output`: the whole answer)
+/// that carries an AWS key id.
+pub fn secret_guard(point: InterceptionPoint) -> InterceptorBinding {
+    let guard = interceptor_fn(move |ctx: AgentContext| async move {
+        let member = match ctx.point() {
+            PostModelCall => ctx.get("response").and_then(|r| r.get("content")),
+            Output => ctx.get("output"),
+            _ => None,
+        };
+        let leaks = ctx.point() == point && member.is_some_and(|c| c.to_string().contains("AKIA"));
         Ok::<_, BoxError>(if leaks {
             Verdict::deny("policy:secret_in_output")
         } else {

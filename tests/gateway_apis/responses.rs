@@ -101,9 +101,9 @@ async fn gateway_responses_a_failing_interceptor_forwards_nothing() {
 async fn gateway_responses_streams_are_mediated_buffered_and_incrementally_and_errors_keep_their_shape()
  {
     let up = responses::serve(responses::conversation).await;
-    let (h, records) = host(vec![secret_guard()]);
+    let (h, records) = host(vec![secret_guard(Output)]);
     let (g, gw) = gateway(h, &up, |_| {}).await;
-    let (h, inc_records) = host(vec![secret_guard()]);
+    let (h, inc_records) = host(vec![secret_guard(PostModelCall)]);
     let (inc, inc_gw) = gateway(h, &up, |c| c.incremental_output = true).await;
     let (url, inc_url) = (gw.base_url(), inc_gw.base_url());
     let buffered_cases = [
@@ -117,8 +117,8 @@ async fn gateway_responses_streams_are_mediated_buffered_and_incrementally_and_e
         clients::run(Sdk::OpenAi, &inc_url, &["secret-stream=resp-incremental"]),
     );
 
-    // Buffered: nothing of the answer was released; the client read the
-    // notice and the API's own "filtered" ending.
+    // Buffered, the answer denied at `output`: nothing of it was
+    // released; the client read the notice and the API's own "filtered" ending.
     let withheld = &buffered[0];
     assert_eq!(withheld["deltas"], WITHHELD, "{withheld}");
     assert_eq!(withheld["status"], "incomplete");
@@ -131,7 +131,7 @@ async fn gateway_responses_streams_are_mediated_buffered_and_incrementally_and_e
     assert!(
         denied
             .iter()
-            .any(|r| r.interception_point == PostModelCall && !r.proceeds()),
+            .any(|r| r.interception_point == Output && !r.proceeds()),
         "{denied:?}"
     );
     // Incremental: the segments before the key were released, then the
