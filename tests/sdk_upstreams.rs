@@ -48,6 +48,9 @@ async fn sdk_upstreams_openai_parses_the_responses_mock_whole_streamed_and_its_e
         "error-stream",
         "bearer-less",
         "retrieve",
+        "chain",
+        "chain-stream",
+        "unknown-previous",
     ];
     let (url, chat_url) = (up.url(), chat_up.url());
     let (out, chat_out) = tokio::join!(
@@ -63,7 +66,10 @@ async fn sdk_upstreams_openai_parses_the_responses_mock_whole_streamed_and_its_e
         error_stream,
         no_key,
         retrieve,
-    ] = <[Value; 8]>::try_from(out).unwrap();
+        chain,
+        chain_stream,
+        unknown_previous,
+    ] = <[Value; 11]>::try_from(out).unwrap();
 
     assert_eq!(text["text"], GREETING, "{text}");
     assert_eq!(text["status"], "completed");
@@ -115,11 +121,25 @@ async fn sdk_upstreams_openai_parses_the_responses_mock_whole_streamed_and_its_e
     assert_eq!(no_key["error"], "AuthenticationError", "{no_key}");
     assert_eq!(no_key["status"], 401);
     assert_eq!(retrieve["error"], "NotFoundError", "{retrieve}");
+    // A stored conversation continued by id: the outputs alone went back.
+    assert_loop(&chain, "call_1");
+    assert_loop(&chain_stream, "call_1");
+    assert_eq!(
+        unknown_previous["error"], "NotFoundError",
+        "{unknown_previous}"
+    );
+    assert_eq!(
+        unknown_previous["body"]["code"],
+        "previous_response_not_found"
+    );
 
     // What the mock recorded: every create, the tool outputs sent back
     // with the calls they answer, the stream flag.
     let seen = up.at(responses::PATH);
-    assert_eq!(seen.len(), 9, "{seen:?}");
+    assert_eq!(seen.len(), 14, "{seen:?}");
+    let continued = &seen[10].body;
+    assert_eq!(continued["previous_response_id"], chain["turns"][0]["id"]);
+    assert_eq!(responses::items(continued).len(), 2, "{continued}");
     assert_eq!(seen[0].body["instructions"], "You are terse.");
     assert_eq!(seen[0].headers["authorization"], "Bearer sk-client-own-key");
     assert_eq!(seen[1].body["stream"], true);

@@ -165,3 +165,72 @@ async fn gateway_responses_streams_are_mediated_buffered_and_incrementally_and_e
     stop(g, gw).await;
     stop(inc, inc_gw).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gateway_responses_a_stored_conversation_is_one_session_and_its_denied_call_is_answered_upstream()
+ {
+    let policy = spawn_local(hookwire_demo::Policy).await.unwrap();
+    let up = responses::serve(responses::conversation).await;
+    let (h, records) = host(vec![
+        InterceptorBinding::remote("policy", policy.endpoint()).at([PreToolCall]),
+        allow_all(),
+    ]);
+    let (g, gw) = gateway(h, &up, |_| {}).await;
+    // `chain` names no session: the gateway maps it by its
+    // previous_response_id.
+    let cases = [
+        "chain",
+        "chain-stream=resp-chain-stream",
+        "unknown-previous",
+    ];
+    let out = clients::run(Sdk::OpenAi, &gw.base_url(), &cases).await;
+    for out in &out[..2] {
+        assert_eq!(out["executed"], json!(["ls"]), "{out}");
+        let turns = out["turns"].as_array().unwrap();
+        assert_eq!(turns.len(), 2, "{out}");
+        assert_eq!(turns[0]["calls"].as_array().unwrap().len(), 1, "{out}");
+        assert_eq!(turns[0]["calls"][0]["call_id"], "call_1");
+        assert_eq!(turns[0]["text"], blocked("call_2"));
+        let done = turns[1]["text"].as_str().unwrap_or("");
+        assert!(
+            done.starts_with("done: ") && done.contains("a.txt\nb.txt"),
+            "{out}"
+        );
+        assert!(!done.contains("| ok"), "the denied call never ran: {out}");
+    }
+    // Unknown to the upstream: its own 404, as the SDK's own class.
+    assert_eq!(out[2]["error"], "NotFoundError", "{}", out[2]);
+    assert_eq!(out[2]["body"]["code"], "previous_response_not_found");
+
+    // The upstream stored both calls it proposed: the gateway answered the
+    // one it withheld from the client, which never ran it.
+    let seen = up.at(responses::PATH);
+    assert_eq!(seen.len(), 5, "{seen:?}");
+    for continued in [&seen[1], &seen[3]] {
+        let items = responses::items(&continued.body);
+        let withheld = items
+            .iter()
+            .find(|i| i["call_id"] == "call_2")
+            .unwrap_or_else(|| panic!("an output for call_2: {}", continued.body));
+        assert_eq!(withheld["type"], "function_call_output");
+        assert!(
+            withheld["output"].to_string().contains("blocked"),
+            "{withheld}"
+        );
+    }
+    // Each stored conversation is one session: the named one, and the one
+    // the gateway derived and followed by the response id.
+    assert_emitted(&records, "resp-chain-stream", &TOOL_LOOP);
+    let mut derived: Vec<String> = records
+        .records()
+        .iter()
+        .filter(|r| r.interception_point == PreToolCall && r.session_id != "resp-chain-stream")
+        .map(|r| r.session_id.clone())
+        .collect();
+    derived.dedup();
+    assert_eq!(derived.len(), 1, "{derived:?}");
+    assert_emitted(&records, &derived[0], &TOOL_LOOP);
+    assert_denied_call(&records, &derived[0]);
+    stop(g, gw).await;
+    policy.shutdown().await.unwrap();
+}

@@ -60,11 +60,14 @@ pub type Script = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
 /// the test instead of filling memory).
 const MAX_RECORDED: usize = 1000;
 
-/// What every route of an upstream shares: the log and the script.
+/// What every route of an upstream shares: the log, the script, and the
+/// conversations it stores (Responses: by response id, for
+/// `previous_response_id`).
 #[derive(Clone)]
 pub struct Recorder {
     seen: Arc<Mutex<Vec<Received>>>,
     script: Script,
+    stored: Arc<Mutex<HashMap<String, Vec<Value>>>>,
 }
 
 impl Recorder {
@@ -90,6 +93,21 @@ impl Recorder {
     pub fn reply(&self, body: &Value) -> Reply {
         (self.script)(body)
     }
+
+    /// The transcript stored under `id`.
+    pub fn stored(&self, id: &str) -> Option<Vec<Value>> {
+        self.stored.lock().unwrap().get(id).cloned()
+    }
+
+    /// Stores a transcript under `id` (bounded like the log).
+    pub fn store(&self, id: String, transcript: Vec<Value>) {
+        let mut stored = self.stored.lock().unwrap();
+        assert!(
+            stored.len() < MAX_RECORDED,
+            "more than {MAX_RECORDED} stored"
+        );
+        stored.insert(id, transcript);
+    }
 }
 
 /// A running upstream; stops when dropped.
@@ -110,6 +128,7 @@ impl Upstream {
         let app = routes(Recorder {
             seen: seen.clone(),
             script: Arc::new(script),
+            stored: Arc::default(),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();

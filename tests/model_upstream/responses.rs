@@ -5,7 +5,11 @@
 //! item `response.output_item.added`, its content part or argument
 //! events, `response.output_item.done`, and `response.completed`).
 //! Requests without a bearer key or a model are refused as OpenAI does;
-//! errors are `{"error": {"message", "type", "param", "code"}}`.
+//! errors are `{"error": {"message", "type", "param", "code"}}`. Each
+//! answer is stored (unless `store: false`) so that a request may continue
+//! it with `previous_response_id`: the script then sees the stored items
+//! before the new ones, and, as OpenAI requires, every function call of
+//! the continued answer must have its output in the new input.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -135,6 +139,45 @@ async fn create(State(r): State<Recorder>, headers: HeaderMap, body: Bytes) -> R
             Some("missing_required_parameter"),
         );
     }
+    // A continued conversation: the stored items, then the new ones, each
+    // call of the continued answer answered.
+    let mut body = body;
+    let mut transcript = Vec::new();
+    if let Some(previous) = body["previous_response_id"].as_str() {
+        let Some(stored) = r.stored(previous) else {
+            let message = format!("Previous response with id '{previous}' not found.");
+            let mut e = error(
+                &message,
+                "invalid_request_error",
+                Some("previous_response_not_found"),
+            );
+            e["error"]["param"] = json!("previous_response_id");
+            return (StatusCode::NOT_FOUND, axum::Json(e)).into_response();
+        };
+        let new = items(&body);
+        let answered = |id: &Value| {
+            new.iter()
+                .any(|i| i["type"] == "function_call_output" && &i["call_id"] == id)
+        };
+        let open = stored
+            .iter()
+            .rev()
+            // The continued answer's output: what follows its input.
+            .take_while(|i| i["role"] != "user" && i["type"] != "function_call_output")
+            .find(|i| i["type"] == "function_call" && !answered(&i["call_id"]));
+        if let Some(call) = open {
+            let message = format!(
+                "No tool output found for function call {}.",
+                call["call_id"].as_str().unwrap_or("")
+            );
+            let mut e = error(&message, "invalid_request_error", None);
+            e["error"]["param"] = json!("input");
+            return (StatusCode::BAD_REQUEST, axum::Json(e)).into_response();
+        }
+        transcript = stored;
+    }
+    transcript.extend(items(&body));
+    body["input"] = Value::Array(transcript.clone());
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let output = match r.reply(&body) {
         Reply::Error(status, err) => {
@@ -153,6 +196,10 @@ async fn create(State(r): State<Recorder>, headers: HeaderMap, body: Bytes) -> R
             .collect(),
     };
     let id = format!("resp_{n}");
+    if body["store"] != json!(false) {
+        transcript.extend(output.iter().map(Out::done));
+        r.store(id.clone(), transcript);
+    }
     if body["stream"] != json!(true) {
         let items = output.iter().map(Out::done).collect();
         return axum::Json(response(&id, &body, "completed", items, usage())).into_response();

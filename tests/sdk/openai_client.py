@@ -3,7 +3,9 @@ tests/sdk_upstreams.rs and tests/gateway_apis/ (see common.py for usage).
 
 Cases: text, text-stream, secret-stream (whole and streamed answers, the
 stream read through the SDK's `responses.stream` helper), tools,
-tools-stream (a tool-call loop re-sending the whole input), error,
+tools-stream (a tool-call loop re-sending the whole input), chain,
+chain-stream (the loop continuing with `previous_response_id`),
+unknown-previous (a `previous_response_id` the upstream does not have), error,
 error-stream (a request the upstream refuses), bearer-less (no key),
 retrieve (GET /v1/responses/{id}), chat-stream (Chat Completions through
 the SDK's `chat.completions.stream` helper).
@@ -114,6 +116,41 @@ def tools(session, stream=False):
     return {"turns": turns, "executed": executed}
 
 
+def chain(session, stream=False):
+    """A tool loop over a stored conversation: each request continues the
+    last answer with `previous_response_id` and sends only the outputs of
+    the calls it received."""
+    c = client(session)
+    turns, executed = [], []
+    new_items, previous = TOOLS, None
+    for _ in range(4):
+        kwargs = {"previous_response_id": previous} if previous else {}
+        try:
+            if stream:
+                r = streamed(c, input=new_items, tools=[TOOL], **kwargs)
+            else:
+                r = summary(c.responses.create(model="test-model", input=new_items, tools=[TOOL], **kwargs))
+        except openai.APIError as e:
+            turns.append(error_of(e))
+            break
+        turns.append(r)
+        if not r["calls"]:
+            break
+        previous, new_items = r["id"], []
+        for call in r["calls"]:
+            cmd = json.loads(call["arguments"]).get("cmd", "")
+            executed.append(cmd)
+            new_items.append({"type": "function_call_output", "call_id": call["call_id"], "output": run_bash(cmd)})
+    return {"turns": turns, "executed": executed}
+
+
+def unknown_previous(session):
+    try:
+        return summary(client(session).responses.create(model="test-model", input="hello", previous_response_id="resp_gone"))
+    except openai.APIError as e:
+        return error_of(e)
+
+
 def no_key(session):
     try:
         c = client(session)
@@ -154,6 +191,9 @@ if __name__ == "__main__":
             "tools-stream": lambda s: tools(s, stream=True),
             "error": lambda s: text(s, prompt=RATE_LIMITED),
             "error-stream": lambda s: text(s, stream=True, prompt=RATE_LIMITED),
+            "chain": lambda s: chain(s),
+            "chain-stream": lambda s: chain(s, stream=True),
+            "unknown-previous": unknown_previous,
             "bearer-less": no_key,
             "retrieve": retrieve,
             "chat-stream": chat_stream,
