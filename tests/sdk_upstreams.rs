@@ -2,8 +2,10 @@
 //! APIs: each official SDK, pointed directly at its mock, parses what the
 //! mock answers as it would a provider's answer — text, tool calls, stop
 //! reasons, a streamed answer assembled by the SDK's own stream helper,
-//! an error raised as the SDK's own error class. The gateway's client
-//! scenarios (tests/gateway_apis/) rest on this.
+//! an error raised as the SDK's own error class; and the raw streams name
+//! each event as its type, in the documented order (Responses numbered
+//! by `sequence_number`, Messages with its `ping`), which no SDK checks.
+//! The gateway's client scenarios (tests/gateway_apis/) rest on this.
 
 use serde_json::{Value, json};
 
@@ -20,6 +22,54 @@ fn runs(events: &Value) -> Vec<String> {
         }
     }
     out
+}
+
+/// The raw events of one streamed request to `url` (an HTTP/1.0 request,
+/// so that the body comes unchunked until the server closes): each
+/// event's name and data, in order.
+async fn raw_events(url: &str, path: &str, headers: &str, body: &Value) -> Vec<(String, Value)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = body.to_string();
+    let head = format!(
+        "POST {path} HTTP/1.0\r\ncontent-type: application/json\r\n{headers}content-length: {}\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(body.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(std::time::Duration::from_secs(30), s.read_to_end(&mut out))
+        .await
+        .expect("the stream ends within 30 s")
+        .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let (head, payload) = text.split_once("\r\n\r\n").unwrap();
+    assert!(
+        head.starts_with("HTTP/1.0 200") || head.starts_with("HTTP/1.1 200"),
+        "{head}"
+    );
+    assert!(head.contains("text/event-stream"), "{head}");
+    payload
+        .split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| {
+            let name = e
+                .lines()
+                .find_map(|l| l.strip_prefix("event: "))
+                .expect("named");
+            let data = e
+                .lines()
+                .find_map(|l| l.strip_prefix("data: "))
+                .expect("data");
+            (name.to_owned(), serde_json::from_str(data).unwrap())
+        })
+        .collect()
 }
 
 /// Asserts a two-turn tool loop: two calls proposed, both run, the model
@@ -306,4 +356,56 @@ async fn sdk_upstreams_agents_run_a_function_tool_on_both_mocks() {
     let chats = chat_up.chats();
     assert_eq!(chats.len(), 3, "{chats:?}");
     assert_eq!(chats[0].body["tools"][0]["function"]["name"], "bash");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sdk_upstreams_the_raw_streams_name_each_event_as_its_type_in_the_documented_order() {
+    let up = responses::serve(responses::conversation).await;
+    let ask = json!({"model": "test-model", "stream": true, "input": "List the files"});
+    let events = raw_events(
+        &up.url(),
+        "/v1/responses",
+        "authorization: Bearer k\r\n",
+        &ask,
+    )
+    .await;
+    for (i, (name, data)) in events.iter().enumerate() {
+        assert_eq!(&data["type"], name, "each event's name is its type");
+        assert_eq!(data["sequence_number"], i, "numbered from 0: {name}");
+    }
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names.first(), Some(&"response.created"));
+    assert_eq!(names[1], "response.in_progress");
+    assert_eq!(names.last(), Some(&"response.completed"));
+    let done = &events.last().unwrap().1["response"];
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["output"][1]["call_id"], "call_2");
+
+    let up = messages::serve(messages::conversation).await;
+    let ask = json!({"model": "m", "max_tokens": 16, "stream": true,
+                     "messages": [{"role": "user", "content": "hi"}]});
+    let headers = "x-api-key: k\r\nanthropic-version: 2023-06-01\r\n";
+    let events = raw_events(&up.root(), "/v1/messages", headers, &ask).await;
+    for (name, data) in &events {
+        assert_eq!(&data["type"], name, "each event's name is its type");
+    }
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names[..3],
+        ["message_start", "content_block_start", "ping"],
+        "{names:?}"
+    );
+    assert_eq!(
+        names[names.len() - 3..],
+        ["content_block_stop", "message_delta", "message_stop"]
+    );
+    assert!(
+        names[3..names.len() - 3]
+            .iter()
+            .all(|n| *n == "content_block_delta")
+    );
+    assert_eq!(
+        events[names.len() - 2].1["delta"]["stop_reason"],
+        "end_turn"
+    );
 }
