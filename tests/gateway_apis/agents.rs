@@ -92,9 +92,14 @@ async fn gateway_agents_run_only_the_permitted_tool_on_responses_and_chat_comple
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_agents_a_failing_interceptor_raises_the_sdks_error_and_forwards_nothing() {
     let up = openai().await;
-    let (h, _records) = host(vec![down(), allow_all()]);
+    let (h, records) = host(vec![down(), allow_all()]);
     let (g, gw) = gateway(h, &up, |_| {}).await;
-    let out = clients::run(Sdk::Agents, &gw.base_url(), &["chat", "responses"]).await;
+    let out = clients::run(
+        Sdk::Agents,
+        &gw.base_url(),
+        &["chat=agents-down-chat", "responses=agents-down"],
+    )
+    .await;
     for e in &out {
         assert_eq!(e["error"], "PermissionDeniedError", "{e}");
         assert_eq!(e["status"], 403);
@@ -102,5 +107,8 @@ async fn gateway_agents_a_failing_interceptor_raises_the_sdks_error_and_forwards
         assert_eq!(e["executed"], json!([]), "the tool never ran");
     }
     assert!(up.seen().is_empty(), "nothing forwarded");
+    for session in ["agents-down-chat", "agents-down"] {
+        assert_failed_closed(&records, session);
+    }
     stop(g, gw).await;
 }

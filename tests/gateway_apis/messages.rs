@@ -99,7 +99,12 @@ async fn gateway_messages_a_failing_interceptor_forwards_nothing() {
     let up = messages::serve(messages::conversation).await;
     let (h, records) = host(vec![down(), allow_all()]);
     let (g, gw) = gateway(h, &up, |_| {}).await;
-    let out = clients::run(Sdk::Anthropic, &root(&gw), &["text", "text-stream"]).await;
+    let out = clients::run(
+        Sdk::Anthropic,
+        &root(&gw),
+        &["text=msg-down", "text-stream=msg-down-stream"],
+    )
+    .await;
     for e in &out {
         assert_eq!(e["error"], "PermissionDeniedError", "{e}");
         assert_eq!(e["status"], 403);
@@ -109,12 +114,9 @@ async fn gateway_messages_a_failing_interceptor_forwards_nothing() {
         assert!(message.contains("interceptor_failed"), "{e}");
     }
     assert!(up.seen().is_empty(), "nothing forwarded");
-    assert!(
-        records
-            .records()
-            .iter()
-            .any(|r| r.interception_point == PreModelCall && !r.proceeds())
-    );
+    for session in ["msg-down", "msg-down-stream"] {
+        assert_failed_closed(&records, session);
+    }
     stop(g, gw).await;
 }
 

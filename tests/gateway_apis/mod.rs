@@ -146,6 +146,19 @@ pub fn assert_emitted(records: &RecordLog, session: &str, expected: &[Intercepti
     assert_eq!(got, expected, "{session}");
 }
 
+/// The records of a session whose `pre_model_call` failed closed: the
+/// turn up to it, its deny the spec's `host_error:interceptor_failed`.
+pub fn assert_failed_closed(records: &RecordLog, session: &str) {
+    assert_emitted(records, session, &[AgentStartup, Input, PreModelCall]);
+    let recs = records.session(session);
+    let denied = recs.iter().find(|r| !r.proceeds()).expect("a deny");
+    assert_eq!(denied.interception_point, PreModelCall, "{session}");
+    assert_eq!(
+        denied.verdict.reason.as_deref(),
+        Some("host_error:interceptor_failed")
+    );
+}
+
 /// How many `post_model_call` records the session has.
 pub fn post_model_calls(records: &RecordLog, session: &str) -> usize {
     records

@@ -80,7 +80,12 @@ async fn gateway_responses_a_failing_interceptor_forwards_nothing() {
     let up = responses::serve(responses::conversation).await;
     let (h, records) = host(vec![down(), allow_all()]);
     let (g, gw) = gateway(h, &up, |_| {}).await;
-    let out = clients::run(Sdk::OpenAi, &gw.base_url(), &["text", "text-stream"]).await;
+    let out = clients::run(
+        Sdk::OpenAi,
+        &gw.base_url(),
+        &["text=resp-down", "text-stream=resp-down-stream"],
+    )
+    .await;
     for e in &out {
         assert_eq!(e["error"], "PermissionDeniedError", "{e}");
         assert_eq!(e["status"], 403);
@@ -88,12 +93,9 @@ async fn gateway_responses_a_failing_interceptor_forwards_nothing() {
         assert_eq!(e["body"]["code"], "host_error:interceptor_failed");
     }
     assert!(up.seen().is_empty(), "nothing forwarded");
-    assert!(
-        records
-            .records()
-            .iter()
-            .any(|r| r.interception_point == PreModelCall && !r.proceeds())
-    );
+    for session in ["resp-down", "resp-down-stream"] {
+        assert_failed_closed(&records, session);
+    }
     stop(g, gw).await;
 }
 
