@@ -112,3 +112,29 @@ async fn gateway_agents_a_failing_interceptor_raises_the_sdks_error_and_forwards
     }
     stop(g, gw).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gateway_agents_a_streamed_run_mediated_incrementally_runs_only_the_permitted_tool() {
+    let policy = spawn_local(hookwire_demo::Policy).await.unwrap();
+    let up = openai().await;
+    let (h, records) = host(vec![
+        InterceptorBinding::remote("policy", policy.endpoint()).at([PreToolCall]),
+        allow_all(),
+    ]);
+    let (g, gw) = gateway(h, &up, |c| c.incremental_output = true).await;
+    let out = clients::run(
+        Sdk::Agents,
+        &gw.base_url(),
+        &["responses-stream=agents-inc"],
+    )
+    .await;
+    let out = &out[0];
+    assert_eq!(out["executed"], json!(["ls"]), "{out}");
+    assert_eq!(out["final_output"], "done: a.txt\nb.txt", "{out}");
+    assert_eq!(items(out, "tool_call_item").len(), 1, "{out}");
+    assert_denied_call(&records, "agents-inc");
+    // The final answer's text went out in segments, each covered first.
+    assert!(post_model_calls(&records, "agents-inc") > 2);
+    stop(g, gw).await;
+    policy.shutdown().await.unwrap();
+}
