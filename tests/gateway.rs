@@ -7,8 +7,9 @@
 //! services answering with the `hookwire` response extension) or
 //! in-process ones where the test must hold a request open.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hookwire::{InterceptionPoint, InterceptionRecord};
@@ -797,4 +798,244 @@ async fn incremental_mediation_releases_segments_and_a_deny_withholds_the_rest()
     gw.shutdown().await.unwrap();
     drop(g);
     policy.shutdown().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Raw HTTP, for requests no SDK sends (content-part arrays, routes the
+// gateway does not govern).
+
+/// Sends one HTTP/1.1 request and returns the status and the JSON body.
+async fn http(addr: SocketAddr, method: &str, path: &str, body: &Value) -> (u16, Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = body.to_string();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer sk-client-own-key\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(body.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut out))
+        .await
+        .expect("the gateway answers within 30 s")
+        .unwrap();
+    let text = String::from_utf8_lossy(&out);
+    let status: u16 = text[9..12].parse().unwrap();
+    let (_, payload) = text.split_once("\r\n\r\n").unwrap();
+    // A short JSON body comes whole or in one chunk.
+    let json = payload
+        .find('{')
+        .and_then(|i| payload.rfind('}').map(|j| &payload[i..=j]))
+        .unwrap_or("null");
+    (status, serde_json::from_str(json).unwrap_or(Value::Null))
+}
+
+/// What an in-process interceptor saw: the point, then its `input`,
+/// `messages` and `extensions` members.
+type Seen = Arc<Mutex<Vec<(InterceptionPoint, Value, Value, Value)>>>;
+
+fn spying(seen: &Seen, verdict: fn(&hookwire::AgentContext) -> Verdict) -> InterceptorBinding {
+    let log = seen.clone();
+    InterceptorBinding::local(
+        "spy",
+        interceptor_fn(move |ctx: hookwire::AgentContext| {
+            let member = |k: &str| ctx.get(k).cloned().unwrap_or(Value::Null);
+            log.lock().unwrap().push((
+                ctx.point(),
+                member("input"),
+                member("messages"),
+                member("extensions"),
+            ));
+            let v = verdict(&ctx);
+            async move { Ok::<_, BoxError>(v) }
+        }),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_parts_are_governed_by_their_text_and_other_parts_pass_through_named() {
+    let seen: Seen = Arc::default();
+    let up = upstream(|_| Reply::Answer("ok".into())).await;
+    let (host, _) = host(vec![spying(&seen, |ctx| {
+        let text = ctx.get("input").and_then(|i| i["content"].as_str());
+        match text {
+            Some(t) if t.contains("alice@x") => {
+                Verdict::transform("$target.content", json!(t.replace("alice@x", "[email]")))
+            }
+            _ => Verdict::allow(),
+        }
+    })]);
+    let (_g, running) = gateway(host, &up, CredentialPool::new(), |_| {}).await;
+    let image = json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}});
+    let (status, body) = http(
+        running.addr(),
+        "POST",
+        "/v1/chat/completions",
+        &json!({"model": "test-model", "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "mail alice@x"}, image, {"type": "text", "text": " now"}]}]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["choices"][0]["message"]["content"], "ok");
+    let sent = &up.chats()[0].body["messages"][0]["content"];
+    assert_eq!(
+        sent,
+        &json!([{"type": "text", "text": "mail [email] now"}, image]),
+        "the text parts became one where the first was; the image untouched"
+    );
+    let seen = seen.lock().unwrap().clone();
+    let input = seen.iter().find(|s| s.0 == Input).unwrap();
+    assert_eq!(
+        input.1["content"], "mail alice@x now",
+        "the text parts joined"
+    );
+    assert_eq!(input.3["hookwire"]["content_parts"], json!(["image_url"]));
+    let pre = seen.iter().find(|s| s.0 == PreModelCall).unwrap();
+    assert_eq!(
+        pre.2,
+        json!([{"role": "user", "content": "mail [email] now"}]),
+        "pre_model_call sees the neutral rendering, redacted"
+    );
+    assert_eq!(
+        pre.3["hookwire"]["content_parts"],
+        json!([{"message": 0, "types": ["image_url"]}])
+    );
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn result_labels_persist_for_the_conversation_and_resurface_on_replay() {
+    let seen: Seen = Arc::default();
+    let up = upstream(|_| Reply::Answer("noted".into())).await;
+    let (host, _) = host(vec![spying(&seen, |ctx| {
+        let text = ctx.get("input").and_then(|i| i["content"].as_str());
+        if text.is_some_and(|t| t.contains("alice")) {
+            Verdict::allow().with_label("pii")
+        } else {
+            Verdict::allow()
+        }
+    })]);
+    let (_g, running) = gateway(host, &up, CredentialPool::new(), |_| {}).await;
+    let first = json!([{"role": "user", "content": "I am alice"}]);
+    let (status, body) = http(
+        running.addr(),
+        "POST",
+        "/v1/chat/completions",
+        &json!({"model": "test-model", "messages": first}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = http(
+        running.addr(),
+        "POST",
+        "/v1/chat/completions",
+        &json!({"model": "test-model", "messages": [
+            {"role": "user", "content": "I am alice"},
+            {"role": "assistant", "content": "noted"},
+            {"role": "user", "content": "what next?"}]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    // Another conversation carries none of them.
+    let (status, _) = http(
+        running.addr(),
+        "POST",
+        "/v1/chat/completions",
+        &json!({"model": "test-model", "messages": [{"role": "user", "content": "hello"}]}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let seen = seen.lock().unwrap().clone();
+    let labels_at = |point| {
+        seen.iter()
+            .filter(|s| s.0 == point)
+            .map(|s| s.3["hookwire"]["source_labels"].clone())
+            .collect::<Vec<_>>()
+    };
+    let pii = json!(["pii"]);
+    assert_eq!(
+        labels_at(PreModelCall),
+        [pii.clone(), pii.clone(), Value::Null],
+        "after the labelled input, on the replay too, and never in another conversation"
+    );
+    assert_eq!(labels_at(Output), [pii.clone(), pii, Value::Null]);
+    assert!(
+        labels_at(Input).iter().all(Value::is_null),
+        "an input derives from nothing earlier"
+    );
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_model_call_transform_the_gateway_cannot_write_back_fails_closed() {
+    let seen: Seen = Arc::default();
+    let up = upstream(|_| Reply::Answer("never".into())).await;
+    let (host, records) = host(vec![spying(&seen, |ctx| {
+        if ctx.point() == PreModelCall {
+            Verdict::transform(
+                "$target",
+                json!([{"role": "user", "content": "injected"}, {"role": "user", "content": "more"}]),
+            )
+        } else {
+            Verdict::allow()
+        }
+    })]);
+    let (_g, running) = gateway(host, &up, CredentialPool::new(), |_| {}).await;
+    let (status, body) = http(
+        running.addr(),
+        "POST",
+        "/v1/chat/completions",
+        &json!({"model": "test-model", "messages": [{"role": "user", "content": "hi"}]}),
+    )
+    .await;
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(body["error"]["type"], "hookwire_host_error");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("number of messages"), "{message}");
+    assert!(up.chats().is_empty(), "nothing went upstream");
+    assert!(points(&records.records()).contains(&PreModelCall));
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routes_it_does_not_govern_answer_404_in_the_apis_shape_and_forward_nothing() {
+    let up = upstream(|_| Reply::Answer("never".into())).await;
+    let (host, _) = host(vec![allow_all()]);
+    let (_g, running) = gateway(host, &up, CredentialPool::new(), |_| {}).await;
+    let (status, body) = http(
+        running.addr(),
+        "POST",
+        "/v1/embeddings",
+        &json!({"input": "x"}),
+    )
+    .await;
+    assert_eq!(status, 404);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("POST /v1/embeddings"), "{message}");
+    assert!(message.contains("POST /v1/chat/completions"), "{message}");
+    assert_eq!(body["error"]["code"], "route_not_governed");
+    // An Anthropic route the gateway does not govern (it governs
+    // `POST /v1/messages`): the Anthropic shape.
+    let (status, body) = http(running.addr(), "POST", "/v1/messages/batches", &json!({})).await;
+    assert_eq!(status, 404);
+    assert_eq!(body["type"], "error");
+    assert_eq!(body["error"]["type"], "not_found_error");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("/v1/chat/completions")
+    );
+    let (status, body) = http(running.addr(), "GET", "/v1/chat/completions", &json!({})).await;
+    assert_eq!(status, 405);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("use POST"),
+        "{body}"
+    );
+    assert!(up.seen().is_empty(), "nothing was forwarded");
+    running.shutdown().await.unwrap();
 }

@@ -13,6 +13,10 @@
 
 pub mod declaration;
 pub mod json_text;
+pub mod messages_request;
+pub mod messages_stream;
+pub mod responses_request;
+pub mod responses_stream;
 pub mod transform;
 pub mod wire_approval;
 pub mod wire_context;
