@@ -2,244 +2,30 @@
 //! (pinned in examples/gateway/requirements.txt, installed into
 //! .cache/venv by scripts/setup.sh) talks to the gateway, which forwards
 //! to an OpenAI-compatible upstream this test serves on 127.0.0.1:0 and
-//! that records every request it receives. Interceptors are real gRPC
-//! services (the demo's policy and redactor, services answering with the
-//! `hookwire` response extension) or in-process ones where the test must
-//! hold a request open.
+//! that records every request it receives (tests/model_upstream/chat.rs).
+//! Interceptors are real gRPC services (the demo's policy and redactor,
+//! services answering with the `hookwire` response extension) or
+//! in-process ones where the test must hold a request open.
 
-use std::collections::HashMap;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use hookwire::{InterceptionPoint, InterceptionRecord};
 use hookwire_client::{BoxError, Host, InterceptorBinding, RecordLog, interceptor_fn};
 use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig, RunningGateway, Secret};
 use hookwire_server::prelude::*;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
 
 use InterceptionPoint::*;
 
 // ---------------------------------------------------------------------------
-// The upstream: an OpenAI-compatible server that records what it receives.
+// The upstream: an OpenAI-compatible server that records what it receives
+// (tests/model_upstream/chat.rs).
 
-/// One request the upstream received.
-#[derive(Debug, Clone)]
-struct Received {
-    path: String,
-    headers: HashMap<String, String>,
-    body: Value,
-}
-
-/// What the upstream answers.
-enum Reply {
-    Answer(String),
-    Calls(Vec<(&'static str, &'static str, Value)>),
-    Error(u16, Value),
-}
-
-type Script = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
-
-struct Upstream {
-    addr: SocketAddr,
-    seen: Arc<Mutex<Vec<Received>>>,
-    _stop: oneshot::Sender<()>,
-}
-
-impl Upstream {
-    fn url(&self) -> String {
-        format!("http://{}/v1", self.addr)
-    }
-
-    fn seen(&self) -> Vec<Received> {
-        self.seen.lock().unwrap().clone()
-    }
-
-    fn chats(&self) -> Vec<Received> {
-        self.seen()
-            .into_iter()
-            .filter(|r| r.path == "/v1/chat/completions")
-            .collect()
-    }
-}
-
-#[derive(Clone)]
-struct UpstreamState {
-    seen: Arc<Mutex<Vec<Received>>>,
-    script: Script,
-}
-
-fn record(state: &UpstreamState, path: &str, headers: &HeaderMap, body: Value) {
-    let headers = headers
-        .iter()
-        .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
-        .collect();
-    state.seen.lock().unwrap().push(Received {
-        path: path.into(),
-        headers,
-        body,
-    });
-}
-
-async fn upstream_chat(
-    State(state): State<UpstreamState>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    record(&state, "/v1/chat/completions", &headers, body.clone());
-    let model = body["model"].as_str().unwrap_or("?").to_owned();
-    let (content, calls) = match (state.script)(&body) {
-        Reply::Error(status, err) => {
-            return (StatusCode::from_u16(status).unwrap(), axum::Json(err)).into_response();
-        }
-        Reply::Answer(text) => (Some(text), Vec::new()),
-        Reply::Calls(calls) => (None, calls),
-    };
-    let finish = if calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    };
-    let tool_calls: Vec<Value> = calls
-        .iter()
-        .map(|(id, name, args)| {
-            json!({"id": id, "type": "function",
-                   "function": {"name": name, "arguments": args.to_string()}})
-        })
-        .collect();
-    let usage = json!({"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10});
-    if body["stream"] != json!(true) {
-        let mut message = json!({"role": "assistant", "content": content});
-        if !tool_calls.is_empty() {
-            message["tool_calls"] = Value::Array(tool_calls);
-        }
-        return axum::Json(json!({
-            "id": "chatcmpl-up", "object": "chat.completion", "created": 1_700_000_000,
-            "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": usage,
-        }))
-        .into_response();
-    }
-    // Streamed: the content in small pieces, each tool call's arguments in
-    // two, the finish reason, then [DONE].
-    let chunk = |delta: Value, finish: Value| {
-        json!({"id": "chatcmpl-up", "object": "chat.completion.chunk", "created": 1_700_000_000,
-               "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
-    let mut events = vec![chunk(
-        json!({"role": "assistant", "content": ""}),
-        Value::Null,
-    )];
-    let text = content.unwrap_or_default();
-    let chars: Vec<char> = text.chars().collect();
-    for piece in chars.chunks(4) {
-        let piece: String = piece.iter().collect();
-        events.push(chunk(json!({"content": piece}), Value::Null));
-    }
-    for (i, (id, name, args)) in calls.iter().enumerate() {
-        let args = args.to_string();
-        let (a, b) = args.split_at(args.len() / 2);
-        events.push(chunk(
-            json!({"tool_calls": [{"index": i, "id": id, "type": "function",
-                                   "function": {"name": name, "arguments": a}}]}),
-            Value::Null,
-        ));
-        events.push(chunk(
-            json!({"tool_calls": [{"index": i, "function": {"arguments": b}}]}),
-            Value::Null,
-        ));
-    }
-    events.push(chunk(json!({}), json!(finish)));
-    let mut frames: Vec<Bytes> = events
-        .iter()
-        .map(|e| Bytes::from(format!("data: {e}\n\n")))
-        .collect();
-    frames.push(Bytes::from_static(b"data: [DONE]\n\n"));
-    let stream = futures::stream::iter(frames).then(|f| async move {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-        Ok::<_, Infallible>(f)
-    });
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .body(Body::from_stream(stream))
-        .unwrap()
-}
-
-async fn upstream_models(State(state): State<UpstreamState>, headers: HeaderMap) -> Response {
-    record(&state, "/v1/models", &headers, Value::Null);
-    axum::Json(json!({"object": "list", "data": [
-        {"id": "test-model", "object": "model", "created": 1, "owned_by": "test"},
-        {"id": "small-model", "object": "model", "created": 1, "owned_by": "test"},
-    ]}))
-    .into_response()
-}
-
-use futures::StreamExt;
-
-async fn upstream(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Upstream {
-    let seen: Arc<Mutex<Vec<Received>>> = Arc::default();
-    let state = UpstreamState {
-        seen: seen.clone(),
-        script: Arc::new(script),
-    };
-    let app = Router::new()
-        .route("/v1/chat/completions", post(upstream_chat))
-        .route("/v1/models", get(upstream_models))
-        .with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-    });
-    Upstream {
-        addr,
-        seen,
-        _stop: stop,
-    }
-}
-
-/// The conversation the tests script: tool results are answered, the
-/// "List the files" request asks for two shell commands, the rest is
-/// greeted.
-fn conversation(body: &Value) -> Reply {
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    let last = messages.last().cloned().unwrap_or(Value::Null);
-    if last["role"] == "tool" {
-        let results: Vec<String> = messages
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .map(|m| m["content"].as_str().unwrap_or("").to_owned())
-            .collect();
-        return Reply::Answer(format!("done: {}", results.join(" | ")));
-    }
-    if last["content"]
-        .as_str()
-        .is_some_and(|c| c.contains("List the files"))
-    {
-        return Reply::Calls(vec![
-            ("call_1", "bash", json!({"cmd": "ls"})),
-            ("call_2", "bash", json!({"cmd": "rm -rf /"})),
-        ]);
-    }
-    Reply::Answer("Hello from upstream".into())
-}
+use crate::model_upstream::chat::{conversation, serve as upstream};
+use crate::model_upstream::{Reply, Upstream};
 
 // ---------------------------------------------------------------------------
 // The client: the official SDK in a child process.
@@ -1235,13 +1021,9 @@ async fn routes_it_does_not_govern_answer_404_in_the_apis_shape_and_forward_noth
         assert!(message.contains(governed), "{message}");
     }
     assert_eq!(body["error"]["code"], "route_not_governed");
-    let (status, body) = http(
-        running.addr(),
-        "POST",
-        "/v1/messages/batches",
-        &json!({}),
-    )
-    .await;
+    // An Anthropic route the gateway does not govern (it governs
+    // `POST /v1/messages`): the Anthropic shape.
+    let (status, body) = http(running.addr(), "POST", "/v1/messages/batches", &json!({})).await;
     assert_eq!(status, 404);
     assert_eq!(body["type"], "error");
     assert_eq!(body["error"]["type"], "not_found_error");
