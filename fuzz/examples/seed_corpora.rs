@@ -22,7 +22,10 @@ use hookwire::canonical::sha256_identity;
 use hookwire::wire::context_to_request;
 use hookwire::{AgentContext, InterceptionPoint, InterceptorResponse, Verdict, json, pb};
 use hookwire_fuzz::wire_context::{POINTS, encode_request};
-use hookwire_fuzz::{messages_request, messages_stream, transform, wire_approval, wire_verdict};
+use hookwire_fuzz::{
+    chat_request, chat_stream, messages_request, messages_stream, transform, wire_approval,
+    wire_verdict,
+};
 use serde_json::{Map, Value, json};
 
 /// Inputs per target, keyed by target name.
@@ -80,6 +83,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     for input in messages_stream::seeds() {
         seeds.add("messages_stream", input);
+    }
+    for input in chat_request::seeds() {
+        seeds.add("chat_request", input);
+    }
+    for input in chat_stream::seeds() {
+        seeds.add("chat_stream", input);
     }
     seeds.write(&fuzz_dir.join("seeds"))?;
     Ok(())

@@ -11,6 +11,8 @@
 //! fail-closed guarantees. A refusal of a malformed input is the expected
 //! outcome, not a finding.
 
+pub mod chat_request;
+pub mod chat_stream;
 pub mod declaration;
 pub mod json_text;
 pub mod messages_request;

@@ -4,9 +4,11 @@
 //! adapters' private types must satisfy), and the fuzz crate's targets
 //! call them.
 
+mod chat;
 mod messages;
 mod responses;
 
+pub use chat::{chat_request, chat_stream};
 pub use messages::{messages_request, messages_stream};
 pub use responses::{responses_request, responses_stream};
 

@@ -36,6 +36,12 @@ impl ChatResponse {
         Ok(Self { body })
     }
 
+    /// The answer as it is.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn to_value(&self) -> &Value {
+        &self.body
+    }
+
     fn choice(&self) -> &Value {
         &self.body["choices"][0]
     }

@@ -90,9 +90,16 @@ impl ChatAssembler {
         Ok(text)
     }
 
-    /// The assembled message, in the whole answer's shape.
+    /// The assembled message, in the whole answer's shape: a message of
+    /// tool calls alone has `content: null`, as a whole answer (and
+    /// [`ChatResponse`]'s settle) gives it.
     fn message(&self) -> Value {
-        let mut m = json!({"role": "assistant", "content": self.content});
+        let content = if self.content.is_empty() && !self.tool_calls.is_empty() {
+            Value::Null
+        } else {
+            Value::from(self.content.as_str())
+        };
+        let mut m = json!({"role": "assistant", "content": content});
         if !self.tool_calls.is_empty() {
             m["tool_calls"] = self
                 .tool_calls

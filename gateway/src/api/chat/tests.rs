@@ -273,3 +273,29 @@ fn the_events_written_back_reassemble_to_the_settled_answer() {
     let err = String::from_utf8(ChatWriter::error(&Error::Upstream("x".into())).to_vec()).unwrap();
     assert!(err.starts_with("data: {\"error\""), "{err}");
 }
+
+#[test]
+fn a_streamed_tool_call_answer_settles_like_a_whole_one() {
+    let stream = b"data: {\"id\":\"c2\",\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"index\":0,\"id\":\"t\",\"function\":{\"name\":\"ls\",\"arguments\":\"{}\"}}]}}]}\n\ndata: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+    let (seen, text) = assemble(stream, 9);
+    assert_eq!(text, "");
+    let r = seen.finish().unwrap();
+    assert_eq!(
+        r.to_value()["choices"][0]["message"]["content"],
+        Value::Null
+    );
+    let n = r.answer().unwrap();
+    assert_eq!(n.content, Value::Null, "no text, as in a whole answer");
+    let settled = Settled {
+        text: String::new(),
+        tool_calls: n.tool_calls,
+        finish: Finish::ToolCalls,
+    };
+    let bytes: Vec<u8> = ChatWriter::replay(&seen, &settled).concat();
+    let (again, _) = assemble(&bytes, 5);
+    assert_eq!(
+        again.finish().unwrap().to_value(),
+        &r.settle(&settled),
+        "the chunks written back are the settled answer"
+    );
+}
