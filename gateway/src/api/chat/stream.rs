@@ -137,6 +137,17 @@ impl EventAssembler for ChatAssembler {
             .finish_reason
             .clone()
             .ok_or("the stream ended before its finish reason")?;
+        if let Some(i) = self
+            .tool_calls
+            .iter()
+            .position(|(id, name, _)| id.is_empty() || name.is_empty())
+        {
+            // A gap in the indexes, or a call never named: nothing the
+            // chain could judge by its name.
+            return Err(format!(
+                "the stream left tool call {i} without an id or a name"
+            ));
+        }
         let mut body = Map::new();
         body.insert(
             "id".into(),

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::api::{ApiResponse, EventAssembler, EventWriter, Finish, Settled};
-use crate::sse::SseParser;
+use crate::sse::{SseEvent, SseParser};
 
 fn decode(v: Value) -> Result<ChatRequest, Error> {
     Chat::decode_request(v.to_string().as_bytes())
@@ -298,4 +298,21 @@ fn a_streamed_tool_call_answer_settles_like_a_whole_one() {
         &r.settle(&settled),
         "the chunks written back are the settled answer"
     );
+}
+
+#[test]
+fn a_stream_that_skips_a_tool_call_index_is_refused() {
+    let mut a = ChatAssembler::default();
+    for chunk in [
+        json!({"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "id": "t1", "function": {"name": "ls", "arguments": "{}"}}]}}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ] {
+        let event = SseEvent {
+            name: None,
+            data: chunk.to_string(),
+        };
+        a.add(&event).unwrap();
+    }
+    let refused = a.finish().unwrap_err();
+    assert!(refused.contains("tool call 0"), "{refused}");
 }
