@@ -10,7 +10,8 @@ CARGO_FUZZ_VERSION="0.13.1"
 # (the fuzzed code forbids `unsafe`), with debug assertions and overflow
 # checks on so that arithmetic bugs panic.
 BUILD_FLAGS=(--sanitizer none --debug-assertions)
-ALL_TARGETS=(json_text wire_context wire_verdict wire_approval transform declaration)
+ALL_TARGETS=(json_text wire_context wire_verdict wire_approval transform declaration
+  messages_request messages_stream responses_request responses_stream chat_request chat_stream)
 
 usage() {
   cat <<EOF
@@ -23,7 +24,8 @@ if it is missing. Exits non-zero if any target finds a failure; the failing
 input is in fuzz/artifacts/TARGET/ and the command to reproduce it is printed.
 
 Targets: json_text wire_context wire_verdict wire_approval transform declaration
-(default: all).
+messages_request messages_stream responses_request responses_stream
+chat_request chat_stream (default: all).
 
 Options:
   --seconds N  how long each target runs (libFuzzer -max_total_time)

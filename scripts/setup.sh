@@ -5,7 +5,8 @@
 # - the Python interceptor example: a venv in .cache/venv with the exact
 #   grpcio / grpcio-tools of examples/python/requirements.txt, and the stubs
 #   generated from proto/ into .cache/python/; the official `openai` SDK of
-#   examples/gateway/requirements.txt for the gateway's tests and example;
+#   examples/gateway/requirements.txt and the `openai-agents` and `anthropic`
+#   SDKs of tests/gateway-requirements.txt for the gateway's tests;
 # - the Node interceptor example: `npm ci` in examples/node (package-lock.json).
 # - the approval web test: Debian's chromium (installed when root) and
 #   `npm ci` of playwright-core in tests/web.
@@ -44,15 +45,20 @@ if [ ! -f "${REQS_STAMP}" ] || [ "$(cat "${REQS_STAMP}")" != "$(sha_of "${REQS}"
   sha_of "${REQS}" >"${REQS_STAMP}"
   echo "setup: installed ${REQS} into ${VENV}"
 fi
-# The official OpenAI SDK (exact version) for the gateway's tests and example.
+# The official SDKs (exact versions) for the gateway's tests and example:
+# openai (examples/gateway/requirements.txt), openai-agents and anthropic
+# (tests/gateway-requirements.txt), resolved together and stamped with both
+# files' SHA-256.
 GW_REQS="examples/gateway/requirements.txt"
+SDK_REQS="tests/gateway-requirements.txt"
 GW_STAMP="${VENV}/.hookwire-gateway-requirements-sha256"
-if [ ! -f "${GW_STAMP}" ] || [ "$(cat "${GW_STAMP}")" != "$(sha_of "${GW_REQS}")" ] ||
-  ! "${VENV}/bin/python" -c 'import openai' >/dev/null 2>&1; then
-  "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check -r "${GW_REQS}" ||
-    die "pip install -r ${GW_REQS} failed (is PyPI reachable?)"
-  sha_of "${GW_REQS}" >"${GW_STAMP}"
-  echo "setup: installed ${GW_REQS} into ${VENV}"
+GW_SHA="$(cat "${GW_REQS}" "${SDK_REQS}" | sha256sum | cut -d' ' -f1)"
+if [ ! -f "${GW_STAMP}" ] || [ "$(cat "${GW_STAMP}")" != "${GW_SHA}" ] ||
+  ! "${VENV}/bin/python" -c 'import openai, agents, anthropic' >/dev/null 2>&1; then
+  "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check -r "${GW_REQS}" -r "${SDK_REQS}" ||
+    die "pip install -r ${GW_REQS} -r ${SDK_REQS} failed (is PyPI reachable?)"
+  echo "${GW_SHA}" >"${GW_STAMP}"
+  echo "setup: installed ${GW_REQS} and ${SDK_REQS} into ${VENV}"
 fi
 # Stamped with the proto's SHA-256: regenerated only when proto/ changes.
 "${VENV}/bin/python" examples/python/hookwire_py.py generate-stubs

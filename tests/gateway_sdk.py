@@ -1,4 +1,4 @@
-"""The official OpenAI Python SDK against `hookwire gateway`, for tests/gateway.rs.
+"""The official OpenAI Python SDK against `hookwire gateway`, for tests/gateway/.
 
 Usage: gateway_sdk.py CASE BASE_URL [ARG]
 

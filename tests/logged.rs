@@ -6,3 +6,4 @@ mod approval_common;
 mod approval_security;
 mod declaration_log;
 mod gateway;
+mod model_upstream;

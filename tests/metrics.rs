@@ -3,7 +3,9 @@
 //! serving `/metrics` over HTTP, every exposition checked by
 //! `promtool check metrics` (Debian's prometheus package, installed by
 //! `scripts/setup.sh`) and its counted values asserted after a known
-//! session; the shipped alert rules checked by `promtool check rules`.
+//! session; the shipped alert rules checked by `promtool check rules` and
+//! their unit tests (gateway and host series) run by `promtool test rules`.
+//! The gateway's series are in `gateway_metrics.rs`.
 
 use std::net::SocketAddr;
 use std::process::Command;
@@ -32,7 +34,7 @@ use tokio::net::TcpListener;
 use InterceptionPoint::*;
 
 /// Serves `registry` at `/metrics` on 127.0.0.1:0 until the test ends.
-async fn expose(registry: SharedRegistry) -> SocketAddr {
+pub(crate) async fn expose(registry: SharedRegistry) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(serve_metrics(listener, registry, std::future::pending()));
@@ -472,5 +474,22 @@ fn promtool_accepts_the_shipped_alert_rules() {
         String::from_utf8_lossy(&out.stderr)
     );
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("SUCCESS: 8 rules found"), "{said}");
+    assert!(said.contains("SUCCESS: 11 rules found"), "{said}");
+}
+
+#[test]
+fn the_shipped_alert_rules_fire_on_gateway_and_host_series_as_their_unit_tests_say() {
+    let dir = workspace_root().join("docs/prometheus");
+    let out = Command::new(promtool())
+        .args(["test", "rules", "hookwire.rules.test.yml"])
+        .current_dir(&dir)
+        .output()
+        .expect("run promtool");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "promtool test rules:\n{said}");
+    assert!(said.contains("SUCCESS"), "{said}");
 }

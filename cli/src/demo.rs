@@ -7,11 +7,11 @@ use std::path::Path;
 use std::sync::{Arc, PoisonError};
 
 use hookwire_client::declaration::Declaration;
-use hookwire_client::{Host, InterceptorBinding, RecordLog, RecordSink};
+use hookwire_client::{Host, HostMetrics, InterceptorBinding, RecordLog, RecordSink};
 use hookwire_demo::{Policy, Redactor, run_and_report, run_stream_and_report, secret_guard};
 use hookwire_server::metrics::ServerMetrics;
 use hookwire_server::metrics::SharedRegistry;
-use hookwire_server::{Interceptor, Server, spawn_local};
+use hookwire_server::{Interceptor, Server};
 use hookwire_telemetry::OtlpRecordSink;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -37,27 +37,59 @@ impl RecordSink for DemoRecords {
     }
 }
 
+/// What `hookwire demo` was asked to run.
+pub(crate) struct DemoOptions<'a> {
+    /// The declaration governing the session, else the built-in services.
+    pub(crate) declaration: Option<&'a Path>,
+    /// Start the demo services on their fixed ports first.
+    pub(crate) serve: bool,
+    /// Run the streaming variant.
+    pub(crate) stream: bool,
+    /// Serve the host's (and the started services') metrics here, until
+    /// Ctrl-C after the session.
+    pub(crate) metrics_addr: Option<SocketAddr>,
+}
+
 /// Runs the demo session and prints its records; with `stream`, the
-/// streaming variant, its released segments as they come.
+/// streaming variant, its released segments as they come; with
+/// `metrics_addr`, serves the metrics of the host and of the services it
+/// started (one registry) until Ctrl-C once the session ended.
 pub(crate) async fn run(
-    declaration: Option<&Path>,
-    serve: bool,
-    stream: bool,
+    options: DemoOptions<'_>,
     args: &RegistryArgs,
     otlp: Option<OtlpRecordSink>,
     signed: &crate::audit::RecordsArgs,
 ) -> Result<(), CliError> {
+    let DemoOptions {
+        declaration,
+        serve,
+        stream,
+        metrics_addr,
+    } = options;
     let records = RecordLog::new();
     let sink = DemoRecords {
         log: records.clone(),
         otlp,
     };
     let signed = signed.open()?;
+    let registry: SharedRegistry = Arc::default();
+    let (host_metrics, service_metrics) = match metrics_addr {
+        Some(_) => {
+            let mut r = registry.lock().unwrap_or_else(PoisonError::into_inner);
+            (
+                Some(HostMetrics::register(&mut r)),
+                Some(ServerMetrics::register(&mut r)),
+            )
+        }
+        None => (None, None),
+    };
+    let metrics_listener = metrics_endpoint::bind(metrics_addr).await?;
+    let endpoint = MetricsEndpoint::serve(metrics_listener, registry, "metrics  serving on ")?;
     let mut stops = Vec::new();
     let host = match declaration {
         None => {
-            let policy = spawn_local(Policy).await?;
-            let redactor = spawn_local(Redactor).await?;
+            let policy = spawn_counted(Policy, service_metrics.clone()).await?;
+            let redactor = spawn_counted(Redactor, service_metrics.clone()).await?;
             println!("policy   serving on {}", policy.endpoint());
             println!("redactor serving on {}\n", redactor.endpoint());
             let mut builder = Host::builder("demo-agent", "hookwire")
@@ -66,6 +98,9 @@ pub(crate) async fn run(
                 .bind(InterceptorBinding::remote("redactor", redactor.endpoint()));
             if stream {
                 builder = builder.bind(secret_guard());
+            }
+            if let Some(m) = host_metrics.clone() {
+                builder = builder.metrics(m);
             }
             let host = builder
                 .record_sink(sink.clone())
@@ -79,18 +114,24 @@ pub(crate) async fn run(
             if serve {
                 let policy = parse(DEMO_POLICY_ADDR);
                 let redactor = parse(DEMO_REDACTOR_ADDR);
-                stops.push(serve_at(policy, Policy, None).await?.0);
-                stops.push(serve_at(redactor, Redactor, None).await?.0);
+                stops.push(serve_at(policy, Policy, service_metrics.clone()).await?.0);
+                stops.push(
+                    serve_at(redactor, Redactor, service_metrics.clone())
+                        .await?
+                        .0,
+                );
                 println!("policy   serving on http://{policy}");
                 println!("redactor serving on http://{redactor}");
             }
-            let registry = args.registry()?;
             let declaration = Declaration::from_path(path)?;
-            let host = Host::declared("demo-agent", "hookwire")
+            let mut builder = Host::declared("demo-agent", "hookwire")
                 .agent_name("hookwire demo", env!("CARGO_PKG_VERSION"))
                 .record_sink(sink.clone())
-                .record_sink(signed.clone())
-                .load(&declaration, &registry)?;
+                .record_sink(signed.clone());
+            if let Some(m) = host_metrics.clone() {
+                builder = builder.metrics(m);
+            }
+            let host = builder.load(&declaration, &args.registry()?)?;
             println!(
                 "governed by {} ({})\n",
                 path.display(),
@@ -108,12 +149,30 @@ pub(crate) async fn run(
         run_and_report(&host, &records).await.map(drop)
     };
     let signed_finished = signed.finish();
+    if endpoint.is_serving() {
+        println!("(metrics kept serving; Ctrl-C to stop)");
+        let _ = tokio::signal::ctrl_c().await;
+    }
     for running in stops {
         running.stop().await?;
     }
+    endpoint.stop().await?;
     session?;
     signed_finished?;
     Ok(())
+}
+
+/// Starts `service` on a free loopback port, counted in `metrics` when
+/// given.
+async fn spawn_counted<S: Interceptor>(
+    service: S,
+    metrics: Option<ServerMetrics>,
+) -> Result<hookwire_server::RunningServer, CliError> {
+    let mut server = Server::builder();
+    if let Some(m) = metrics {
+        server = server.metrics(m);
+    }
+    Ok(server.service(service).spawn_local().await?)
 }
 
 /// Serves both demo services until Ctrl-C, and their metrics at

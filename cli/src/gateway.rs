@@ -2,26 +2,39 @@
 //! chain (`hookwire-gateway`). Agents in any language point their OpenAI
 //! SDK's `base_url` at it; it forwards to `--upstream` with keys from the
 //! pool (`--key-env`, `--key-file`; never printed) and emits the eight
-//! points through the host the declaration builds. See `docs/gateway.md`.
+//! points through the host the declaration builds. With `--metrics-addr`,
+//! the host's and the gateway's series at `/metrics`; with
+//! `RUST_LOG=hookwire_gateway=info`, an access line per request on stderr.
+//! See `docs/gateway.md`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use hookwire::InterceptionRecord;
 use hookwire_client::declaration::Declaration;
-use hookwire_client::{Host, RecordSink};
-use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig};
+use hookwire_client::{Host, HostMetrics, RecordSink};
+use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig, GatewayMetrics};
+use hookwire_server::metrics::SharedRegistry;
 
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
+use crate::metrics_endpoint::{self, MetricsEndpoint};
 
 /// Where the gateway listens unless told otherwise.
 pub(crate) const GATEWAY_ADDR: &str = "127.0.0.1:8080";
 
 /// The options of `hookwire gateway`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example: one access line per request on stderr, the records on stdout, \
+metrics at http://127.0.0.1:9464/metrics:\n  \
+RUST_LOG=hookwire_gateway=info hookwire gateway --upstream https://api.openai.com/v1 \\\n    \
+--declaration examples/declarations/demo.json --key-env OPENAI_API_KEY \\\n    \
+--print-records --metrics-addr 127.0.0.1:9464"
+)]
 pub(crate) struct GatewayArgs {
     /// The address to listen on (port 0: any free port, printed).
     #[arg(long, default_value = GATEWAY_ADDR, value_name = "ADDR")]
@@ -29,16 +42,17 @@ pub(crate) struct GatewayArgs {
     /// The upstream's base URL, e.g. `https://api.openai.com/v1`.
     #[arg(long, value_name = "URL")]
     upstream: String,
-    /// The host declaration whose chain governs every conversation.
+    /// The host declaration whose chain governs every conversation, e.g.
+    /// `examples/declarations/demo.json`.
     #[arg(long, value_name = "FILE")]
     declaration: PathBuf,
     /// Adds the upstream key held by this environment variable to the
-    /// pool (repeatable). Without any key, the client's own
-    /// `Authorization` is forwarded.
+    /// pool (repeatable), e.g. `OPENAI_API_KEY`. Without any key, the
+    /// client's own `Authorization` is forwarded.
     #[arg(long = "key-env", value_name = "VAR")]
     key_env: Vec<String>,
     /// Adds every line of FILE as an upstream key (repeatable; `#` lines
-    /// and blank lines skipped).
+    /// and blank lines skipped), e.g. `/run/secrets/upstream-keys`.
     #[arg(long = "key-file", value_name = "FILE")]
     key_file: Vec<PathBuf>,
     /// A conversation idle this long is shut down (`agent_shutdown`).
@@ -58,9 +72,17 @@ pub(crate) struct GatewayArgs {
     /// buffering them whole.
     #[arg(long)]
     incremental_output: bool,
-    /// Print every interception record as a JSON line on stdout.
+    /// Print every interception record as a JSON line on stdout (log
+    /// lines go to stderr).
     #[arg(long)]
     print_records: bool,
+    /// Serve Prometheus metrics at `GET /metrics` on this address, e.g.
+    /// `127.0.0.1:9464` (port 0: any free port, printed): the host's
+    /// `hookwire_host_*` series and the gateway's `hookwire_gateway_*`
+    /// (requests by API, route and status class, latency, upstream status
+    /// classes).
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
     #[command(flatten)]
     registry: RegistryArgs,
     #[command(flatten)]
@@ -86,6 +108,18 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     if args.print_records {
         builder = builder.record_sink(PrintRecords);
     }
+    let metrics_registry: SharedRegistry = Arc::default();
+    let gateway_metrics = match args.metrics_addr {
+        Some(_) => {
+            let mut r = metrics_registry
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            builder = builder.metrics(HostMetrics::register(&mut r));
+            Some(GatewayMetrics::register(&mut r))
+        }
+        None => None,
+    };
+    let metrics_listener = metrics_endpoint::bind(args.metrics_addr).await?;
     let host = builder.load(&declaration, &registry)?;
     let mut pool = CredentialPool::new();
     for var in &args.key_env {
@@ -99,6 +133,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     config.max_depth = args.max_depth;
     config.max_body_bytes = args.max_body_bytes;
     config.incremental_output = args.incremental_output;
+    config.metrics = gateway_metrics;
     let labels = pool.labels();
     let gateway = Gateway::new(host, config, pool)?;
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -124,10 +159,18 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
         },
         args.declaration.display()
     );
-    gateway
+    let metrics = MetricsEndpoint::serve(
+        metrics_listener,
+        metrics_registry,
+        "hookwire gateway metrics: ",
+    )?;
+    let served = gateway
         .serve(listener, async {
             let _ = tokio::signal::ctrl_c().await;
         })
-        .await?;
+        .await;
+    let stopped = metrics.stop().await;
+    served?;
+    stopped?;
     signed.finish()
 }

@@ -9,7 +9,8 @@
 //! - `hookwire demo [--declaration <file>] [--serve]` runs the demo agent
 //!   session (the library's [`hookwire_demo`]), governed by the
 //!   declared chain when a declaration is given; `hookwire demo --stream`
-//!   streams the model's answer, released segment by segment.
+//!   streams the model's answer, released segment by segment;
+//!   `--metrics-addr ADDR` serves the host's metrics until Ctrl-C.
 //! - `hookwire serve-demo` serves the demo's two interceptor services on
 //!   fixed loopback ports, for `check` and `demo --declaration` to talk to;
 //!   with `--metrics-addr ADDR`, their Prometheus metrics at `/metrics`.
@@ -22,6 +23,10 @@
 //!
 //! `demo` and `serve-demo` take `--otlp-endpoint URL`: spans (and the demo
 //! host's interception records, as logs) are exported over OTLP/gRPC.
+//! Every subcommand logs to stderr, filtered by `RUST_LOG` (default `warn`).
+//! `--metrics-addr ADDR` serves Prometheus metrics at `/metrics` wherever a
+//! host or a service runs: `gateway`, `demo` (host series), `policy serve`,
+//! `serve-demo`, `approvals serve` (service series).
 
 mod approvals;
 mod args;
@@ -87,6 +92,13 @@ enum Command {
         /// in-process check that denies an answer leaking an access key.
         #[arg(long, conflicts_with = "declaration")]
         stream: bool,
+        /// Serve the demo host's Prometheus metrics (`hookwire_host_*`, and
+        /// the `hookwire_interceptor_*` series of the services it starts)
+        /// at `GET /metrics` on this address, e.g. `127.0.0.1:9464` (port
+        /// 0: any free port, printed), and keep serving them after the
+        /// session until Ctrl-C.
+        #[arg(long, value_name = "ADDR")]
+        metrics_addr: Option<SocketAddr>,
         #[command(flatten)]
         registry: RegistryArgs,
         #[command(flatten)]
@@ -157,7 +169,11 @@ fn main() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(async {
-        let telemetry = match cli.command.otlp_export().map(|e| e.install()).transpose() {
+        let export = cli.command.otlp_export();
+        if export.is_none() {
+            install_logs();
+        }
+        let telemetry = match export.map(|e| e.install()).transpose() {
             Ok(t) => t,
             Err(e) => return Err(CliError::from(e)),
         };
@@ -171,20 +187,19 @@ fn main() -> ExitCode {
                 declaration,
                 serve,
                 stream,
+                metrics_addr,
                 registry,
                 records,
                 ..
             } => {
                 let sink = telemetry.as_ref().map(|t| t.record_sink());
-                demo::run(
-                    declaration.as_deref(),
+                let options = demo::DemoOptions {
+                    declaration: declaration.as_deref(),
                     serve,
                     stream,
-                    &registry,
-                    sink,
-                    &records,
-                )
-                .await
+                    metrics_addr,
+                };
+                demo::run(options, &registry, sink, &records).await
             }
             Command::ServeDemo {
                 policy,
@@ -210,6 +225,39 @@ fn main() -> ExitCode {
             report(&e);
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The log filter when `RUST_LOG` is not set (as with `--otlp-endpoint`).
+const DEFAULT_LOG_FILTER: &str = "warn";
+
+/// Installs the process's `tracing` subscriber for a command that exports
+/// nothing over OTLP (with `--otlp-endpoint`, the export installs one that
+/// logs the same way): log lines on stderr, so that what a command prints
+/// on stdout (`--print-records`, addresses, tables) stays parseable,
+/// filtered by `RUST_LOG` (e.g. `RUST_LOG=hookwire_gateway=info` for the
+/// gateway's access and applied lines), else `warn`. ANSI colours only on a
+/// terminal.
+fn install_logs() {
+    use std::io::IsTerminal;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(directives) => tracing_subscriber::EnvFilter::try_new(&directives).unwrap_or_else(|e| {
+            eprintln!("hookwire: RUST_LOG={directives:?} is not a filter ({e}); logging at {DEFAULT_LOG_FILTER}");
+            tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER)
+        }),
+        Err(_) => tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER),
+    };
+    let logs = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
+    if let Err(e) = tracing_subscriber::registry()
+        .with(logs)
+        .with(filter)
+        .try_init()
+    {
+        eprintln!("hookwire: no log output: {e}");
     }
 }
 

@@ -1,7 +1,9 @@
-//! The `GET /metrics` endpoint a serving command (`serve-demo`,
-//! `approvals serve`) runs beside its services with `--metrics-addr`:
-//! bound before the services start, so that a busy port fails the start,
-//! printed once bound, and stopped after the services.
+//! The `GET /metrics` endpoint a command runs beside its host or services
+//! with `--metrics-addr` (`gateway`, `demo`, `policy serve`, `serve-demo`,
+//! `approvals serve`): one registry holds every series of the process (a
+//! host's and a service's together where both run), bound before the
+//! services start, so that a busy port fails the start, printed once
+//! bound, and stopped after the services.
 
 use std::net::SocketAddr;
 
@@ -53,6 +55,11 @@ impl MetricsEndpoint {
         Ok(Self {
             running: Some((stop, task)),
         })
+    }
+
+    /// Whether an endpoint is running (`--metrics-addr` was given).
+    pub(crate) fn is_serving(&self) -> bool {
+        self.running.is_some()
     }
 
     /// Stops the endpoint and reports how it ended.

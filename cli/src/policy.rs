@@ -3,7 +3,8 @@
 //!
 //! - `serve DIR --addr ADDR` serves the policies of DIR and reloads them
 //!   when a file changes (a set that fails to load is reported and the
-//!   previous one keeps serving);
+//!   previous one keeps serving), with `--metrics-addr ADDR` the service's
+//!   metrics at `/metrics`;
 //! - `test DIR` runs the Rego unit tests (`test_*` rules), one line each,
 //!   and fails when one does not pass;
 //! - `eval DIR --point POINT --context FILE` prints the verdict for one
@@ -11,14 +12,18 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use hookwire::{AgentContext, InterceptionPoint};
 use hookwire_policy::{Policies, PolicyOptions, PolicyService, PolicySet, ReloadEvent, TestStatus};
 use hookwire_server::Server;
+use hookwire_server::metrics::{ServerMetrics, SharedRegistry};
 use serde_json::Value;
+use tokio::net::TcpListener;
 
 use crate::error::CliError;
+use crate::metrics_endpoint::{self, MetricsEndpoint};
 
 /// Where `policy serve` listens unless told otherwise (what
 /// `examples/declarations/policy.json` points at).
@@ -33,12 +38,17 @@ pub(crate) enum PolicyCommand {
         /// The policy directory: `*.rego` modules and `data.json` /
         /// `data.yaml` documents.
         dir: PathBuf,
-        /// The address to listen on.
+        /// The address to listen on (port 0: any free port, printed).
         #[arg(long, default_value = POLICY_ADDR, value_name = "ADDR")]
         addr: SocketAddr,
         /// Do not watch DIR for changes.
         #[arg(long)]
         no_watch: bool,
+        /// Serve the service's Prometheus metrics (`hookwire_interceptor_*`)
+        /// at `GET /metrics` on this address, e.g. `127.0.0.1:9463` (port 0:
+        /// any free port, printed).
+        #[arg(long, value_name = "ADDR")]
+        metrics_addr: Option<SocketAddr>,
         #[command(flatten)]
         bounds: Bounds,
     },
@@ -101,8 +111,9 @@ pub(crate) async fn run(command: PolicyCommand) -> Result<(), CliError> {
             dir,
             addr,
             no_watch,
+            metrics_addr,
             bounds,
-        } => serve(dir, addr, no_watch, bounds.options()).await,
+        } => serve(dir, addr, no_watch, metrics_addr, bounds.options()).await,
         PolicyCommand::Test { dir, bounds } => test(&dir, bounds.options()),
         PolicyCommand::Eval {
             dir,
@@ -114,10 +125,13 @@ pub(crate) async fn run(command: PolicyCommand) -> Result<(), CliError> {
     }
 }
 
+/// Serves the policies of `dir` until Ctrl-C, and the service's metrics
+/// at `metrics_addr` when given.
 async fn serve(
     dir: PathBuf,
     addr: SocketAddr,
     no_watch: bool,
+    metrics_addr: Option<SocketAddr>,
     options: PolicyOptions,
 ) -> Result<(), CliError> {
     let policies = Policies::load(dir, options)?;
@@ -148,17 +162,34 @@ async fn serve(
             ctx.sequence()
         );
     });
+    let registry: SharedRegistry = Arc::default();
+    let mut server = Server::builder();
+    if metrics_addr.is_some() {
+        server = server.metrics(ServerMetrics::register(
+            &mut registry.lock().unwrap_or_else(PoisonError::into_inner),
+        ));
+    }
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| hookwire_server::Error::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(hookwire_server::Error::LocalAddr)?;
+    let metrics_listener = metrics_endpoint::bind(metrics_addr).await?;
+    let metrics = MetricsEndpoint::serve(metrics_listener, registry, "policy metrics: ")?;
     println!(
-        "policy serving {} on http://{addr} (Ctrl-C to stop)",
+        "policy serving {} on http://{bound} (Ctrl-C to stop)",
         set.dir().display()
     );
-    Server::builder()
+    let served = server
         .service(service)
-        .serve_with_shutdown(addr, async {
+        .serve_with_listener(listener, async {
             let _ = tokio::signal::ctrl_c().await;
         })
-        .await?;
-    Ok(())
+        .await;
+    let stopped = metrics.stop().await;
+    served?;
+    stopped
 }
 
 fn test(dir: &Path, options: PolicyOptions) -> Result<(), CliError> {

@@ -9,4 +9,5 @@ mod check_any_service;
 mod demo;
 mod gateway;
 mod metrics;
+mod operable;
 mod policy;

@@ -17,12 +17,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 /// The pooled upstream key: it must reach the upstream and nothing else.
-const UPSTREAM_KEY: &str = "sk-pooled-upstream-key-7f3a9c";
+pub(crate) const UPSTREAM_KEY: &str = "sk-pooled-upstream-key-7f3a9c";
 /// What the client itself sends; the gateway must not forward it.
-const CLIENT_KEY: &str = "sk-client-key-not-forwarded";
+pub(crate) const CLIENT_KEY: &str = "sk-client-key-not-forwarded";
 
 /// A spawned command, killed on drop.
-struct Running(Child);
+pub(crate) struct Running(pub(crate) Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -33,9 +33,9 @@ impl Drop for Running {
 
 /// One request the upstream received: its `Authorization` and its body.
 #[derive(Debug, Clone)]
-struct Seen {
-    authorization: Option<String>,
-    body: Value,
+pub(crate) struct Seen {
+    pub(crate) authorization: Option<String>,
+    pub(crate) body: Value,
 }
 
 /// Reads one HTTP/1.1 request (head and a `Content-Length` body).
@@ -64,7 +64,7 @@ fn read_request(stream: &mut TcpStream) -> (String, Vec<u8>) {
 
 /// An OpenAI-compatible upstream on 127.0.0.1:0 that proposes two tool
 /// calls (`ls` and `rm -rf /`) to every chat request, recording each.
-fn upstream() -> (String, Arc<Mutex<Vec<Seen>>>) {
+pub(crate) fn upstream() -> (String, Arc<Mutex<Vec<Seen>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -108,7 +108,7 @@ fn upstream() -> (String, Arc<Mutex<Vec<Seen>>>) {
 }
 
 /// Sends lines of `child`'s stdout to a channel.
-fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
+pub(crate) fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -123,7 +123,7 @@ fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
 }
 
 /// Waits for the line starting with `prefix`.
-fn line_starting(rx: &mpsc::Receiver<String>, prefix: &str) -> String {
+pub(crate) fn line_starting(rx: &mpsc::Receiver<String>, prefix: &str) -> String {
     loop {
         let line = rx
             .recv_timeout(Duration::from_secs(60))
@@ -135,7 +135,7 @@ fn line_starting(rx: &mpsc::Receiver<String>, prefix: &str) -> String {
 }
 
 /// POSTs `body` to the gateway's chat completions; the status and JSON.
-fn chat(addr: &str, body: &Value) -> (u16, Value) {
+pub(crate) fn chat(addr: &str, body: &Value) -> (u16, Value) {
     let mut stream = TcpStream::connect(addr).expect("connect to the gateway");
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))

@@ -92,9 +92,9 @@ mod streaming;
 mod trace;
 
 pub use agent::{
-    Agent, DEFAULT_MAX_MODEL_CALLS, Model, ModelFn, ResultLabels, RoutedCall, Tool,
-    ToolCallOutcome, ToolError, ToolFn, Toolbox, Tools, Turn, TurnError, TurnOutcome, model_fn,
-    tool_fn,
+    Agent, DEFAULT_MAX_MODEL_CALLS, LabelLedger, MAX_LABELLED_RESULTS, MAX_LABELS, Model, ModelFn,
+    ResultLabels, RoutedCall, Tool, ToolCallOutcome, ToolError, ToolFn, Toolbox, Tools, Turn,
+    TurnError, TurnOutcome, model_fn, tool_fn,
 };
 pub use approval::{ApprovalAnswer, ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 pub use approval_stream::{SeenEvent, StreamResolver, StreamResolverBuilder};

@@ -18,6 +18,15 @@
 //! turn has one; [`Session::emit`] is the raw path that books without
 //! refusing.
 //!
+//! **Extra members.** Each typed method has a `*_with` variant that adds
+//! members to the point's context (a `request_id` pairing a model call,
+//! `extensions`), admitted with the same §3.1 enforcement; the point's own
+//! members win a clash. **State queries** ([`Session::is_started`],
+//! [`Session::startup_denial`], [`Session::is_closed`],
+//! [`Session::is_turn_open`], [`Session::open_tool_call`]) let a caller
+//! that maps another protocol onto the points (the gateway) ask the
+//! session instead of keeping a copy of its lifecycle and order.
+//!
 //! The answer of a turn is gated (§12.1a): [`Session::output`] returns an
 //! [`OutputDecision`] whose content is reachable only through
 //! [`OutputDecision::release`], after the verdict is checked. A streamed

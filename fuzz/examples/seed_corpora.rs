@@ -5,7 +5,9 @@
 //! Seeds come from the official conformance vectors (their verdicts,
 //! approval resolutions and host declarations; `scripts/setup.sh` installs
 //! them into `.cache/ctk/vectors/`), from the repository's declaration
-//! examples, and from per-point contexts shaped like the tests' fixtures.
+//! examples, from per-point contexts shaped like the tests' fixtures, and
+//! from the gateway adapters' request bodies and event streams (each
+//! target module's `seeds`).
 //!
 //! ```text
 //! cargo run --manifest-path fuzz/Cargo.toml --example seed_corpora [-- VECTORS_DIR]
@@ -20,7 +22,10 @@ use hookwire::canonical::sha256_identity;
 use hookwire::wire::context_to_request;
 use hookwire::{AgentContext, InterceptionPoint, InterceptorResponse, Verdict, json, pb};
 use hookwire_fuzz::wire_context::{POINTS, encode_request};
-use hookwire_fuzz::{transform, wire_approval, wire_verdict};
+use hookwire_fuzz::{
+    chat_request, chat_stream, messages_request, messages_stream, transform, wire_approval,
+    wire_verdict,
+};
 use serde_json::{Map, Value, json};
 
 /// Inputs per target, keyed by target name.
@@ -73,6 +78,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     json_texts(&mut seeds, &vectors);
     transforms(&mut seeds, &vectors);
     declarations(&mut seeds, &vectors, root)?;
+    for input in messages_request::seeds() {
+        seeds.add("messages_request", input);
+    }
+    for input in messages_stream::seeds() {
+        seeds.add("messages_stream", input);
+    }
+    for input in chat_request::seeds() {
+        seeds.add("chat_request", input);
+    }
+    for input in chat_stream::seeds() {
+        seeds.add("chat_stream", input);
+    }
     seeds.write(&fuzz_dir.join("seeds"))?;
     Ok(())
 }

@@ -11,8 +11,14 @@
 //! fail-closed guarantees. A refusal of a malformed input is the expected
 //! outcome, not a finding.
 
+pub mod chat_request;
+pub mod chat_stream;
 pub mod declaration;
 pub mod json_text;
+pub mod messages_request;
+pub mod messages_stream;
+pub mod responses_request;
+pub mod responses_stream;
 pub mod transform;
 pub mod wire_approval;
 pub mod wire_context;

@@ -4,13 +4,16 @@
 //! replaced body, the credential chosen (its label, never the key), a
 //! callback honoured or refused, and how the request ended. Each entry is
 //! logged (`tracing` target `hookwire_gateway::applied`, INFO) and kept in
-//! a bounded in-memory log ([`AppliedLog`]).
+//! a bounded in-memory log ([`AppliedLog`]). Pushing an entry also hands
+//! its facts to the request's access line and counts the upstream's status
+//! class (`crate::access`, `crate::metrics`).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use crate::access::RequestLink;
 use crate::extension::ModelOverrides;
 
 /// What the gateway applied to one request.
@@ -41,6 +44,12 @@ pub struct Applied {
     pub upstream_status: Option<u16>,
     /// How the request ended: `forwarded`, `denied:<point>`, `failed`, …
     pub outcome: String,
+    /// The HTTP request this entry was built for: `Applied::default()`
+    /// inside a request's handling links to it, so that the entry, once
+    /// pushed, completes that request's access line wherever it is pushed
+    /// from.
+    #[serde(skip)]
+    pub(crate) link: RequestLink,
 }
 
 /// A bounded log of [`Applied`] entries (oldest dropped first). Cheap to
@@ -60,8 +69,9 @@ impl AppliedLog {
         }
     }
 
-    /// Logs and keeps one entry.
-    pub(crate) fn push(&self, entry: Applied) {
+    /// Logs and keeps one entry, and hands it to its request's access line.
+    pub(crate) fn push(&self, mut entry: Applied) {
+        entry.link.take().pushed(&entry);
         if let Ok(line) = serde_json::to_string(&entry) {
             tracing::info!(target: "hookwire_gateway::applied", "{line}");
         }

@@ -1,10 +1,11 @@
 //! What an operator sets for a gateway: the upstream, the bounds on
 //! bodies, time and sessions, and recursion protection. Every field has
-//! a bounded default.
+//! a bounded default; metrics are opt-in.
 
 use std::time::Duration;
 
 use crate::error::Error;
+use crate::metrics::GatewayMetrics;
 
 /// The header naming the conversation a request belongs to.
 pub const SESSION_HEADER: &str = "x-hookwire-session";
@@ -53,6 +54,10 @@ pub struct GatewayConfig {
     /// segment released once a verdict covering it permits) instead of
     /// buffering them whole (default false: buffered).
     pub incremental_output: bool,
+    /// Where the gateway counts its requests and upstream answers
+    /// (default none: the access log only). Register it in the host's
+    /// registry to serve both from one `/metrics`.
+    pub metrics: Option<GatewayMetrics>,
 }
 
 impl GatewayConfig {
@@ -71,6 +76,7 @@ impl GatewayConfig {
             callback_base_url: None,
             applied_capacity: 1024,
             incremental_output: false,
+            metrics: None,
         }
     }
 

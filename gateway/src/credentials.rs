@@ -34,6 +34,13 @@ impl Secret {
         v.set_sensitive(true);
         Some(v)
     }
+
+    /// The key alone as a header value, marked sensitive.
+    fn raw(&self) -> Option<HeaderValue> {
+        let mut v = HeaderValue::from_str(&self.0).ok()?;
+        v.set_sensitive(true);
+        Some(v)
+    }
 }
 
 impl fmt::Debug for Secret {
@@ -53,6 +60,7 @@ impl fmt::Display for Secret {
 struct Credential {
     label: String,
     header: HeaderValue,
+    key: HeaderValue,
 }
 
 /// The upstream keys the gateway chooses from; see the module docs.
@@ -63,11 +71,17 @@ pub struct CredentialPool {
 }
 
 /// The credential chosen for one request: its label (what records show)
-/// and the header value (what the upstream receives).
+/// and the header values (what the upstream receives), both marked
+/// sensitive.
 #[derive(Debug, Clone)]
 pub(crate) struct Chosen {
+    /// What records show.
     pub(crate) label: String,
+    /// `Bearer KEY`, for `Authorization`.
     pub(crate) header: HeaderValue,
+    /// The key alone, for an API that takes it in its own header
+    /// (Anthropic's `x-api-key`).
+    pub(crate) key: HeaderValue,
 }
 
 impl CredentialPool {
@@ -102,10 +116,14 @@ impl CredentialPool {
         if key.0.len() > MAX_KEY_BYTES {
             return Err(bad("key too long"));
         }
-        let header = key
-            .bearer()
-            .ok_or_else(|| bad("the key is not a valid header value"))?;
-        self.keys.push(Credential { label, header });
+        let (Some(header), Some(raw)) = (key.bearer(), key.raw()) else {
+            return Err(bad("the key is not a valid header value"));
+        };
+        self.keys.push(Credential {
+            label,
+            header,
+            key: raw,
+        });
         Ok(self)
     }
 
@@ -187,6 +205,7 @@ impl CredentialPool {
         Ok(Some(Chosen {
             label: c.label.clone(),
             header: c.header.clone(),
+            key: c.key.clone(),
         }))
     }
 }

@@ -1,7 +1,8 @@
 //! The gateway's one error type. Configuration and serving errors stop
-//! the gateway; the request errors become the OpenAI-shaped JSON body the
-//! client receives (`{"error": {"message", "type", "param", "code"}}`),
-//! with a status an OpenAI SDK maps to its own exception classes. No
+//! the gateway; the request errors become the body the client receives in
+//! its API's own shape (`Api::error_body`; OpenAI's is
+//! [`Error::to_openai_json`], `{"error": {"message", "type", "param",
+//! "code"}}`), with a status the SDKs map to their own exception classes. No
 //! variant ever carries an upstream key: credentials are named by their
 //! label only.
 
@@ -54,8 +55,7 @@ pub enum Error {
         /// The bound, in bytes.
         limit: usize,
     },
-    /// The request is not a Chat Completions request the gateway can
-    /// govern.
+    /// The request is not one the gateway can govern.
     #[error("{0}")]
     BadRequest(String),
     /// A combined verdict denied the request at `point`: nothing (more)
@@ -80,6 +80,12 @@ pub enum Error {
         /// What is wrong with the request.
         reason: String,
     },
+    /// A verdict's transform changed what the gateway cannot write back
+    /// into the client's request or answer (e.g. the number of
+    /// `pre_model_call` messages, or text into something else): failed
+    /// closed, nothing forwarded.
+    #[error("a transform the gateway cannot apply: {0}")]
+    Transform(String),
     /// A callback token was missing its grant: forged, replayed, expired
     /// or revoked.
     #[error("callback token refused: {0}")]
@@ -120,7 +126,8 @@ impl Error {
             | Self::Bind { .. }
             | Self::Serve(_)
             | Self::Host(_)
-            | Self::InvalidExtension { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+            | Self::InvalidExtension { .. }
+            | Self::Transform(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 

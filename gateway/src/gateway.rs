@@ -1,7 +1,10 @@
 //! The [`Gateway`] handle: built from a [`Host`] and a
-//! [`GatewayConfig`], it serves the OpenAI-compatible routes, reaps idle
-//! conversations, and on shutdown ends every open session
-//! (`agent_shutdown`, `cancelled`).
+//! [`GatewayConfig`], it serves one route per wire API (each the core's
+//! handler for that API's adapter), `GET /v1/models` relayed, the session
+//! end route, and a fallback that answers every other route with a 404 in
+//! the API's own error shape naming the routes it governs (logged at
+//! `warn`, never forwarded). It reaps idle conversations, and on shutdown
+//! ends every open session (`agent_shutdown`, `cancelled`).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -10,22 +13,23 @@ use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use hookwire_client::{Host, ShutdownReason};
+use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use crate::api::{Api, chat::Chat, messages::Messages, responses::Responses};
 use crate::applied::{Applied, AppliedLog};
 use crate::callback::CallbackTokens;
 use crate::config::GatewayConfig;
+use crate::core::{self, Inner, Sessions};
 use crate::credentials::CredentialPool;
 use crate::error::Error;
-use crate::proxy::Inner;
-use crate::sessions::Sessions;
 use crate::upstream::Upstream;
 
 /// An OpenAI-compatible proxy governed by a hookwire host. Cheap to clone.
@@ -70,33 +74,46 @@ impl Gateway {
         })
     }
 
-    /// The routes: `POST /v1/chat/completions`, `GET /v1/models`,
-    /// `DELETE /v1/hookwire/sessions/{id}`.
+    /// The routes: one `POST` per wire API (`/v1/chat/completions`,
+    /// `/v1/responses`, `/v1/messages`),
+    /// `GET /v1/models`, `DELETE /v1/hookwire/sessions/{id}`, and the
+    /// fallback for everything else. Every request, routed or not, goes
+    /// through the access layer (`crate::access`): timed, counted, logged.
     pub fn router(&self) -> Router {
-        Router::new()
-            .route(
-                "/v1/chat/completions",
-                post(
-                    |State(g): State<Arc<Inner>>, headers: HeaderMap, body: Body| async move {
-                        g.chat(headers, body).await
-                    },
-                ),
-            )
-            .route(
-                "/v1/models",
-                get(|State(g): State<Arc<Inner>>, headers: HeaderMap| async move {
-                    g.models(headers).await
-                }),
-            )
-            .route(
-                "/v1/hookwire/sessions/{id}",
-                delete(
-                    |State(g): State<Arc<Inner>>, headers: HeaderMap, Path(id): Path<String>| async move {
-                        g.end_session(headers, id).await
-                    },
-                ),
-            )
-            .with_state(self.inner.clone())
+        let mut governed = Vec::new();
+        let router = Router::new();
+        let router = governs::<Chat>(router, &mut governed);
+        let router = governs::<Responses>(router, &mut governed);
+        let router = governs::<Messages>(router, &mut governed);
+        governed.push("GET /v1/models".to_owned());
+        governed.push("DELETE /v1/hookwire/sessions/{id}".to_owned());
+        let governed = Arc::new(governed);
+        let router =
+            router
+                .route(
+                    "/v1/models",
+                    get(
+                        |State(g): State<Arc<Inner>>, headers: HeaderMap| async move {
+                            g.models(headers).await
+                        },
+                    ),
+                )
+                .route(
+                    "/v1/hookwire/sessions/{id}",
+                    delete(
+                        |State(g): State<Arc<Inner>>,
+                         headers: HeaderMap,
+                         Path(id): Path<String>| async move {
+                            g.end_session(headers, id).await
+                        },
+                    ),
+                )
+                .fallback(move |method: Method, uri: Uri| {
+                    let governed = governed.clone();
+                    async move { not_governed(&method, &uri, &governed) }
+                })
+                .with_state(self.inner.clone());
+        crate::access::layer(router, self.inner.config.metrics.clone())
     }
 
     /// What the gateway applied to each recent request.
@@ -175,6 +192,38 @@ impl Gateway {
             task: Some(task),
         })
     }
+}
+
+/// Adds API `A`'s route, and names it among the governed ones.
+fn governs<A: Api>(router: Router<Arc<Inner>>, governed: &mut Vec<String>) -> Router<Arc<Inner>> {
+    governed.push(format!("POST {}", A::ROUTE));
+    router.route(
+        A::ROUTE,
+        post(core::serve::<A>).fallback(|method: Method| async move {
+            tracing::warn!(%method, path = A::ROUTE, "method not governed: answered 405, nothing forwarded");
+            let e = Error::BadRequest(format!("{method} {} is not governed; use POST", A::ROUTE));
+            (StatusCode::METHOD_NOT_ALLOWED, axum::Json(A::error_body(&e).1)).into_response()
+        }),
+    )
+}
+
+/// The answer to a route the gateway does not govern: a 404 in the
+/// error shape of the API the path looks like (Anthropic's for
+/// `/v1/messages…`, OpenAI's otherwise), naming the governed routes.
+/// Nothing is forwarded.
+fn not_governed(method: &Method, uri: &Uri, governed: &[String]) -> Response {
+    let path = uri.path();
+    tracing::warn!(%method, path, "route not governed by the gateway: answered 404, nothing forwarded");
+    let message = format!(
+        "{method} {path} is not a route this hookwire gateway governs; it governs: {}",
+        governed.join(", ")
+    );
+    let body = if path.starts_with("/v1/messages") || path.starts_with("/messages") {
+        json!({"type": "error", "error": {"type": "not_found_error", "message": message}})
+    } else {
+        json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": "route_not_governed"}})
+    };
+    (StatusCode::NOT_FOUND, axum::Json(body)).into_response()
 }
 
 /// A gateway serving in the background; see [`Gateway::spawn`].

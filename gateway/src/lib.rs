@@ -1,7 +1,9 @@
-//! hookwire-gateway: an OpenAI-compatible proxy that is a hookwire host.
+//! hookwire-gateway: a model-API proxy that is a hookwire host.
 //!
-//! An agent in any language that talks to its model over the Chat
-//! Completions API points its SDK's `base_url` at the gateway; the
+//! An agent in any language that talks to its model over a wire API the
+//! gateway speaks (OpenAI Chat Completions, OpenAI Responses, Anthropic
+//! Messages; each API is one adapter in `api` over one provider-neutral
+//! `core`) points its SDK's `base_url` at the gateway; the
 //! gateway forwards to the real provider and governs the conversation
 //! through a [`hookwire_client::Host`]: the same interceptor services,
 //! declarations, approvals and records as a Rust agent embedding the
@@ -21,23 +23,25 @@
 //!
 //! | module | role |
 //! | --- | --- |
-//! | `gateway` | [`Gateway`]: routes, serving, idle reaping, shutdown |
-//! | `proxy` | one governed request, end to end |
-//! | `sessions` | conversations and their sessions |
+//! | `gateway` | [`Gateway`]: routes, the fallback, serving, idle reaping, shutdown |
+//! | `core` | one governed request of any API, end to end: conversations, replay, settling, streams |
+//! | `api` | the adapters' contract and one adapter per wire API (`chat`) |
+//! | `sse` | server-sent events split and written |
 //! | `extension` | the `hookwire` response extension: overrides, upstream mutation |
 //! | `credentials` | the pool of upstream keys |
 //! | `callback` | callback tokens: recursion protection |
-//! | `openai` | Chat Completions shapes and server-sent events |
 //! | `upstream` | the HTTP client to the provider |
 //! | `applied` | the gateway's own record of what it applied |
+//! | `access` | the access layer: every request timed, counted, logged |
+//! | `metrics` | [`GatewayMetrics`]: the `hookwire_gateway_*` series |
 //! | `config`, `error` | configuration and the one error type |
 
-mod applied;
-// The adapters' contract and the stream splitter, ahead of their users.
-#[allow(dead_code)]
+mod access;
 mod api;
+mod applied;
 mod callback;
 mod config;
+mod core;
 mod credentials;
 mod error;
 mod extension;
@@ -45,13 +49,12 @@ mod extension;
 #[doc(hidden)]
 pub mod fuzzing;
 mod gateway;
-mod openai;
-mod proxy;
-mod sessions;
-#[allow(dead_code)]
+mod metrics;
 mod sse;
 mod upstream;
 
+pub use crate::core::MAX_RESPONSE_IDS;
+pub use api::chat::{MAX_PARTS, MAX_TOOL_CALLS, MAX_TOOLS};
 pub use applied::{Applied, AppliedLog};
 pub use callback::MAX_TOKENS;
 pub use config::{
@@ -64,4 +67,5 @@ pub use extension::{
     SystemPromptMode,
 };
 pub use gateway::{Gateway, RunningGateway};
-pub use openai::{MAX_EVENT_BYTES, MAX_TOOL_CALLS};
+pub use metrics::GatewayMetrics;
+pub use sse::MAX_EVENT_BYTES;

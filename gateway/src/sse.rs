@@ -89,6 +89,8 @@ pub(crate) fn data(v: &Value) -> Bytes {
 }
 
 /// One named event (Responses, Messages): `event: NAME` then its data.
+// Written by the adapters that name their events, not by Chat Completions.
+#[allow(dead_code)]
 pub(crate) fn named(name: &str, v: &Value) -> Bytes {
     Bytes::from(format!("event: {name}\ndata: {v}\n\n"))
 }

@@ -36,7 +36,7 @@ mod turn;
 #[cfg(test)]
 mod tests;
 
-pub use labels::ResultLabels;
+pub use labels::{LabelLedger, MAX_LABELLED_RESULTS, MAX_LABELS, ResultLabels};
 pub use model::{Model, ModelFn, model_fn};
 pub use routing::RoutedCall;
 pub use session_loop::{Agent, DEFAULT_MAX_MODEL_CALLS};

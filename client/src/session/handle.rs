@@ -8,7 +8,7 @@ use std::sync::Arc;
 use hookwire::{HostError, InterceptionPoint};
 use serde_json::{Map, Value};
 
-use super::lifecycle::SessionState;
+use super::lifecycle::{Lifecycle, SessionState};
 use super::members::{
     input_members, output_members, post_model_members, post_tool_members, pre_model_members,
     pre_tool_members, undecodable,
@@ -72,18 +72,38 @@ impl Session {
     /// `pre_tool_call` and `output` need; when it is denied the turn does
     /// not begin.
     pub async fn input(&self, content: Value, role: InputRole) -> Result<Emission, Error> {
-        self.checked(InterceptionPoint::Input, input_members(content, role))
-            .await
+        self.input_with(content, role, Map::new()).await
+    }
+
+    /// [`Session::input`] with `extra` members in its context (e.g.
+    /// `extensions`; see "Extra members" in the module docs).
+    pub async fn input_with(
+        &self,
+        content: Value,
+        role: InputRole,
+        extra: Map<String, Value>,
+    ) -> Result<Emission, Error> {
+        let members = with_extra(input_members(content, role), extra);
+        self.checked(InterceptionPoint::Input, members).await
     }
 
     /// `pre_model_call`: before a model request with `messages`. Refused
     /// ([`Error::OutOfOrder`]) outside a turn (§3.1 rule 3).
     pub async fn pre_model_call(&self, model_id: &str, messages: Value) -> Result<Emission, Error> {
-        self.checked(
-            InterceptionPoint::PreModelCall,
-            pre_model_members(model_id, messages),
-        )
-        .await
+        self.pre_model_call_with(model_id, messages, Map::new())
+            .await
+    }
+
+    /// [`Session::pre_model_call`] with `extra` members (e.g. the
+    /// `request_id` its `post_model_call` pairs by, `extensions`).
+    pub async fn pre_model_call_with(
+        &self,
+        model_id: &str,
+        messages: Value,
+        extra: Map<String, Value>,
+    ) -> Result<Emission, Error> {
+        let members = with_extra(pre_model_members(model_id, messages), extra);
+        self.checked(InterceptionPoint::PreModelCall, members).await
     }
 
     /// `post_model_call`: after the model answered. Refused
@@ -95,11 +115,21 @@ impl Session {
         model_id: &str,
         response: &ModelResponse,
     ) -> Result<Emission, Error> {
-        self.checked(
-            InterceptionPoint::PostModelCall,
-            post_model_members(model_id, response.to_json()),
-        )
-        .await
+        self.post_model_call_with(model_id, response, Map::new())
+            .await
+    }
+
+    /// [`Session::post_model_call`] with `extra` members (its
+    /// `request_id` pairs it with the `pre_model_call` of that id).
+    pub async fn post_model_call_with(
+        &self,
+        model_id: &str,
+        response: &ModelResponse,
+        extra: Map<String, Value>,
+    ) -> Result<Emission, Error> {
+        let members = with_extra(post_model_members(model_id, response.to_json()), extra);
+        self.checked(InterceptionPoint::PostModelCall, members)
+            .await
     }
 
     /// `post_model_call` over the model's response as the JSON text it
@@ -132,8 +162,17 @@ impl Session {
     /// while an earlier `pre_tool_call` with the same id waits for its
     /// post (§12.2), and outside a turn (§3.1 rule 3).
     pub async fn pre_tool_call(&self, call: &ToolCall) -> Result<Emission, Error> {
-        self.checked(InterceptionPoint::PreToolCall, pre_tool_members(call))
-            .await
+        self.pre_tool_call_with(call, Map::new()).await
+    }
+
+    /// [`Session::pre_tool_call`] with `extra` members.
+    pub async fn pre_tool_call_with(
+        &self,
+        call: &ToolCall,
+        extra: Map<String, Value>,
+    ) -> Result<Emission, Error> {
+        let members = with_extra(pre_tool_members(call), extra);
+        self.checked(InterceptionPoint::PreToolCall, members).await
     }
 
     /// `post_tool_call`: after the tool returned. `call.args` must be the
@@ -146,11 +185,18 @@ impl Session {
         call: &ToolCall,
         result: &ToolResult,
     ) -> Result<Emission, Error> {
-        self.checked(
-            InterceptionPoint::PostToolCall,
-            post_tool_members(call, result),
-        )
-        .await
+        self.post_tool_call_with(call, result, Map::new()).await
+    }
+
+    /// [`Session::post_tool_call`] with `extra` members.
+    pub async fn post_tool_call_with(
+        &self,
+        call: &ToolCall,
+        result: &ToolResult,
+        extra: Map<String, Value>,
+    ) -> Result<Emission, Error> {
+        let members = with_extra(post_tool_members(call, result), extra);
+        self.checked(InterceptionPoint::PostToolCall, members).await
     }
 
     /// `output`: before the final response reaches the caller. The
@@ -160,9 +206,55 @@ impl Session {
     /// closes its turn whatever the verdict (§3.1 rule 3), so the next
     /// turn needs the next `input`.
     pub async fn output(&self, content: Value) -> Result<OutputDecision, Error> {
-        self.checked(InterceptionPoint::Output, output_members(content))
+        self.output_with(content, Map::new()).await
+    }
+
+    /// [`Session::output`] with `extra` members; still gated.
+    pub async fn output_with(
+        &self,
+        content: Value,
+        extra: Map<String, Value>,
+    ) -> Result<OutputDecision, Error> {
+        let members = with_extra(output_members(content), extra);
+        self.checked(InterceptionPoint::Output, members)
             .await
             .map(OutputDecision::new)
+    }
+
+    /// Whether `agent_startup` was emitted, whatever its verdict.
+    pub fn is_started(&self) -> bool {
+        !matches!(self.state.lifecycle_now().0, Lifecycle::Fresh)
+    }
+
+    /// The combined verdict's reason when `agent_startup` was denied (the
+    /// session then takes nothing but [`Session::shutdown`]); `None` when
+    /// it was not emitted or permitted.
+    pub fn startup_denial(&self) -> Option<String> {
+        match self.state.lifecycle_now() {
+            (Lifecycle::StartupDenied, reason) => reason,
+            _ => None,
+        }
+    }
+
+    /// Whether `agent_shutdown` was emitted: the session takes nothing
+    /// more.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.state.lifecycle_now().0, Lifecycle::Closed)
+    }
+
+    /// Whether a turn is open: an `input` permitted it and neither its
+    /// `output` nor [`Session::end_turn`] closed it (§3.1 rule 3).
+    pub fn is_turn_open(&self) -> bool {
+        self.state.order().turn_open()
+    }
+
+    /// The call whose `pre_tool_call` with `id` permitted it, arguments as
+    /// governed, while its `post_tool_call` may come (§3.1 rule 5); `None`
+    /// when there is no such call (never permitted, blocked, in flight,
+    /// already posted, or forgotten past
+    /// [`MAX_OPEN_CALLS`](crate::MAX_OPEN_CALLS)).
+    pub fn open_tool_call(&self, id: &str) -> Option<ToolCall> {
+        self.state.order().open_tool_call(id)
     }
 
     /// Ends the current turn without an `output`, for a turn that stopped
@@ -240,6 +332,16 @@ impl Session {
     ) -> Result<Emission, Error> {
         self.state.self_denied(point, members, error).await
     }
+}
+
+/// A point's own members with the caller's `extra` ones: the point's own
+/// win a clash, so an extra member can add context but never replace
+/// what the typed arguments say.
+fn with_extra(mut members: Map<String, Value>, extra: Map<String, Value>) -> Map<String, Value> {
+    for (k, v) in extra {
+        members.entry(k).or_insert(v);
+    }
+    members
 }
 
 impl Drop for Session {

@@ -26,7 +26,7 @@ use crate::pipeline;
 
 /// Where a session stands in its lifecycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lifecycle {
+pub(super) enum Lifecycle {
     Fresh,
     Running,
     StartupDenied,
@@ -43,6 +43,10 @@ pub(super) struct SessionState {
     order: Mutex<Order>,
     next_sequence: AtomicU64,
     lifecycle: RwLock<Lifecycle>,
+    /// What the lifecycle last settled to, and the reason of a denied
+    /// startup: read by the state queries without waiting for an
+    /// emission that holds the lifecycle.
+    settled: Mutex<(Lifecycle, Option<String>)>,
     /// Keeps the host's open-sessions gauge up while the state lives.
     _open: Option<OpenSession>,
 }
@@ -65,6 +69,7 @@ impl SessionState {
             order: Mutex::new(Order::default()),
             next_sequence: AtomicU64::new(0),
             lifecycle: RwLock::new(Lifecycle::Fresh),
+            settled: Mutex::new((Lifecycle::Fresh, None)),
         }
     }
 
@@ -75,6 +80,16 @@ impl SessionState {
         self.lifecycle
             .try_read()
             .is_ok_and(|l| matches!(*l, Lifecycle::Running | Lifecycle::StartupDenied))
+    }
+
+    /// Where the lifecycle stands, and the reason of a denied startup.
+    pub(super) fn lifecycle_now(&self) -> (Lifecycle, Option<String>) {
+        self.settled_state().clone()
+    }
+
+    fn settled_state(&self) -> MutexGuard<'_, (Lifecycle, Option<String>)> {
+        // Two plain values, each written whole.
+        self.settled.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// `agent_startup`: must come first. A denied startup closes the
@@ -95,6 +110,8 @@ impl SessionState {
         } else {
             Lifecycle::StartupDenied
         };
+        let reason = (!e.proceeds()).then(|| e.reason().unwrap_or("denied").to_owned());
+        *self.settled_state() = (*state, reason);
         Ok(e)
     }
 
@@ -113,6 +130,7 @@ impl SessionState {
             .run(InterceptionPoint::AgentShutdown, shutdown_members(reason))
             .await;
         *state = Lifecycle::Closed;
+        self.settled_state().0 = Lifecycle::Closed;
         Ok(e)
     }
 
@@ -129,7 +147,9 @@ impl SessionState {
         let _running = self.running(point).await?;
         self.admit(point, &members, post_model, enforce)?;
         let e = self.run(point, members.clone()).await;
-        let forgotten = self.order().settled(point, &members, e.proceeds());
+        let forgotten = self
+            .order()
+            .settled(point, &members, e.proceeds(), e.target());
         self.forgot(forgotten);
         Ok(e)
     }

@@ -39,6 +39,8 @@ use std::hash::Hash;
 use hookwire::InterceptionPoint;
 use serde_json::{Map, Value};
 
+use crate::payload::ToolCall;
+
 /// How many calls one session holds open at once, for each of the two
 /// pairs (`pre_tool_call` ids, `pre_model_call` `request_id`s): a
 /// session with more forgets its oldest open call (see the module docs).
@@ -55,12 +57,13 @@ pub(crate) struct Forgotten {
 }
 
 /// Where a `pre_tool_call` stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 enum ToolPair {
     /// The pre is in flight: neither a post nor a second pre may come yet.
     Pending,
-    /// The pre permitted the call: its post may come.
-    Open,
+    /// The pre permitted the call, with the arguments as governed (the
+    /// verdict's target): its post may come.
+    Open(ToolCall),
 }
 
 /// How a `post_model_call` relates to its pair.
@@ -149,7 +152,7 @@ impl Order {
             P::PostToolCall => {
                 let id = tool_call_id(members);
                 match self.tools.get(&id) {
-                    Some(ToolPair::Open) => {
+                    Some(ToolPair::Open(_)) => {
                         self.tools.remove(&id);
                     }
                     Some(ToolPair::Pending) if enforce => {
@@ -192,7 +195,9 @@ impl Order {
 
     /// Books the verdict of an admitted emission: a permitted pre opens its
     /// pair, a blocked one leaves nothing to post; an input opens or
-    /// closes the turn. Opening a `pre_model_call` pair past the bound
+    /// closes the turn. A permitted `pre_tool_call` keeps its call with
+    /// the arguments as governed (`target`, the verdict's target, when
+    /// there is one). Opening a `pre_model_call` pair past the bound
     /// forgets the oldest open one, which is returned. A `pre_tool_call`
     /// forgotten while it was in flight stays forgotten.
     pub(crate) fn settled(
@@ -200,6 +205,7 @@ impl Order {
         point: InterceptionPoint,
         members: &Map<String, Value>,
         proceeds: bool,
+        target: Option<&Value>,
     ) -> Option<Forgotten> {
         match point {
             InterceptionPoint::Input if proceeds => self.open_turns += 1,
@@ -220,7 +226,7 @@ impl Order {
                 if !proceeds {
                     self.tools.remove(&id);
                 } else if let Some(pair) = self.tools.get_mut(&id) {
-                    *pair = ToolPair::Open;
+                    *pair = ToolPair::Open(permitted_call(members, target));
                 }
             }
             _ => {}
@@ -231,6 +237,22 @@ impl Order {
     /// Closes one open turn (its output came, or it ended without one).
     pub(crate) fn end_turn(&mut self) {
         self.open_turns = self.open_turns.saturating_sub(1);
+    }
+
+    /// Whether a turn is open (an `input` permitted it and neither its
+    /// `output` nor [`Order::end_turn`] closed it).
+    pub(crate) fn turn_open(&self) -> bool {
+        self.open_turns > 0
+    }
+
+    /// The call a permitted `pre_tool_call` with `id` opened, arguments as
+    /// governed, while its `post_tool_call` may still come (`None` for an
+    /// id never permitted, still in flight, posted, or forgotten).
+    pub(crate) fn open_tool_call(&self, id: &str) -> Option<ToolCall> {
+        match self.tools.get(&id.to_owned()) {
+            Some(ToolPair::Open(call)) => Some(call.clone()),
+            _ => None,
+        }
     }
 
     /// The open pair a `post_model_call` with `key` closes: its own
@@ -339,6 +361,23 @@ impl<K: Hash + Eq + Clone, V> Ledger<K, V> {
     }
 }
 
+/// The call a permitted `pre_tool_call` lets run: its members' call, the
+/// arguments replaced by the verdict's target when there is one.
+fn permitted_call(members: &Map<String, Value>, target: Option<&Value>) -> ToolCall {
+    let call = members.get("tool_call");
+    let text = |k: &str| {
+        call.and_then(|c| c.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let args = target
+        .or_else(|| call.and_then(|c| c.get("args")))
+        .cloned()
+        .unwrap_or(Value::Null);
+    ToolCall::new(text("id"), text("name"), args)
+}
+
 fn tool_call_id(members: &Map<String, Value>) -> String {
     members
         .get("tool_call")
@@ -380,7 +419,7 @@ mod tests {
             )
             .unwrap();
         assert_eq!(
-            order.settled(InterceptionPoint::PreToolCall, &tool(id), true),
+            order.settled(InterceptionPoint::PreToolCall, &tool(id), true, None),
             None
         );
         forgotten
@@ -458,7 +497,7 @@ mod tests {
         assert_eq!(pre(&mut order, "a"), None);
         assert_eq!(pre(&mut order, "b"), None);
         assert!(pre(&mut order, "c").is_some(), "a, in flight, forgotten");
-        order.settled(InterceptionPoint::PreToolCall, &tool("a"), true);
+        order.settled(InterceptionPoint::PreToolCall, &tool("a"), true, None);
         assert_eq!(order.tools.len(), 2, "its verdict books nothing");
         assert!(post_tool(&mut order, "a").is_err());
     }
@@ -468,7 +507,7 @@ mod tests {
         let mut order = Order::bounded(3);
         order.open_turns = 1;
         let settle = |order: &mut Order, id: &str| {
-            order.settled(InterceptionPoint::PreModelCall, &model(id), true)
+            order.settled(InterceptionPoint::PreModelCall, &model(id), true, None)
         };
         for id in ["r0", "r1", "r2"] {
             assert_eq!(settle(&mut order, id), None);

@@ -17,6 +17,9 @@
 //! | `responses` | OpenAI Responses | `POST /v1/responses` |
 //! | `messages` | Anthropic Messages | `POST /v1/messages` |
 
+pub(crate) mod chat;
+pub(crate) mod responses;
+
 use axum::http::{HeaderMap, StatusCode};
 use bytes::Bytes;
 use hookwire_client::{ModelResponse, ToolCall};
@@ -25,6 +28,8 @@ use serde_json::Value;
 use crate::error::Error;
 use crate::extension::ModelOverrides;
 use crate::sse::SseEvent;
+
+pub(crate) mod messages;
 
 /// The text of one transcript entry as the chain sees it: the text parts
 /// joined (`input`, `output` and `pre_model_call` see and transform this),
@@ -173,6 +178,12 @@ pub(crate) trait Api: Send + Sync + 'static {
             .get(axum::http::header::AUTHORIZATION)
             .map(|v| v.as_bytes())
     }
+    /// The header a pooled upstream key goes in: `authorization` (the
+    /// default) carries `Bearer KEY`, any other header the key alone
+    /// (Messages: `x-api-key`).
+    fn pooled_credential_header() -> &'static str {
+        "authorization"
+    }
 }
 
 /// A decoded request.
@@ -184,6 +195,21 @@ pub(crate) trait ApiRequest: Send + Sized + 'static {
     /// Applies the model overrides the chain released (model, sampling,
     /// token limit, system prompt) in this API's terms.
     fn apply_overrides(&mut self, overrides: &ModelOverrides);
+    /// Answers calls the upstream keeps in a conversation it stores but
+    /// whose client never received them (`(call_id, text)`: calls the
+    /// chain removed from an earlier answer). Responses with
+    /// `previous_response_id`: without an output for each of them the
+    /// upstream refuses the request. Written ahead of the client's own
+    /// entries, outside [`Self::view`]. The default refuses: an API whose
+    /// client replays its whole transcript never needs it.
+    fn answer_withheld_calls(&mut self, answers: &[(String, String)]) -> Result<(), Error> {
+        if answers.is_empty() {
+            return Ok(());
+        }
+        Err(Error::BadRequest(
+            "this API keeps no conversation upstream whose calls could be answered".into(),
+        ))
+    }
     /// The body that goes upstream.
     fn into_body(self) -> serde_json::Map<String, Value>;
 }
@@ -245,6 +271,15 @@ pub(crate) trait EventWriter: Send + 'static {
     /// An error event in the API's shape, for a stream that fails after
     /// its status was sent.
     fn error(error: &Error) -> Bytes;
+    /// The error event of a stream this writer has written into, where the
+    /// API numbers its events (Responses `sequence_number`); the default is
+    /// [`Self::error`].
+    fn error_at(&mut self, error: &Error) -> Bytes
+    where
+        Self: Sized,
+    {
+        Self::error(error)
+    }
     /// The whole stream of a buffered answer: opening, the settled text,
     /// closing.
     fn replay(seen: &Self::Assembler, settled: &Settled) -> Vec<Bytes>

@@ -468,3 +468,5 @@ fn a_session_dropped_outside_a_runtime_emits_nothing_and_does_not_panic() {
     drop(session);
     assert_eq!(records.session("outside").len(), 1, "only agent_startup");
 }
+
+mod queries;

@@ -1,0 +1,5 @@
+//! libFuzzer entry point of the `responses_request` target: see
+//! `hookwire_fuzz::responses_request` for the input format and the properties checked.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| hookwire_fuzz::responses_request::run(data));

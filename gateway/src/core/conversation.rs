@@ -1,0 +1,289 @@
+//! The gateway's conversations: one hookwire [`Session`] per conversation,
+//! keyed by the `x-hookwire-session` header or derived from the request
+//! (module `session_key`), bound to the client credential that opened
+//! it, and bounded in number. The session itself holds the lifecycle,
+//! the turn and the open tool calls (the gateway asks it); a
+//! conversation adds only what a session cannot know: how much of the
+//! client's transcript was governed, what verdicts rewrote in it, and
+//! the labels its results carry. A conversation idle for longer than the
+//! idle timeout is removed and its session shut down (`agent_shutdown`,
+//! `completed`).
+//!
+//! For an API whose requests continue an earlier answer by its id
+//! (Responses `previous_response_id`), the table also remembers which
+//! conversation each returned answer id belongs to, at most
+//! [`MAX_RESPONSE_IDS`] of them (the oldest forgotten first): that id,
+//! the session key, nothing of the answer itself.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hookwire_client::{Host, LabelLedger, Session, ShutdownReason};
+use tokio::sync::Mutex as AsyncMutex;
+
+use super::transcript::Rewritten;
+use crate::error::Error;
+
+/// How many answer ids the gateway remembers for requests that continue
+/// from one.
+pub const MAX_RESPONSE_IDS: usize = 65_536;
+
+/// What the gateway remembers of one conversation between its requests,
+/// beyond what its session holds.
+#[derive(Debug, Default)]
+pub(crate) struct ConvState {
+    /// How many entries of the client's transcript have been governed
+    /// (the client's count, plus the answer returned).
+    pub(crate) seen: usize,
+    /// What a verdict made of an entry the client keeps sending in its
+    /// history, by index (indexes are below `MAX_MESSAGES`).
+    pub(crate) rewrites: HashMap<usize, Rewritten>,
+    /// The `result_labels` of the conversation's permitted results (§5.4),
+    /// re-presented on every later model, tool and output point.
+    pub(crate) labels: LabelLedger,
+    /// The calls the chain removed from the answer being settled, with the
+    /// notice the model sees for each (`(call_id, text)`): remembered with
+    /// the answer's id for an API whose upstream stores the conversation.
+    pub(crate) removed_calls: Vec<(String, String)>,
+}
+
+/// One conversation.
+pub(crate) struct Conversation {
+    /// Its hookwire session.
+    pub(crate) session: Session,
+    /// Held by the request that governs it (one at a time).
+    pub(crate) state: Arc<AsyncMutex<ConvState>>,
+    /// SHA-256 of the client's credential (of nothing when none).
+    owner: [u8; 32],
+    last_active: Mutex<Instant>,
+}
+
+impl Conversation {
+    fn touch(&self) {
+        *self
+            .last_active
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
+    }
+
+    fn idle_for(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(
+            *self
+                .last_active
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Shuts the session down once it waits for no request (no-op when it
+    /// never started or is already closed; the table no longer holds it,
+    /// so a request that still does finds it ended).
+    pub(crate) async fn close(&self, reason: ShutdownReason) {
+        let _state = self.state.lock().await;
+        if !self.session.is_started() || self.session.is_closed() {
+            return;
+        }
+        if let Err(e) = self.session.shutdown(reason).await {
+            tracing::warn!(session = self.session.id(), error = %e, "agent_shutdown failed");
+        }
+    }
+}
+
+/// The answer ids remembered, in the order they were returned: for each,
+/// its conversation and the calls the chain removed from it.
+#[derive(Debug, Default)]
+struct ResponseIds {
+    by_id: HashMap<String, (String, Vec<(String, String)>)>,
+    order: VecDeque<String>,
+}
+
+/// The conversation table.
+pub(crate) struct Sessions {
+    map: Mutex<HashMap<String, Arc<Conversation>>>,
+    responses: Mutex<ResponseIds>,
+    max: usize,
+    idle: Duration,
+}
+
+impl Sessions {
+    /// A table of at most `max` conversations, each reaped after `idle`.
+    pub(crate) fn new(max: usize, idle: Duration) -> Self {
+        Self {
+            map: Mutex::new(HashMap::new()),
+            responses: Mutex::default(),
+            max,
+            idle,
+        }
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Conversation>>> {
+        self.map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn responses(&self) -> std::sync::MutexGuard<'_, ResponseIds> {
+        self.responses
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// How many conversations are open.
+    pub(crate) fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    /// The conversation `id`, opened when new. A conversation opened with
+    /// another client credential is refused: a session id is not a
+    /// capability.
+    pub(crate) fn get_or_open(
+        &self,
+        host: &Host,
+        id: &str,
+        owner: [u8; 32],
+    ) -> Result<Arc<Conversation>, Error> {
+        let mut map = self.map();
+        if let Some(c) = map.get(id) {
+            if c.owner != owner {
+                return Err(Error::Denied {
+                    point: hookwire::InterceptionPoint::AgentStartup,
+                    reason: "hookwire:session_owned_by_another_client".into(),
+                });
+            }
+            c.touch();
+            return Ok(c.clone());
+        }
+        if map.len() >= self.max {
+            return Err(Error::Overloaded(self.max));
+        }
+        let conv = Arc::new(Conversation {
+            session: host.session(id)?,
+            state: Arc::default(),
+            owner,
+            last_active: Mutex::new(Instant::now()),
+        });
+        map.insert(id.to_owned(), conv.clone());
+        Ok(conv)
+    }
+
+    /// Whether the table still holds `conv` under `id` (it was not ended
+    /// or reaped while a request waited for it).
+    pub(crate) fn is_current(&self, id: &str, conv: &Arc<Conversation>) -> bool {
+        self.map().get(id).is_some_and(|c| Arc::ptr_eq(c, conv))
+    }
+
+    /// Marks the conversation active (after a request finished).
+    pub(crate) fn touch(&self, conv: &Conversation) {
+        conv.touch();
+    }
+
+    /// Removes conversation `id` when `owner` opened it.
+    pub(crate) fn remove(&self, id: &str, owner: [u8; 32]) -> Option<Arc<Conversation>> {
+        let mut map = self.map();
+        match map.get(id) {
+            Some(c) if c.owner == owner => map.remove(id),
+            _ => None,
+        }
+    }
+
+    /// Removes a conversation that was closed while a request held it
+    /// (its session can take nothing more).
+    pub(crate) fn forget(&self, id: &str, conv: &Arc<Conversation>) {
+        let mut map = self.map();
+        if map.get(id).is_some_and(|c| Arc::ptr_eq(c, conv)) {
+            map.remove(id);
+        }
+    }
+
+    /// Remembers that answer `response_id` was returned in conversation
+    /// `session` with `removed` calls taken out of it (bounded: the oldest
+    /// id is forgotten first).
+    pub(crate) fn remember_response(
+        &self,
+        response_id: String,
+        session: &str,
+        removed: Vec<(String, String)>,
+    ) {
+        let mut r = self.responses();
+        if r.by_id.contains_key(&response_id) {
+            return;
+        }
+        if r.order.len() >= MAX_RESPONSE_IDS
+            && let Some(oldest) = r.order.pop_front()
+        {
+            r.by_id.remove(&oldest);
+        }
+        r.order.push_back(response_id.clone());
+        r.by_id.insert(response_id, (session.to_owned(), removed));
+    }
+
+    /// The conversation answer `response_id` was returned in, if the
+    /// gateway still remembers it.
+    pub(crate) fn continued(&self, response_id: &str) -> Option<String> {
+        self.responses()
+            .by_id
+            .get(response_id)
+            .map(|(session, _)| session.clone())
+    }
+
+    /// The calls the chain removed from answer `response_id` (empty when
+    /// none, or when the gateway no longer remembers it).
+    pub(crate) fn removed_calls(&self, response_id: &str) -> Vec<(String, String)> {
+        self.responses()
+            .by_id
+            .get(response_id)
+            .map(|(_, removed)| removed.clone())
+            .unwrap_or_default()
+    }
+
+    /// Removes every conversation idle past the timeout and not in use.
+    pub(crate) fn take_idle(&self) -> Vec<Arc<Conversation>> {
+        let now = Instant::now();
+        let mut map = self.map();
+        let idle: Vec<String> = map
+            .iter()
+            .filter(|(_, c)| c.idle_for(now) >= self.idle && c.state.try_lock().is_ok())
+            .map(|(k, _)| k.clone())
+            .collect();
+        idle.iter().filter_map(|k| map.remove(k)).collect()
+    }
+
+    /// Removes every conversation.
+    pub(crate) fn take_all(&self) -> Vec<Arc<Conversation>> {
+        self.map().drain().map(|(_, c)| c).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_ids_are_remembered_bounded_oldest_first() {
+        let s = Sessions::new(1, Duration::from_secs(1));
+        for i in 0..MAX_RESPONSE_IDS + 2 {
+            s.remember_response(format!("resp_{i}"), &format!("s{}", i % 3), Vec::new());
+        }
+        assert_eq!(s.continued("resp_0"), None, "the oldest forgotten");
+        assert_eq!(s.continued("resp_1"), None);
+        assert_eq!(s.continued("resp_2").as_deref(), Some("s2"));
+        assert_eq!(s.responses().by_id.len(), MAX_RESPONSE_IDS);
+        assert_eq!(s.responses().order.len(), MAX_RESPONSE_IDS);
+    }
+
+    #[test]
+    fn the_calls_removed_from_an_answer_are_remembered_with_its_id() {
+        let s = Sessions::new(1, Duration::from_secs(1));
+        let removed = vec![("call_rm".to_owned(), "{\"error\":\"blocked\"}".to_owned())];
+        s.remember_response("resp_a".into(), "s", removed.clone());
+        s.remember_response("resp_b".into(), "s", Vec::new());
+        assert_eq!(s.removed_calls("resp_a"), removed);
+        assert!(s.removed_calls("resp_b").is_empty());
+        assert!(s.removed_calls("resp_unknown").is_empty());
+        // A second answer under a remembered id does not replace the first.
+        s.remember_response("resp_a".into(), "t", Vec::new());
+        assert_eq!(s.removed_calls("resp_a"), removed);
+        assert_eq!(s.continued("resp_a").as_deref(), Some("s"));
+    }
+}

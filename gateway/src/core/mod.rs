@@ -1,0 +1,499 @@
+//! The provider-neutral core: one governed request of any [`Api`], end to
+//! end. An adapter only translates; everything below is the same for
+//! every API.
+//!
+//! 1. The body is read up to its bound and decoded by the adapter
+//!    (`Api::decode_request`, which checks it). A request with a callback
+//!    token skips 2–6 and is relayed as it is (module `callback`).
+//! 2. The conversation is found or opened (module `session_key`,
+//!    `conversation`); its session's `agent_startup` runs on its first
+//!    request, with the names of the request's tools.
+//! 3. The entries the gateway has not governed yet (module
+//!    `transcript`): each tool result through `post_tool_call`, each user
+//!    entry through `input`; the history's earlier rewrites go upstream
+//!    again.
+//! 4. `pre_model_call` over the neutral rendering of the entries (module
+//!    `render`), whose text transforms are written back by index; its
+//!    interceptors' released `hookwire` extensions are the overrides and
+//!    upstream mutations (module `extension`).
+//! 5. The upstream request (module `upstream_request`).
+//! 6. The answer: whole, or a stream assembled or mediated (module
+//!    `stream`); `post_model_call`, `pre_tool_call` per proposed call and
+//!    `output` for a final answer (module `settle`); the adapter writes
+//!    what was released in its API's shape.
+//!
+//! A deny or failure before step 5 forwards nothing upstream. Errors reach
+//! the client in the API's own shape (`Api::error_body`). Every request
+//! leaves an [`Applied`] entry.
+
+mod conversation;
+mod relay;
+mod render;
+mod session_key;
+mod settle;
+mod stream;
+mod transcript;
+mod upstream_request;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::header;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use hookwire::InterceptionPoint;
+use hookwire_client::{Emission, Host, LabelLedger};
+use http_body_util::{BodyExt, Limited};
+use serde_json::{Map, Value, json};
+use tokio::sync::OwnedMutexGuard;
+
+pub use conversation::MAX_RESPONSE_IDS;
+pub(crate) use conversation::Sessions;
+use conversation::{ConvState, Conversation};
+use stream::Mediation;
+pub(crate) use upstream_request::{depth_of, forwarded_headers};
+
+use crate::api::{Api, ApiRequest, ApiResponse, Entry, EventWriter};
+use crate::applied::{Applied, AppliedLog};
+use crate::callback::{CallbackTokens, Minted};
+use crate::config::{CALLBACK_HEADER, GatewayConfig};
+use crate::credentials::CredentialPool;
+use crate::error::Error;
+use crate::extension::{Asked, NAMESPACE};
+use crate::upstream::{self, Upstream};
+
+/// The state every request shares.
+pub(crate) struct Inner {
+    /// The host every emission goes through.
+    pub(crate) host: Host,
+    /// The operator's configuration.
+    pub(crate) config: GatewayConfig,
+    /// The HTTP client to the provider.
+    pub(crate) upstream: Upstream,
+    /// The upstream keys.
+    pub(crate) pool: CredentialPool,
+    /// Callback tokens (recursion protection).
+    pub(crate) tokens: CallbackTokens,
+    /// The conversations.
+    pub(crate) sessions: Sessions,
+    /// What the gateway applied to recent requests.
+    pub(crate) applied: AppliedLog,
+    /// The URL interceptors call back on.
+    pub(crate) callback_base: std::sync::OnceLock<String>,
+    /// The next `request_id`.
+    pub(crate) next_request: AtomicU64,
+}
+
+/// What one governed request carries through its emissions.
+pub(crate) struct Governed<'a> {
+    /// The shared state.
+    pub(crate) inner: &'a Inner,
+    /// The conversation.
+    pub(crate) conv: &'a Conversation,
+    /// Its key.
+    pub(crate) key: String,
+    /// `request_id` of the model points.
+    pub(crate) request_id: String,
+    /// The `extensions` member of the request's contexts (the callback).
+    pub(crate) extensions: Option<Value>,
+    /// The gateway's record of the request.
+    pub(crate) applied: Applied,
+}
+
+impl Governed<'_> {
+    /// The members the request adds to an emission at `point`: its
+    /// `request_id` at the model points, the callback extension, and the
+    /// labels persisted so far at the points that derive from them
+    /// (`pre_model_call`, `pre_tool_call`, `output`; §5.4).
+    pub(crate) fn extra(
+        &self,
+        labels: &LabelLedger,
+        point: InterceptionPoint,
+    ) -> Map<String, Value> {
+        use InterceptionPoint as P;
+        let mut m = Map::new();
+        if matches!(point, P::PreModelCall | P::PostModelCall) {
+            m.insert("request_id".into(), Value::from(self.request_id.clone()));
+        }
+        if let Some(ext) = &self.extensions {
+            m.insert("extensions".into(), ext.clone());
+        }
+        if matches!(point, P::PreModelCall | P::PreToolCall | P::Output) {
+            m = labels.resurface(m);
+        }
+        m
+    }
+}
+
+/// Sets `extensions.hookwire.NAME` in an emission's members.
+pub(crate) fn hookwire_member(members: &mut Map<String, Value>, name: &str, value: Value) {
+    let ext = members
+        .entry("extensions")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(ext) = ext.as_object_mut() {
+        let ns = ext
+            .entry(NAMESPACE)
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(ns) = ns.as_object_mut() {
+            ns.insert(name.into(), value);
+        }
+    }
+}
+
+/// Revokes a request's callback token when the request ends, however it
+/// ends.
+struct Revoke<'a> {
+    tokens: &'a CallbackTokens,
+    minted: Option<Minted>,
+}
+
+impl Drop for Revoke<'_> {
+    fn drop(&mut self) {
+        if let Some(m) = &self.minted {
+            self.tokens.revoke(m);
+        }
+    }
+}
+
+/// How a governed request continues once the upstream answered.
+enum Outcome {
+    /// The response is ready.
+    Done(Response),
+    /// A streamed answer to mediate incrementally.
+    Mediate(Mediation),
+}
+
+/// The route handler of API `A`.
+pub(crate) async fn serve<A: Api>(
+    State(inner): State<Arc<Inner>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    match inner.request::<A>(&headers, body).await {
+        Ok(r) => r,
+        Err(e) => error_response::<A>(&e),
+    }
+}
+
+/// An error in API `A`'s own shape (server errors logged, never with a
+/// payload or a key).
+pub(crate) fn error_response<A: Api>(e: &Error) -> Response {
+    if e.status().is_server_error() {
+        tracing::warn!(api = A::NAME, error = %e, "request failed");
+    }
+    let (status, body) = A::error_body(e);
+    (status, axum::Json(body)).into_response()
+}
+
+/// The combined verdict's deny as the request's error.
+pub(crate) fn denied(e: &Emission) -> Error {
+    Error::Denied {
+        point: e.record().interception_point,
+        reason: e.reason().unwrap_or("denied").to_owned(),
+    }
+}
+
+impl Inner {
+    fn request_id(&self) -> String {
+        format!("gw-{}", self.next_request.fetch_add(1, Ordering::Relaxed))
+    }
+
+    async fn request<A: Api>(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+        body: Body,
+    ) -> Result<Response, Error> {
+        let bytes = read_body(body, self.config.max_body_bytes).await?;
+        let depth = depth_of(headers, self.config.max_depth)?;
+        if let Some(token) = headers.get(CALLBACK_HEADER) {
+            return self.callback::<A>(headers, token, bytes).await;
+        }
+        let req = A::decode_request(&bytes)?;
+        let owner = session_key::owner_of(A::client_credential(headers));
+        let key = session_key::key(headers, &owner, req.view(), |id| {
+            self.sessions.continued(id)
+        })?;
+        let conv = self.sessions.get_or_open(&self.host, &key, owner)?;
+        let mut state = conv.state.clone().lock_owned().await;
+        if conv.session.is_closed() || !self.sessions.is_current(&key, &conv) {
+            self.sessions.forget(&key, &conv);
+            return Err(Error::BadRequest(
+                "the session was ended; retry to open a new one".into(),
+            ));
+        }
+        let request_id = self.request_id();
+        let minted = if depth < self.config.max_depth {
+            self.tokens.mint(&key, depth + 1)
+        } else {
+            None
+        };
+        let extensions = minted.as_ref().map(|m| {
+            json!({NAMESPACE: {"callback": {
+                "token": m.token,
+                "base_url": self.callback_base.get().cloned().unwrap_or_default(),
+                "header": CALLBACK_HEADER,
+                "depth": m.depth,
+                "expires_in_ms": u64::try_from(self.tokens.ttl().as_millis()).unwrap_or(u64::MAX),
+            }}})
+        });
+        let mut revoke = Revoke {
+            tokens: &self.tokens,
+            minted,
+        };
+        let mut g = Governed {
+            inner: self,
+            conv: &conv,
+            key: key.clone(),
+            request_id: request_id.clone(),
+            extensions,
+            applied: Applied {
+                session: key.clone(),
+                request_id,
+                depth,
+                ..Applied::default()
+            },
+        };
+        let result = match self.govern::<A>(&mut g, &mut state, headers, req).await {
+            Ok(Outcome::Done(r)) => Ok(r),
+            Ok(Outcome::Mediate(job)) => {
+                // Streamed as released: the session, its state and the
+                // callback token go with the stream.
+                let carried = (g.key, g.request_id, g.extensions, g.applied);
+                let minted = revoke.minted.take();
+                return Ok(self.spawn_mediation::<A>(conv.clone(), state, job, carried, minted));
+            }
+            Err(e) => Err(e),
+        };
+        if result.is_err() && conv.session.is_turn_open() {
+            // The turn stops here without an output (§3.1 rule 3).
+            conv.session.end_turn();
+        }
+        self.sessions.touch(&conv);
+        g.applied.outcome = match &result {
+            Ok(_) if g.applied.outcome.is_empty() => "forwarded".into(),
+            Ok(_) => g.applied.outcome.clone(),
+            Err(Error::Denied { point, .. }) => format!("denied:{point}"),
+            Err(e) => format!("failed:{}", e.status().as_u16()),
+        };
+        self.applied.push(g.applied);
+        result
+    }
+
+    /// `agent_startup` on a conversation's first request; a denied one
+    /// refuses every request of the conversation.
+    async fn startup(&self, g: &Governed<'_>, tools: &[String]) -> Result<(), Error> {
+        let session = &g.conv.session;
+        if !session.is_started() {
+            let e = session.start(tools.iter().cloned()).await?;
+            if !e.proceeds() {
+                return Err(denied(&e));
+            }
+        }
+        match session.startup_denial() {
+            Some(reason) => Err(Error::Denied {
+                point: InterceptionPoint::AgentStartup,
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Steps 2–6 of the module docs.
+    async fn govern<A: Api>(
+        &self,
+        g: &mut Governed<'_>,
+        state: &mut ConvState,
+        headers: &HeaderMap,
+        mut req: A::Request,
+    ) -> Result<Outcome, Error> {
+        self.startup(g, &req.view().tools).await?;
+        if let Some(previous) = req.view().continues.clone() {
+            // The upstream stores the answer it gave, calls the chain
+            // removed included: each gets its blocked result.
+            req.answer_withheld_calls(&self.sessions.removed_calls(&previous))?;
+        }
+        let model = req.view().model.clone();
+        let mut entries: Vec<Entry> = req.view().entries.clone();
+        let client_count = entries.len();
+        transcript::govern::<A>(g, state, &mut req, &mut entries).await?;
+
+        // pre_model_call over the neutral rendering.
+        let rendered = render::render(&entries);
+        let mut extra = g.extra(&state.labels, InterceptionPoint::PreModelCall);
+        if let Some(parts) = &rendered.content_parts {
+            hookwire_member(&mut extra, "content_parts", parts.clone());
+        }
+        let pre = g
+            .conv
+            .session
+            .pre_model_call_with(&model, rendered.messages.clone(), extra)
+            .await?;
+        if !pre.proceeds() {
+            return Err(denied(&pre));
+        }
+        // Only what the host released: enforce mode, a permitting own
+        // verdict, inside the binding's effect grant.
+        let asked = Asked::from_extensions(pre.response_extensions())?;
+        match pre.context().get("messages") {
+            Some(after) if after == &rendered.messages => {}
+            Some(after) => {
+                for (i, rewrite) in render::write_back(&rendered, after, &entries)? {
+                    req.rewrite(i, rewrite)?;
+                }
+            }
+            None => {
+                return Err(Error::Transform(
+                    "a transform removed pre_model_call's messages".into(),
+                ));
+            }
+        }
+        let stream = req.view().stream;
+        let (up_headers, up_body) =
+            upstream_request::build::<A>(g, &self.pool, headers, req, &asked)?;
+
+        // The upstream.
+        let resp = self
+            .upstream
+            .send(Method::POST, A::UPSTREAM_PATH, up_headers, up_body)
+            .await?;
+        let status = resp.status();
+        g.applied.upstream_status = Some(status.as_u16());
+        let content_type = resp.headers().get(header::CONTENT_TYPE).cloned();
+        if !status.is_success() {
+            // The upstream's errors pass through as they are.
+            let body = self.collect(resp.into_body()).await?;
+            if g.conv.session.is_turn_open() {
+                g.conv.session.end_turn();
+            }
+            g.applied.outcome = format!("upstream_error:{}", status.as_u16());
+            return Ok(Outcome::Done(passthrough(status, content_type, body)));
+        }
+        if stream && self.config.incremental_output {
+            return Ok(Outcome::Mediate(Mediation {
+                body: resp.into_body(),
+                model,
+                client_count,
+            }));
+        }
+        let (response, assembled) = if stream {
+            let a = stream::read_all::<A>(
+                resp.into_body(),
+                self.config.max_upstream_bytes,
+                self.config.upstream_timeout,
+            )
+            .await?;
+            (stream::finished::<A>(&a)?, Some(a))
+        } else {
+            let body = self.collect(resp.into_body()).await?;
+            (A::decode_response(&body)?, None)
+        };
+        let answer = (response.answer()?, response.other_outputs());
+        let released = settle::post_model(g, state, &model, answer).await?;
+        let settled = settle::settle(g, state, released).await?;
+        state.seen = client_count + 1;
+        if let Some(id) = response.id() {
+            let removed = std::mem::take(&mut state.removed_calls);
+            self.sessions.remember_response(id, &g.key, removed);
+        }
+        if let Some(a) = assembled {
+            let events = A::Writer::replay(&a, &settled);
+            let body = Body::from_stream(futures::stream::iter(
+                events.into_iter().map(Ok::<_, std::convert::Infallible>),
+            ));
+            return Ok(Outcome::Done(event_stream(body)));
+        }
+        Ok(Outcome::Done(
+            axum::Json(response.settle(&settled)).into_response(),
+        ))
+    }
+
+    /// Starts incremental mediation in its own task and returns the event
+    /// stream the task writes to.
+    fn spawn_mediation<A: Api>(
+        self: &Arc<Self>,
+        conv: Arc<Conversation>,
+        mut state: OwnedMutexGuard<ConvState>,
+        job: Mediation,
+        (key, request_id, extensions, applied): (String, String, Option<Value>, Applied),
+        minted: Option<Minted>,
+    ) -> Response {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(32);
+        let inner = self.clone();
+        tokio::spawn(async move {
+            let _revoke = Revoke {
+                tokens: &inner.tokens,
+                minted,
+            };
+            let mut g = Governed {
+                inner: &inner,
+                conv: &conv,
+                key,
+                request_id,
+                extensions,
+                applied,
+            };
+            let result = stream::mediate::<A>(&g, &mut state, job, &tx).await;
+            if result.is_err() && conv.session.is_turn_open() {
+                conv.session.end_turn();
+            }
+            g.applied.outcome = match result {
+                Ok((outcome, id)) => {
+                    if let Some(id) = id {
+                        let removed = std::mem::take(&mut state.removed_calls);
+                        inner.sessions.remember_response(id, &g.key, removed);
+                    }
+                    outcome
+                }
+                Err(e) => format!("failed:{}", e.status().as_u16()),
+            };
+            inner.sessions.touch(&conv);
+            inner.applied.push(g.applied);
+        });
+        let events = futures::stream::poll_fn(move |cx| {
+            rx.poll_recv(cx)
+                .map(|b| b.map(Ok::<_, std::convert::Infallible>))
+        });
+        event_stream(Body::from_stream(events))
+    }
+
+    async fn collect(&self, body: hyper::body::Incoming) -> Result<Bytes, Error> {
+        upstream::collect(
+            body,
+            self.config.max_upstream_bytes,
+            self.config.upstream_timeout,
+        )
+        .await
+    }
+}
+
+fn passthrough(status: StatusCode, content_type: Option<HeaderValue>, body: Bytes) -> Response {
+    let mut r = Response::builder().status(status);
+    if let Some(ct) = content_type {
+        r = r.header(header::CONTENT_TYPE, ct);
+    }
+    r.body(Body::from(body))
+        .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
+}
+
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, Error> {
+    match Limited::new(body, limit).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Error::BodyTooLarge { limit }),
+        Err(_) => Err(Error::BadRequest(
+            "the request body could not be read".into(),
+        )),
+    }
+}
+
+/// A `text/event-stream` response.
+fn event_stream(body: Body) -> Response {
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(body)
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}

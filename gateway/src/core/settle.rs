@@ -1,0 +1,240 @@
+//! An answer settled: `post_model_call` over the whole answer, then
+//! `pre_tool_call` for each proposed call (a denied call is removed and a
+//! notice takes its place in the text), then `output` for a final answer
+//! (a deny withholds it: [`Finish::Withheld`] with a notice). The result
+//! is the neutral [`Settled`] each adapter turns into its API's answer.
+//! Only what the host released counts: `Emission::proceeds` and
+//! `Emission::target`, and `OutputDecision::release`.
+
+use hookwire::InterceptionPoint;
+use hookwire_client::{ModelResponse, ToolCall};
+use serde_json::{Value, json};
+
+use super::conversation::ConvState;
+use super::{Governed, denied, hookwire_member};
+use crate::api::{Finish, Settled};
+use crate::error::Error;
+
+/// The tool-result content the model sees for a result a verdict withheld
+/// (or that answers no permitted call): the point and the machine reason,
+/// never the verdict's message.
+pub(crate) fn blocked_result(point: InterceptionPoint, reason: Option<&str>) -> String {
+    json!({"error": "blocked", "interception_point": point.to_string(), "reason": reason})
+        .to_string()
+}
+
+/// The line an answer carries for a proposed tool call that
+/// `pre_tool_call` denied (the call itself is removed).
+pub(crate) fn blocked_call_notice(call: &ToolCall, reason: Option<&str>) -> String {
+    format!(
+        "[hookwire] tool call {:?} ({}) was blocked: {}",
+        call.name,
+        call.id,
+        reason.unwrap_or("denied")
+    )
+}
+
+/// The text an `output` deny leaves (with [`Finish::Withheld`]).
+pub(crate) fn withheld_notice(reason: Option<&str>) -> String {
+    format!(
+        "[hookwire] the response was withheld: {}",
+        reason.unwrap_or("denied")
+    )
+}
+
+/// A model answer's content as text (`null` is empty; structured content
+/// is its JSON text).
+pub(crate) fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => super::render::result_text(other),
+    }
+}
+
+/// The neutral finish of an upstream's finish reason, for an answer that
+/// ends without a permitted tool call.
+pub(crate) fn finish_of(reason: &str) -> Finish {
+    match reason {
+        "stop" | "end_turn" | "completed" | "tool_calls" | "tool_use" => Finish::Stop,
+        "length" | "max_tokens" | "max_output_tokens" => Finish::Length,
+        other => Finish::Upstream(other.to_owned()),
+    }
+}
+
+/// The answer's text with the notices of its blocked calls, one a line.
+pub(crate) fn with_notices(text: &str, notices: &[String]) -> String {
+    if notices.is_empty() {
+        return text.to_owned();
+    }
+    let joined = notices.join("\n");
+    if text.is_empty() {
+        joined
+    } else {
+        format!("{text}\n{joined}")
+    }
+}
+
+/// What `output` let through of a final answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Released {
+    /// The answer as released.
+    Text(String),
+    /// Withheld, with the combined verdict's reason.
+    Withheld(Option<String>),
+}
+
+/// A final answer settled by its `output`.
+pub(crate) fn final_answer(upstream_finish: &str, output: Released) -> Settled {
+    match output {
+        Released::Text(text) => Settled {
+            text,
+            tool_calls: Vec::new(),
+            finish: finish_of(upstream_finish),
+        },
+        Released::Withheld(reason) => Settled {
+            text: withheld_notice(reason.as_deref()),
+            tool_calls: Vec::new(),
+            finish: Finish::Withheld,
+        },
+    }
+}
+
+/// `post_model_call` over an answer (`ApiResponse::answer`, and the
+/// types of its `ApiResponse::other_outputs`); the answer as the chain
+/// released it.
+pub(crate) async fn post_model(
+    g: &Governed<'_>,
+    state: &mut ConvState,
+    model: &str,
+    (answer, hosted): (ModelResponse, Vec<String>),
+) -> Result<ModelResponse, Error> {
+    let mut extra = g.extra(&state.labels, InterceptionPoint::PostModelCall);
+    if !hosted.is_empty() {
+        // Hosted tools ran at the provider: this is the one point that
+        // sees them.
+        hookwire_member(&mut extra, "hosted_outputs", Value::from(hosted));
+    }
+    let post = g
+        .conv
+        .session
+        .post_model_call_with(model, &answer, extra)
+        .await?;
+    if !post.proceeds() {
+        return Err(denied(&post));
+    }
+    let released = post
+        .target()
+        .and_then(ModelResponse::from_target)
+        .ok_or_else(|| Error::Transform("a transform left the response unreadable".into()))?;
+    state.labels.persist(&post, model, &released.content);
+    Ok(released)
+}
+
+/// `pre_tool_call` per proposed call, then `output` for a final answer.
+pub(crate) async fn settle(
+    g: &Governed<'_>,
+    state: &mut ConvState,
+    response: ModelResponse,
+) -> Result<Settled, Error> {
+    let session = &g.conv.session;
+    let mut kept = Vec::new();
+    let mut notices = Vec::new();
+    state.removed_calls.clear();
+    for call in &response.tool_calls {
+        let extra = g.extra(&state.labels, InterceptionPoint::PreToolCall);
+        let e = session.pre_tool_call_with(call, extra).await?;
+        if e.proceeds() {
+            let mut permitted = call.clone();
+            if let Some(args) = e.target() {
+                permitted.args = args.clone();
+            }
+            kept.push(permitted);
+        } else {
+            notices.push(blocked_call_notice(call, e.reason()));
+            state.removed_calls.push((
+                call.id.clone(),
+                blocked_result(InterceptionPoint::PreToolCall, e.reason()),
+            ));
+        }
+    }
+    let text = with_notices(&text_of(&response.content), &notices);
+    if !kept.is_empty() {
+        // The turn goes on with the tool results.
+        return Ok(Settled {
+            text,
+            tool_calls: kept,
+            finish: Finish::ToolCalls,
+        });
+    }
+    let content = if response.content.is_null() && notices.is_empty() {
+        Value::Null
+    } else {
+        Value::from(text)
+    };
+    let extra = g.extra(&state.labels, InterceptionPoint::Output);
+    let decision = session.output_with(content, extra).await?;
+    let labelled = decision.clone();
+    let released = match decision.release() {
+        Ok(released) => {
+            state.labels.persist_output(&labelled, &released);
+            Released::Text(text_of(&released))
+        }
+        Err(withheld) => Released::Withheld(withheld.verdict().reason.clone()),
+    };
+    Ok(final_answer(&response.finish_reason, released))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_blocked_call_leaves_a_notice_line() {
+        let call = ToolCall::new("c9", "rm", json!({}));
+        let n = blocked_call_notice(&call, Some("policy:rm"));
+        assert_eq!(n, "[hookwire] tool call \"rm\" (c9) was blocked: policy:rm");
+        assert_eq!(with_notices("", std::slice::from_ref(&n)), n);
+        assert_eq!(
+            with_notices("ok", &[n.clone(), n.clone()]),
+            format!("ok\n{n}\n{n}")
+        );
+        assert_eq!(with_notices("ok", &[]), "ok");
+    }
+
+    #[test]
+    fn a_final_answer_keeps_the_upstreams_finish_unless_withheld() {
+        let s = final_answer("stop", Released::Text("hi".into()));
+        assert_eq!((s.text.as_str(), &s.finish), ("hi", &Finish::Stop));
+        // Every proposed call was blocked: the answer ends, not in calls.
+        assert_eq!(
+            final_answer("tool_calls", Released::Text(String::new())).finish,
+            Finish::Stop
+        );
+        assert_eq!(
+            final_answer("length", Released::Text("x".into())).finish,
+            Finish::Length
+        );
+        assert_eq!(
+            final_answer("weird", Released::Text("x".into())).finish,
+            Finish::Upstream("weird".into())
+        );
+        let w = final_answer("stop", Released::Withheld(Some("policy:secret".into())));
+        assert_eq!(w.finish, Finish::Withheld);
+        assert_eq!(
+            w.text,
+            "[hookwire] the response was withheld: policy:secret"
+        );
+        assert!(w.tool_calls.is_empty());
+    }
+
+    #[test]
+    fn a_blocked_result_names_the_point_and_reason_only() {
+        let b: Value =
+            serde_json::from_str(&blocked_result(InterceptionPoint::PostToolCall, None)).unwrap();
+        assert_eq!(
+            b,
+            json!({"error": "blocked", "interception_point": "post_tool_call", "reason": null})
+        );
+    }
+}
