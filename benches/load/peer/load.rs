@@ -180,8 +180,10 @@ impl Sessions {
     }
 }
 
-/// Conversation ids unique to one path and kind across the run.
-fn prefix(target: &Target, kind: Kind) -> String {
+/// Conversation ids unique to one path and kind across the run (a
+/// conversation belongs to the credential that opened it, and each API
+/// sends its own).
+pub fn prefix(target: &Target, kind: Kind) -> String {
     let label: String = target
         .label
         .chars()

@@ -166,9 +166,10 @@ async fn measure(plan: Plan, http: &Http, targets: &[Target], kind: Kind) -> Res
     eprintln!("gateway_peer: {} ...", kind.name());
     let mut served = [true; 4];
     for (i, t) in targets.iter().enumerate() {
-        if let Err(e) = load::once(http, t, kind, "warmup", 0).await {
+        let warmup = format!("{}-warmup", load::prefix(t, kind));
+        if let Err(e) = load::once(http, t, kind, &warmup, 0).await {
             if i == ALLOW || i == ALLOW + 1 {
-                let (status, _) = load::send(http, t, kind, "warmup", "route check").await?;
+                let (status, _) = load::send(http, t, kind, &warmup, "route check").await?;
                 if status == 404 && kind.api != Api::Chat {
                     eprintln!(
                         "gateway_peer: the gateway does not route {} yet (404)",
@@ -181,7 +182,7 @@ async fn measure(plan: Plan, http: &Http, targets: &[Target], kind: Kind) -> Res
             return Err(e);
         }
         for n in 1..WARMUP {
-            load::once(http, t, kind, "warmup", n).await?;
+            load::once(http, t, kind, &warmup, n).await?;
         }
     }
     let mut samples: [Vec<f64>; 4] = Default::default();
