@@ -8,6 +8,7 @@ mod check;
 mod check_any_service;
 mod demo;
 mod gateway;
+mod hooks;
 mod metrics;
 mod operable;
 mod policy;
