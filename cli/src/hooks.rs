@@ -36,7 +36,44 @@ pub(crate) const TOKEN_ENV: &str = "HOOKWIRE_HOOKS_TOKEN";
 pub(crate) enum HooksCommand {
     /// Serve the hook routes (`POST /v1/hooks/claude-code`, `/v1/hooks/codex`)
     /// governed by a declared chain, until interrupted.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
+    /// Write (or print) an agent's hook configuration pointing at
+    /// `hookwire hook`, merged into its existing settings.
+    Install(InstallArgs),
+}
+
+/// Where `hooks install` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Scope {
+    /// `.claude/settings.json` under the current directory.
+    Project,
+    /// `~/.claude/settings.json`.
+    User,
+}
+
+/// The options of `hookwire hooks install`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct InstallArgs {
+    /// The agent (`claude-code`).
+    #[arg(long, value_name = "NAME")]
+    agent: String,
+    /// Which settings file to merge into.
+    #[arg(long, value_enum, default_value = "project")]
+    scope: Scope,
+    /// Merge into this settings file instead of the scope's.
+    #[arg(long, value_name = "FILE")]
+    settings: Option<PathBuf>,
+    /// Print the merged settings instead of writing them.
+    #[arg(long)]
+    print: bool,
+    /// The daemon's URL the hook command is given (else it reads
+    /// `HOOKWIRE_HOOKS_ENDPOINT` when it runs).
+    #[arg(long, value_name = "URL")]
+    endpoint: Option<String>,
+    /// The token file the hook command is given (else it reads
+    /// `HOOKWIRE_HOOKS_TOKEN` when it runs).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
 }
 
 /// What a liftable deny left standing becomes (`--liftable`).
@@ -121,6 +158,78 @@ pub(crate) struct HookArgs {
     /// How long to wait for the daemon before blocking.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     timeout_ms: u64,
+}
+
+/// A word of a shell command line, quoted when it needs to be.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:=@+".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// Writes or prints the agent's hook configuration.
+pub(crate) fn install(args: &InstallArgs) -> Result<(), CliError> {
+    let config_error = |m: String| CliError::Hooks(hookwire_hooks::Error::Config(m));
+    let agent = Agent::from_name(&args.agent)?;
+    let bin = std::env::current_exe()
+        .map_err(|e| config_error(format!("cannot locate the hookwire binary: {e}")))?;
+    let mut command = format!(
+        "{} hook --agent {}",
+        shell_word(&bin.to_string_lossy()),
+        agent.name()
+    );
+    if let Some(endpoint) = &args.endpoint {
+        command.push_str(&format!(" --endpoint {}", shell_word(endpoint)));
+    }
+    if let Some(token) = &args.token_file {
+        let token = std::path::absolute(token)
+            .map_err(|e| config_error(format!("{}: {e}", token.display())))?;
+        command.push_str(&format!(
+            " --token-file {}",
+            shell_word(&token.to_string_lossy())
+        ));
+    }
+    let path = match (&args.settings, args.scope) {
+        (Some(path), _) => path.clone(),
+        (None, Scope::Project) => PathBuf::from(".claude/settings.json"),
+        (None, Scope::User) => match std::env::var_os("HOME") {
+            Some(home) => PathBuf::from(home).join(".claude/settings.json"),
+            None => return Err(config_error("HOME is not set (use --settings FILE)".into())),
+        },
+    };
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(config_error(format!("cannot read {}: {e}", path.display()))),
+    };
+    let merged = hookwire_hooks::merge_settings(agent, existing.as_deref(), &command)
+        .map_err(|e| config_error(format!("{}: {e}", path.display())))?;
+    if args.print {
+        print!("{merged}");
+        return Ok(());
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| config_error(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    // Written beside the file and renamed over it: a reader sees the old
+    // settings or the new ones, never half of them.
+    let partial = path.with_extension("json.hookwire-partial");
+    std::fs::write(&partial, merged)
+        .and_then(|()| std::fs::rename(&partial, &path))
+        .map_err(|e| config_error(format!("cannot write {}: {e}", path.display())))?;
+    println!(
+        "hookwire hooks: {} hooks of {} point at `{command}`",
+        agent.name(),
+        path.display()
+    );
+    Ok(())
 }
 
 /// Reads a token from a file (trimmed, non-empty).

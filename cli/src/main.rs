@@ -229,7 +229,8 @@ fn main() -> ExitCode {
             Command::Policy(command) => policy::run(command).await,
             Command::Gateway(args) => gateway::run(args).await,
             Command::Approvals(command) => approvals::run(command).await,
-            Command::Hooks(hooks::HooksCommand::Serve(args)) => hooks::serve(args).await,
+            Command::Hooks(hooks::HooksCommand::Serve(args)) => hooks::serve(*args).await,
+            Command::Hooks(hooks::HooksCommand::Install(args)) => hooks::install(&args),
             // Relayed before the runtime starts (`run_hook`).
             Command::Hook(_) => Err(CliError::Hooks(hookwire_hooks::Error::Config(
                 "`hook` runs on its own runtime".into(),

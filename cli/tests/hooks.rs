@@ -22,22 +22,22 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/hooks")
 }
 
-fn golden(name: &str) -> Vec<u8> {
+pub(crate) fn golden(name: &str) -> Vec<u8> {
     std::fs::read(fixtures().join("claude-code").join(format!("{name}.json"))).unwrap()
 }
 
 /// The policy service, the daemon over it, and where to reach it.
-struct Daemon {
+pub(crate) struct Daemon {
     _policy: Running,
     _daemon: Running,
     records: mpsc::Receiver<String>,
-    base: String,
-    token_file: PathBuf,
+    pub(crate) base: String,
+    pub(crate) token_file: PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Daemon {
-    fn start(extra: &[&str]) -> Self {
+    pub(crate) fn start(extra: &[&str]) -> Self {
         let bin = env!("CARGO_BIN_EXE_hookwire");
         let mut policy = Command::new(bin)
             .args(["policy", "serve"])
@@ -105,7 +105,7 @@ impl Daemon {
         }
     }
 
-    fn hook(&self, payload: &[u8]) -> Output {
+    pub(crate) fn hook(&self, payload: &[u8]) -> Output {
         hook(&self.base, Some(&self.token_file), payload, &[])
     }
 
@@ -150,7 +150,7 @@ fn hook(endpoint: &str, token_file: Option<&Path>, payload: &[u8], extra: &[&str
 }
 
 /// The answer of a hook that exited 0.
-fn answer(out: &Output) -> Value {
+pub(crate) fn answer(out: &Output) -> Value {
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -167,7 +167,7 @@ fn failed_closed(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn pre_tool_decision(v: &Value) -> (&str, &str) {
+pub(crate) fn pre_tool_decision(v: &Value) -> (&str, &str) {
     let o = &v["hookSpecificOutput"];
     assert_eq!(o["hookEventName"], "PreToolUse", "{v}");
     (

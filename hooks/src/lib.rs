@@ -14,6 +14,7 @@
 //! | `agents` | one adapter per agent: decode its payload, encode an outcome in its format |
 //! | `serve` | the HTTP daemon (`hookwire hooks serve`): one route per agent, bearer token |
 //! | `call` | the command hook's side (`hookwire hook`): one bounded request to the daemon |
+//! | `install` | an agent's hook configuration merged into its existing settings (`hookwire hooks install`) |
 //!
 //! Every path fails closed in the agent's own terms: an event the core
 //! cannot govern, an emission the host refuses, a daemon that is down,
@@ -24,6 +25,7 @@ mod call;
 mod error;
 mod event;
 mod host;
+mod install;
 mod serve;
 
 pub use agents::Agent;
@@ -31,4 +33,5 @@ pub use call::{CallOutcome, MAX_ANSWER_BYTES, ask_daemon};
 pub use error::Error;
 pub use event::{Capabilities, Event, HookCall, Outcome};
 pub use host::{HooksConfig, HooksHost, Liftable, MAX_SESSION_ID_BYTES};
+pub use install::merge_settings;
 pub use serve::{FAILED_CLOSED_HEADER, MAX_PAYLOAD_BYTES, router, serve};
