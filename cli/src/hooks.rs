@@ -34,7 +34,7 @@ pub(crate) const TOKEN_ENV: &str = "HOOKWIRE_HOOKS_TOKEN";
 /// The `hooks` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum HooksCommand {
-    /// Serve the hook routes (`POST /v1/hooks/claude-code`, `/v1/hooks/codex`)
+    /// Serve the hook routes (`POST /v1/hooks/claude-code`, `/codex`, `/gemini-cli`)
     /// governed by a declared chain, until interrupted.
     Serve(Box<ServeArgs>),
     /// Write (or print) an agent's hook configuration pointing at
@@ -145,7 +145,7 @@ pub(crate) struct ServeArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct HookArgs {
     /// The agent whose hook payload arrives on stdin (`claude-code`,
-    /// `codex`).
+    /// `codex`, `gemini-cli`).
     #[arg(long, value_name = "NAME")]
     agent: String,
     /// The daemon's base URL (else `HOOKWIRE_HOOKS_ENDPOINT`, else
@@ -348,7 +348,7 @@ pub(crate) async fn hook(args: HookArgs) -> ExitCode {
     }
 }
 
-/// The blocking exit of Claude Code and Codex (2), the reason on stderr.
+/// The blocking exit of every supported agent (2), the reason on stderr.
 fn block(reason: &str) -> ExitCode {
     eprintln!("{reason}");
     ExitCode::from(Agent::ClaudeCode.blocking_exit_code())

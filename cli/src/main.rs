@@ -19,7 +19,7 @@
 //! - `hookwire gateway --listen ADDR --upstream URL --declaration FILE`: an
 //!   OpenAI-compatible proxy governed by the declared chain.
 //! - `hookwire hooks serve --declaration FILE --token-file F`: coding
-//!   agents (Claude Code, Codex) governed through their own hooks; `hookwire
+//!   agents (Claude Code, Codex, Gemini CLI) governed through their own hooks; `hookwire
 //!   hook --agent NAME` relays one command hook's payload to it, failing
 //!   closed in the agent's terms.
 //! - `hookwire approvals serve|token`: the approval service and its web
@@ -135,7 +135,7 @@ enum Command {
     /// The approval service (gRPC and web page) and its access tokens.
     #[command(subcommand)]
     Approvals(approvals::ApprovalsCommand),
-    /// Serve the hook routes coding agents (Claude Code, Codex) call,
+    /// Serve the hook routes coding agents (Claude Code, Codex, Gemini CLI) call,
     /// governed by a declared chain.
     #[command(subcommand)]
     Hooks(hooks::HooksCommand),

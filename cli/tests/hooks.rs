@@ -30,7 +30,7 @@ pub(crate) fn golden(name: &str) -> Vec<u8> {
 pub(crate) struct Daemon {
     _policy: Running,
     _daemon: Running,
-    records: mpsc::Receiver<String>,
+    pub(crate) records: mpsc::Receiver<String>,
     pub(crate) base: String,
     pub(crate) token_file: PathBuf,
     _dir: tempfile::TempDir,
@@ -110,7 +110,7 @@ impl Daemon {
     }
 
     /// The points of the records printed so far, for session `session`.
-    fn points(&self, session: &str) -> Vec<String> {
+    pub(crate) fn points(&self, session: &str) -> Vec<String> {
         let mut points = Vec::new();
         while let Ok(line) = self.records.recv_timeout(Duration::from_millis(500)) {
             let Ok(record) = serde_json::from_str::<Value>(&line) else {

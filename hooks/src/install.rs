@@ -31,8 +31,7 @@ pub fn merge_settings(
 ) -> Result<String, Error> {
     if agent != Agent::ClaudeCode {
         return Err(Error::Config(format!(
-            "installing hooks for {} is not supported yet (its hooks are configured in its \
-             config.toml; see docs/hooks.md)",
+            "installing hooks for {} is not supported yet (docs/hooks.md shows its configuration)",
             agent.name()
         )));
     }

@@ -4,6 +4,7 @@
 //! decision is the core's (`host`).
 
 mod claude;
+mod gemini;
 
 use serde_json::Value;
 
@@ -18,14 +19,16 @@ pub enum Agent {
     /// OpenAI's Codex CLI, whose hooks are Claude Code's format; it has
     /// no session-end event, so its sessions end on idle-out.
     Codex,
+    /// Google's Gemini CLI (`@google/gemini-cli`).
+    GeminiCli,
 }
 
 impl Agent {
     /// Every supported agent.
-    pub const ALL: [Agent; 2] = [Agent::ClaudeCode, Agent::Codex];
+    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::GeminiCli];
 
     /// The agent named on a route or the command line (`claude-code`,
-    /// `codex`).
+    /// `codex`, `gemini-cli`).
     pub fn from_name(name: &str) -> Result<Self, Error> {
         Self::ALL
             .into_iter()
@@ -38,6 +41,7 @@ impl Agent {
         match self {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
+            Self::GeminiCli => "gemini-cli",
         }
     }
 
@@ -45,6 +49,7 @@ impl Agent {
     pub const fn capabilities(self) -> Capabilities {
         match self {
             Self::ClaudeCode | Self::Codex => claude::CAPABILITIES,
+            Self::GeminiCli => gemini::CAPABILITIES,
         }
     }
 
@@ -52,6 +57,7 @@ impl Agent {
     pub fn decode(self, payload: &[u8]) -> Result<HookCall, Error> {
         match self {
             Self::ClaudeCode | Self::Codex => claude::decode(self.name(), payload),
+            Self::GeminiCli => gemini::decode(payload),
         }
     }
 
@@ -59,6 +65,7 @@ impl Agent {
     pub fn encode(self, event: &Event, outcome: &Outcome) -> Value {
         match self {
             Self::ClaudeCode | Self::Codex => claude::encode(event, outcome),
+            Self::GeminiCli => gemini::encode(event, outcome),
         }
     }
 
@@ -68,11 +75,12 @@ impl Agent {
     pub fn fail_closed(self, reason: &str) -> Value {
         match self {
             Self::ClaudeCode | Self::Codex => claude::stop_agent(reason),
+            Self::GeminiCli => gemini::stop_agent(reason),
         }
     }
 
-    /// The exit status of a command hook that blocks (Claude Code and
-    /// Codex: 2; any other non-zero status lets the step through).
+    /// The exit status of a command hook that blocks (2 for all three;
+    /// any other non-zero status lets the step through).
     pub const fn blocking_exit_code(self) -> u8 {
         2
     }

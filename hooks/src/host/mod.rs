@@ -123,7 +123,7 @@ impl HooksHost {
     }
 
     async fn govern(&self, agent: Agent, call: &HookCall) -> Result<Outcome, Error> {
-        check_session_id(&call.session_id)?;
+        check_session_id(agent, &call.session_id)?;
         let key = Self::session_key(agent, &call.session_id);
         if call.event == Event::SessionEnd {
             if let Some(entry) = self.table.remove(&key) {
@@ -184,9 +184,9 @@ impl HooksHost {
 
 /// Refuses a session id that is empty, too long or has control
 /// characters.
-fn check_session_id(id: &str) -> Result<(), Error> {
+fn check_session_id(agent: Agent, id: &str) -> Result<(), Error> {
     let bad = |reason: &str| Error::Payload {
-        agent: "hook",
+        agent: agent.name(),
         reason: format!("`session_id` {reason}"),
     };
     if id.is_empty() {
