@@ -11,15 +11,27 @@
 use hookwire_hooks::{Agent, Outcome};
 use serde_json::{Value, json};
 
-/// The only events a payload may decode as.
-const GOVERNED: [&str; 6] = [
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "Stop",
-    "SessionEnd",
-];
+/// The only events a payload of `agent` may decode as.
+fn governed(agent: Agent) -> [&'static str; 6] {
+    match agent {
+        Agent::GeminiCli => [
+            "SessionStart",
+            "BeforeAgent",
+            "BeforeTool",
+            "AfterTool",
+            "AfterAgent",
+            "SessionEnd",
+        ],
+        _ => [
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "Stop",
+            "SessionEnd",
+        ],
+    }
+}
 
 /// One fuzz input.
 pub fn run(data: &[u8]) {
@@ -30,7 +42,7 @@ pub fn run(data: &[u8]) {
             continue;
         };
         assert!(
-            GOVERNED.contains(&call.event_name.as_str()),
+            governed(agent).contains(&call.event_name.as_str()),
             "{}",
             call.event_name
         );
@@ -62,22 +74,17 @@ pub fn run(data: &[u8]) {
     }
 }
 
-/// The seed inputs: the golden Claude Code payloads of
-/// `tests/fixtures/hooks/claude-code/`.
+/// The seed inputs: the golden payloads of `tests/fixtures/hooks/`
+/// (`claude-code/`, `gemini-cli/`).
 pub fn seeds() -> Vec<Vec<u8>> {
-    let dir = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/fixtures/hooks/claude-code"
-    );
-    let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-                .filter_map(|e| std::fs::read(e.path()).ok())
-                .collect()
-        })
-        .unwrap_or_default();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/hooks");
+    let mut seeds: Vec<Vec<u8>> = ["claude-code", "gemini-cli"]
+        .iter()
+        .filter_map(|agent| std::fs::read_dir(format!("{root}/{agent}")).ok())
+        .flat_map(|entries| entries.filter_map(Result::ok))
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| std::fs::read(e.path()).ok())
+        .collect();
     seeds.sort();
     seeds
 }
