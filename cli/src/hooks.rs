@@ -6,7 +6,7 @@
 //! reason on stderr) when the daemon is down, slow or answers garbage.
 //! See `docs/hooks.md`.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,6 +17,7 @@ use hookwire_client::declaration::Declaration;
 use hookwire_client::{Host, HostMetrics};
 use hookwire_hooks::{Agent, CallOutcome, HooksConfig, HooksHost, Liftable, MAX_PAYLOAD_BYTES};
 use hookwire_server::metrics::SharedRegistry;
+use tokio::io::AsyncReadExt;
 
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
@@ -367,19 +368,31 @@ async fn relay(args: &HookArgs) -> Result<serde_json::Value, String> {
             _ => return Err(format!("no token: pass --token-file or set {TOKEN_ENV}")),
         },
     };
+    // One budget for reading the payload and asking the daemon: an agent
+    // that never closes stdin is blocked in time, not waited on.
+    let timeout = Duration::from_millis(args.timeout_ms.max(1));
+    let started = tokio::time::Instant::now();
     let mut payload = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(MAX_PAYLOAD_BYTES as u64 + 1)
-        .read_to_end(&mut payload)
+    let mut stdin = tokio::io::stdin().take(MAX_PAYLOAD_BYTES as u64 + 1);
+    let read = stdin.read_to_end(&mut payload);
+    tokio::time::timeout(timeout, read)
+        .await
+        .map_err(|_| {
+            format!(
+                "the hook payload did not arrive within {} ms",
+                timeout.as_millis()
+            )
+        })?
         .map_err(|e| format!("cannot read the hook payload: {e}"))?;
     if payload.len() > MAX_PAYLOAD_BYTES {
         return Err(format!(
             "the hook payload exceeds {MAX_PAYLOAD_BYTES} bytes"
         ));
     }
-    let timeout = Duration::from_millis(args.timeout_ms.max(1));
-    match hookwire_hooks::ask_daemon(&endpoint, &token, agent, payload, timeout).await {
+    let left = timeout
+        .saturating_sub(started.elapsed())
+        .max(Duration::from_millis(1));
+    match hookwire_hooks::ask_daemon(&endpoint, &token, agent, payload, left).await {
         Ok(CallOutcome::Answer(answer)) => Ok(answer),
         Ok(CallOutcome::FailedClosed(reason)) => Err(reason),
         Err(e) => Err(e.to_string()),

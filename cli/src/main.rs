@@ -270,7 +270,11 @@ fn run_hook(args: hooks::HookArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    runtime.block_on(hooks::hook(args))
+    let code = runtime.block_on(hooks::hook(args));
+    // Without waiting for a stdin read still blocked in its thread (an
+    // agent that never closed stdin): the answer is already given.
+    runtime.shutdown_background();
+    code
 }
 
 /// The log filter when `RUST_LOG` is not set (as with `--otlp-endpoint`).

@@ -291,6 +291,23 @@ fn the_command_fails_closed_without_a_usable_daemon() {
         .unwrap();
     assert!(failed_closed(&out).contains("unknown agent"));
 
+    // An agent that never closes stdin.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["hook", "--agent", "claude-code", "--endpoint", &d.base])
+        .arg("--token-file")
+        .arg(&d.token_file)
+        .args(["--timeout-ms", "300"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let held_open = child.stdin.take();
+    let out = child.wait_with_output().unwrap();
+    drop(held_open);
+    let reason = failed_closed(&out);
+    assert!(reason.contains("did not arrive within 300 ms"), "{reason}");
+
     // Down: nothing listens.
     let closed = TcpListener::bind("127.0.0.1:0").unwrap();
     let down = format!("http://{}", closed.local_addr().unwrap());
@@ -312,7 +329,7 @@ fn the_command_fails_closed_without_a_usable_daemon() {
         &payload,
         &["--timeout-ms", "300"],
     ));
-    assert!(reason.contains("no answer within 300 ms"), "{reason}");
+    assert!(reason.contains("no answer within"), "{reason}");
     held.join().unwrap();
 
     // Garbage: a 200 that is not a JSON object, and a non-200.
