@@ -10,6 +10,8 @@
 # - the Node interceptor example: `npm ci` in examples/node (package-lock.json).
 # - the approval web test: Debian's chromium (installed when root) and
 #   `npm ci` of playwright-core in tests/web.
+# - the coding-agent hooks test: `npm ci` of the pinned Claude Code CLI in
+#   tests/agents.
 # - the metrics tests: Debian's prometheus package for `promtool` (installed
 #   when root).
 # Each step is skipped when what it would produce is already in place.
@@ -101,6 +103,23 @@ if [ ! -f "${WEB_STAMP}" ] || [ "$(cat "${WEB_STAMP}")" != "${WEB_LOCK_SHA}" ]; 
   }
   echo "${WEB_LOCK_SHA}" >"${WEB_STAMP}"
   echo "setup: npm ci in ${WEB_DIR}"
+fi
+
+# --- Coding-agent hooks test: the real Claude Code CLI ----------------------
+# tests/agent_hooks.rs runs the official CLI (@anthropic-ai/claude-code,
+# pinned in tests/agents/package-lock.json) headless against a mock
+# Messages server, governed through `hookwire hook`. The CLI is the native
+# binary of its optional dependency @anthropic-ai/claude-code-linux-x64;
+# npm may warn that the wrapper wants a newer node, which the binary does
+# not need.
+AGENTS_DIR="tests/agents"
+AGENTS_STAMP="${AGENTS_DIR}/node_modules/.hookwire-lock-sha256"
+AGENTS_LOCK_SHA="$(sha_of "${AGENTS_DIR}/package-lock.json")"
+if [ ! -f "${AGENTS_STAMP}" ] || [ "$(cat "${AGENTS_STAMP}")" != "${AGENTS_LOCK_SHA}" ]; then
+  (cd "${AGENTS_DIR}" && npm ci --no-audit --no-fund --loglevel=error) ||
+    die "npm ci in ${AGENTS_DIR} failed (is the npm registry reachable?)"
+  echo "${AGENTS_LOCK_SHA}" >"${AGENTS_STAMP}"
+  echo "setup: npm ci in ${AGENTS_DIR}"
 fi
 
 # --- Metrics tests: promtool -----------------------------------------------

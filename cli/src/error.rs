@@ -29,6 +29,9 @@ pub enum CliError {
     /// `hookwire gateway` could not be configured or served.
     #[error(transparent)]
     Gateway(#[from] hookwire_gateway::Error),
+    /// `hookwire hooks serve` could not be configured or served.
+    #[error(transparent)]
+    Hooks(#[from] hookwire_hooks::Error),
     /// `hookwire policy test` found failing tests, or `eval` a bad input.
     #[error("policy: {0}")]
     PolicyTests(String),

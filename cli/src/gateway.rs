@@ -90,7 +90,7 @@ pub(crate) struct GatewayArgs {
 }
 
 /// Prints each record as one JSON line.
-struct PrintRecords;
+pub(crate) struct PrintRecords;
 
 impl RecordSink for PrintRecords {
     fn record(&self, record: &InterceptionRecord) {

@@ -18,6 +18,10 @@
 //! - `hookwire policy serve|test|eval`: OPA Rego policies as an interceptor.
 //! - `hookwire gateway --listen ADDR --upstream URL --declaration FILE`: an
 //!   OpenAI-compatible proxy governed by the declared chain.
+//! - `hookwire hooks serve --declaration FILE --token-file F`: coding
+//!   agents (Claude Code, Codex, Gemini CLI) governed through their own hooks; `hookwire
+//!   hook --agent NAME` relays one command hook's payload to it, failing
+//!   closed in the agent's terms.
 //! - `hookwire approvals serve|token`: the approval service and its web
 //!   page behind an access list, over TLS; fresh approver and host tokens.
 //!
@@ -35,6 +39,7 @@ mod check;
 mod demo;
 mod error;
 mod gateway;
+mod hooks;
 mod metrics_endpoint;
 mod policy;
 
@@ -130,6 +135,14 @@ enum Command {
     /// The approval service (gRPC and web page) and its access tokens.
     #[command(subcommand)]
     Approvals(approvals::ApprovalsCommand),
+    /// Serve the hook routes coding agents (Claude Code, Codex, Gemini CLI) call,
+    /// governed by a declared chain.
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
+    /// Relay one command hook's payload (stdin) to the hooks daemon and
+    /// print the agent's output; exit 2, the reason on stderr, when the
+    /// daemon is down, slow or answers garbage.
+    Hook(hooks::HookArgs),
     /// Signing keys and signed, hash-chained record logs.
     Audit {
         #[command(subcommand)]
@@ -147,6 +160,8 @@ impl Command {
             | Self::Audit { .. }
             | Self::Policy(_)
             | Self::Gateway(_)
+            | Self::Hooks(_)
+            | Self::Hook(_)
             | Self::Approvals(_) => {
                 return None;
             }
@@ -157,7 +172,10 @@ impl Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let command = match Cli::parse().command {
+        Command::Hook(args) => return run_hook(args),
+        other => other,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -169,7 +187,7 @@ fn main() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(async {
-        let export = cli.command.otlp_export();
+        let export = command.otlp_export();
         if export.is_none() {
             install_logs();
         }
@@ -177,7 +195,7 @@ fn main() -> ExitCode {
             Ok(t) => t,
             Err(e) => return Err(CliError::from(e)),
         };
-        let outcome = match cli.command {
+        let outcome = match command {
             Command::Check {
                 declaration,
                 timeout_ms,
@@ -211,6 +229,12 @@ fn main() -> ExitCode {
             Command::Policy(command) => policy::run(command).await,
             Command::Gateway(args) => gateway::run(args).await,
             Command::Approvals(command) => approvals::run(command).await,
+            Command::Hooks(hooks::HooksCommand::Serve(args)) => hooks::serve(*args).await,
+            Command::Hooks(hooks::HooksCommand::Install(args)) => hooks::install(&args),
+            // Relayed before the runtime starts (`run_hook`).
+            Command::Hook(_) => Err(CliError::Hooks(hookwire_hooks::Error::Config(
+                "`hook` runs on its own runtime".into(),
+            ))),
         };
         if let Some(t) = telemetry
             && let Err(e) = t.shutdown()
@@ -226,6 +250,31 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `hookwire hook`: every way it can end other than a relayed answer,
+/// a panic included, is the agent's blocking exit status (2), since the
+/// agents let a step through on any other non-zero status.
+fn run_hook(args: hooks::HookArgs) -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("hookwire hook: internal error: {info}");
+        std::process::exit(2);
+    }));
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("hookwire hook: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = runtime.block_on(hooks::hook(args));
+    // Without waiting for a stdin read still blocked in its thread (an
+    // agent that never closed stdin): the answer is already given.
+    runtime.shutdown_background();
+    code
 }
 
 /// The log filter when `RUST_LOG` is not set (as with `--otlp-endpoint`).

@@ -14,6 +14,7 @@
 pub mod chat_request;
 pub mod chat_stream;
 pub mod declaration;
+pub mod hook_payload;
 pub mod json_text;
 pub mod messages_request;
 pub mod messages_stream;

@@ -1,0 +1,106 @@
+//! The bounded table of agent sessions: one hookwire [`Session`] per
+//! agent session key, a lock that serializes that session's hook events
+//! (so that a synthetic turn is opened once, and a post-tool event sees
+//! its pre-tool event settled), and the time of its last event for the
+//! idle-out.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use hookwire_client::{Host, Session};
+use tokio::sync::Mutex as AsyncMutex;
+
+use crate::error::Error;
+
+/// One agent session.
+pub(super) struct Entry {
+    /// Its hookwire session.
+    pub(super) session: Session,
+    /// Held while one of its hook events is governed.
+    pub(super) turn: AsyncMutex<()>,
+    last_active: Mutex<Instant>,
+}
+
+impl Entry {
+    fn touch(&self) {
+        *self
+            .last_active
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    fn idle_for(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(
+            *self
+                .last_active
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+}
+
+/// The table, at most `max` sessions.
+pub(super) struct Table {
+    map: Mutex<HashMap<String, Arc<Entry>>>,
+    max: usize,
+}
+
+impl Table {
+    pub(super) fn new(max: usize) -> Self {
+        Self {
+            map: Mutex::new(HashMap::new()),
+            max,
+        }
+    }
+
+    fn map(&self) -> MutexGuard<'_, HashMap<String, Arc<Entry>>> {
+        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many sessions are open.
+    pub(super) fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    /// The session `key`, opened when new; refused when the table is full.
+    pub(super) fn get_or_open(&self, host: &Host, key: &str) -> Result<Arc<Entry>, Error> {
+        let mut map = self.map();
+        if let Some(e) = map.get(key) {
+            e.touch();
+            return Ok(e.clone());
+        }
+        if map.len() >= self.max {
+            return Err(Error::Overloaded(self.max));
+        }
+        let entry = Arc::new(Entry {
+            session: host.session(key)?,
+            turn: AsyncMutex::new(()),
+            last_active: Mutex::new(Instant::now()),
+        });
+        map.insert(key.to_owned(), entry.clone());
+        Ok(entry)
+    }
+
+    /// Removes session `key`.
+    pub(super) fn remove(&self, key: &str) -> Option<Arc<Entry>> {
+        self.map().remove(key)
+    }
+
+    /// Removes and returns every session idle for at least `idle`.
+    pub(super) fn take_idle(&self, idle: Duration) -> Vec<Arc<Entry>> {
+        let now = Instant::now();
+        let mut map = self.map();
+        let keys: Vec<String> = map
+            .iter()
+            .filter(|(_, e)| e.idle_for(now) >= idle)
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.iter().filter_map(|k| map.remove(k)).collect()
+    }
+
+    /// Removes and returns every session.
+    pub(super) fn take_all(&self) -> Vec<Arc<Entry>> {
+        self.map().drain().map(|(_, e)| e).collect()
+    }
+}

@@ -1,0 +1,37 @@
+//! Coding agents governed through their own hook systems. An agent such
+//! as Claude Code runs a hook at each step of its loop (session start, a
+//! prompt, before and after a tool, stop, session end); this crate maps
+//! those events to the eight interception points of one long-lived
+//! hookwire [`Host`](hookwire_client::Host), so that a session's sequence
+//! numbers, turn order and open tool calls persist across the many hook
+//! invocations of one agent session, and maps each combined verdict back
+//! into the agent's own output format.
+//!
+//! | module | role |
+//! |---|---|
+//! | `event` | the agent-neutral hook call and outcome the core works on |
+//! | `host` | the core: one hookwire session per agent session, events → points, verdicts → outcomes |
+//! | `agents` | one adapter per agent: decode its payload, encode an outcome in its format |
+//! | `serve` | the HTTP daemon (`hookwire hooks serve`): one route per agent, bearer token |
+//! | `call` | the command hook's side (`hookwire hook`): one bounded request to the daemon |
+//! | `install` | an agent's hook configuration merged into its existing settings (`hookwire hooks install`) |
+//!
+//! Every path fails closed in the agent's own terms: an event the core
+//! cannot govern, an emission the host refuses, a daemon that is down,
+//! slow or answers garbage all block the guarded step, never allow it.
+
+mod agents;
+mod call;
+mod error;
+mod event;
+mod host;
+mod install;
+mod serve;
+
+pub use agents::Agent;
+pub use call::{CallOutcome, MAX_ANSWER_BYTES, ask_daemon};
+pub use error::Error;
+pub use event::{Capabilities, Event, HookCall, Outcome};
+pub use host::{HooksConfig, HooksHost, Liftable, MAX_SESSION_ID_BYTES};
+pub use install::merge_settings;
+pub use serve::{FAILED_CLOSED_HEADER, MAX_PAYLOAD_BYTES, router, serve};

@@ -1,0 +1,225 @@
+//! The official Claude Code CLI (`@anthropic-ai/claude-code`, pinned in
+//! `tests/agents/package-lock.json`, installed by `scripts/setup.sh`)
+//! governed through its own hooks: run headless (`claude -p …
+//! --output-format json`) against the faithful Messages mock of
+//! `model_upstream/messages.rs` on 127.0.0.1:0, with every governed event
+//! configured as a `hookwire hook --agent claude-code` command hook
+//! talking to a hooks daemon served here over the coding-agent Rego
+//! policy of `tests/fixtures/hooks/policy/`. The mock answers the prompt
+//! with a `Bash` tool use deleting a directory; the policy denies it at
+//! `pre_tool_call`; the directory survives, the mock receives the block
+//! as the tool's result, and the records show the session's points in
+//! order.
+//!
+//! The `hookwire` binary is the one built beside this test binary
+//! (`cargo build -p hookwire-cli`), or `HOOKWIRE_BIN`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookwire::InterceptionPoint as P;
+use hookwire_client::{Host, RecordLog};
+use hookwire_hooks::{HooksConfig, HooksHost};
+use hookwire_policy::{Policies, PolicyOptions, PolicyService};
+use serde_json::{Value, json};
+
+use crate::model_upstream::{Reply, messages};
+
+const TOKEN: &str = "agent-hooks-e2e-token";
+/// The tool use the mock proposes.
+const TOOL_USE_ID: &str = "toolu_01HookwireE2E";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The native CLI of the pinned package.
+fn claude() -> PathBuf {
+    let bin = repo().join("tests/agents/node_modules/@anthropic-ai/claude-code-linux-x64/claude");
+    assert!(
+        bin.is_file(),
+        "{} is missing: run scripts/setup.sh (npm ci in tests/agents)",
+        bin.display()
+    );
+    bin
+}
+
+/// The `hookwire` command built beside this test binary.
+fn hookwire() -> PathBuf {
+    if let Some(bin) = std::env::var_os("HOOKWIRE_BIN") {
+        return bin.into();
+    }
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|dir| dir.join("hookwire"))
+        .unwrap();
+    assert!(
+        bin.is_file(),
+        "{} is missing: build it first (cargo build -p hookwire-cli) or set HOOKWIRE_BIN",
+        bin.display()
+    );
+    bin
+}
+
+/// The conversation the mock answers: the CLI's main request (it offers
+/// `Bash`) gets the destructive tool use, the turn carrying its result a
+/// closing text; any side request (titles, summaries) a short text.
+fn script(command: String) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
+    move |body: &Value| {
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let last = messages.last().cloned().unwrap_or(Value::Null);
+        if !messages::tool_results(&last).is_empty() {
+            return Reply::Answer("I left the directory in place.".into());
+        }
+        let offers_bash = body["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|t| t["name"] == "Bash"));
+        if offers_bash {
+            return Reply::Calls(vec![(
+                TOOL_USE_ID,
+                "Bash",
+                json!({"command": command.clone(), "description": "Delete the directory"}),
+            )]);
+        }
+        Reply::Answer("ok".into())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_is_denied_a_destructive_bash_call_through_hookwire_hook() {
+    let (claude, hookwire) = (claude(), hookwire());
+
+    // The daemon, in process, over the Rego policy.
+    let policies = Policies::load(
+        repo().join("tests/fixtures/hooks/policy"),
+        PolicyOptions::default(),
+    )
+    .unwrap();
+    let records = RecordLog::new();
+    let host = Host::builder("hookwire-hooks", "hookwire")
+        .interceptor("policy", PolicyService::new(policies))
+        .record_sink(records.clone())
+        .build()
+        .unwrap();
+    let hooks = Arc::new(HooksHost::new(host, HooksConfig::default()));
+    let router = hookwire_hooks::router(hooks.clone(), TOKEN).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let daemon = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(hookwire_hooks::serve(listener, router, async {
+        let _ = stopped.await;
+    }));
+
+    // The directory the model wants gone.
+    let work = tempfile::tempdir().unwrap();
+    let precious = work.path().join("precious");
+    std::fs::create_dir(&precious).unwrap();
+    std::fs::write(precious.join("keep.txt"), "keep me").unwrap();
+    let upstream = messages::serve(script(format!("rm -rf {}", precious.display()))).await;
+
+    // Every governed event through `hookwire hook`.
+    let home = tempfile::tempdir().unwrap();
+    let token_file = home.path().join("hooks-token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let command = format!(
+        "'{}' hook --agent claude-code --endpoint {daemon} --token-file '{}'",
+        hookwire.display(),
+        token_file.display()
+    );
+    let handler = json!([{"hooks": [{"type": "command", "command": command, "timeout": 30}]}]);
+    let tool_handler = json!([{"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 30}]}]);
+    let settings = json!({"hooks": {
+        "SessionStart": handler, "UserPromptSubmit": handler,
+        "PreToolUse": tool_handler, "PostToolUse": tool_handler,
+        "Stop": handler, "SessionEnd": handler,
+    }});
+    let settings_file = home.path().join("settings.json");
+    std::fs::write(&settings_file, settings.to_string()).unwrap();
+
+    let run = tokio::process::Command::new(&claude)
+        .args(["-p", "Delete the precious directory."])
+        .arg("--settings")
+        .arg(&settings_file)
+        .args(["--allowedTools", "Bash", "--output-format", "json"])
+        .current_dir(work.path())
+        .env("HOME", home.path())
+        .env("ANTHROPIC_BASE_URL", upstream.root())
+        .env("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env_remove("HOOKWIRE_HOOKS_TOKEN")
+        .env_remove("HOOKWIRE_HOOKS_ENDPOINT")
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(180), run)
+        .await
+        .expect("the CLI finishes within 180 s")
+        .expect("run the Claude Code CLI");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}\n{stdout}\n{stderr}", out.status);
+    let result: Value = serde_json::from_str(stdout.trim()).expect("the CLI's JSON result");
+
+    // The directory survived.
+    assert!(precious.join("keep.txt").is_file(), "{result}");
+    // The CLI lists the call as denied.
+    let denials = result["permission_denials"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        denials.iter().any(|d| d["tool_use_id"] == TOOL_USE_ID),
+        "{result}"
+    );
+    // The mock received the block as the tool's result.
+    let turns = upstream.at(messages::PATH);
+    let result_block = turns
+        .iter()
+        .filter_map(|r| {
+            r.body["messages"]
+                .as_array()
+                .and_then(|m| m.last().cloned())
+        })
+        .flat_map(|last| messages::tool_results(&last))
+        .find(|b| b["tool_use_id"] == TOOL_USE_ID)
+        .unwrap_or_else(|| panic!("no tool_result for the call reached the mock: {turns:?}"));
+    let text = messages::text_of(&result_block["content"]);
+    assert!(
+        text.contains("policy:destructive_command"),
+        "{result_block}"
+    );
+
+    // The records: the session's points in order, the deny at
+    // pre_tool_call.
+    let session_id = result["session_id"]
+        .as_str()
+        .expect("the result names its session");
+    let session = records.session(&HooksHost::session_key(
+        hookwire_hooks::Agent::ClaudeCode,
+        session_id,
+    ));
+    let points: Vec<P> = session.iter().map(|r| r.interception_point).collect();
+    assert_eq!(
+        points,
+        [
+            P::AgentStartup,
+            P::Input,
+            P::PreToolCall,
+            P::Output,
+            P::AgentShutdown
+        ],
+        "{session:?}"
+    );
+    let pre = &session[2];
+    assert!(!pre.proceeds());
+    assert_eq!(
+        pre.verdict.reason.as_deref(),
+        Some("policy:destructive_command")
+    );
+    assert_eq!(hooks.open_sessions(), 0);
+    let _ = stop.send(());
+    served.await.unwrap().unwrap();
+}
