@@ -106,8 +106,11 @@ impl ModelOverrides {
         self == &Self::default()
     }
 
-    /// Applies the overrides to a Chat Completions request body.
-    pub(crate) fn apply(&self, body: &mut Map<String, Value>) {
+    /// Writes the members every wire API names alike — `model`,
+    /// `temperature`, `top_p` — and the token limit under the name the API
+    /// gives it (`max_tokens`, `max_completion_tokens`,
+    /// `max_output_tokens`). The system prompt is each API's own.
+    pub(crate) fn apply_common(&self, body: &mut Map<String, Value>, max_tokens_key: &str) {
         if let Some(t) = &self.temperature {
             body.insert("temperature".into(), Value::from(t.value));
         }
@@ -115,16 +118,21 @@ impl ModelOverrides {
             body.insert("top_p".into(), Value::from(p.value));
         }
         if let Some(m) = &self.max_tokens {
-            let key = if body.contains_key("max_completion_tokens") {
-                "max_completion_tokens"
-            } else {
-                "max_tokens"
-            };
-            body.insert(key.into(), Value::from(m.value));
+            body.insert(max_tokens_key.into(), Value::from(m.value));
         }
         if let Some(m) = &self.model {
             body.insert("model".into(), Value::from(m.value.clone()));
         }
+    }
+
+    /// Applies the overrides to a Chat Completions request body.
+    pub(crate) fn apply(&self, body: &mut Map<String, Value>) {
+        let max_tokens_key = if body.contains_key("max_completion_tokens") {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        self.apply_common(body, max_tokens_key);
         if let Some(SetBy {
             value: (mode, text),
             ..

@@ -166,17 +166,8 @@ impl ApiRequest for MessagesRequest {
     /// becomes it when there is none.
     fn apply_overrides(&mut self, overrides: &ModelOverrides) {
         let body = &mut self.body;
-        if let Some(t) = &overrides.temperature {
-            body.insert("temperature".into(), Value::from(t.value));
-        }
-        if let Some(p) = &overrides.top_p {
-            body.insert("top_p".into(), Value::from(p.value));
-        }
-        if let Some(m) = &overrides.max_tokens {
-            body.insert("max_tokens".into(), Value::from(m.value));
-        }
+        overrides.apply_common(body, "max_tokens");
         if let Some(m) = &overrides.model {
-            body.insert("model".into(), Value::from(m.value.clone()));
             self.view.model = m.value.clone();
         }
         if let Some(SetBy {

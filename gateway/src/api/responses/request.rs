@@ -432,18 +432,7 @@ impl ApiRequest for ResponsesRequest {
     /// `instructions` (replaced, or put before the request's own).
     fn apply_overrides(&mut self, overrides: &ModelOverrides) {
         let body = &mut self.body;
-        if let Some(t) = &overrides.temperature {
-            body.insert("temperature".into(), Value::from(t.value));
-        }
-        if let Some(p) = &overrides.top_p {
-            body.insert("top_p".into(), Value::from(p.value));
-        }
-        if let Some(m) = &overrides.max_tokens {
-            body.insert("max_output_tokens".into(), Value::from(m.value));
-        }
-        if let Some(m) = &overrides.model {
-            body.insert("model".into(), Value::from(m.value.clone()));
-        }
+        overrides.apply_common(body, "max_output_tokens");
         if let Some(SetBy {
             value: (mode, text),
             ..
