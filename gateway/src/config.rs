@@ -23,8 +23,9 @@ pub const MAX_MESSAGES: usize = 4096;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct GatewayConfig {
-    /// The upstream base URL, e.g. `https://api.openai.com/v1`; the
-    /// gateway appends `/chat/completions` and `/models`.
+    /// The upstream base URL, e.g. `https://api.openai.com/v1` or
+    /// `https://api.anthropic.com/v1`; the gateway appends each API's path
+    /// (`/chat/completions`, `/responses`, `/messages`) and `/models`.
     pub upstream: String,
     /// The largest request body accepted (default 4 MiB).
     pub max_body_bytes: usize,
