@@ -3,7 +3,7 @@
 
 use crate::api::chat::{Chat, ChatAssembler, ChatWriter};
 use crate::api::{
-    Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter, Finish, Rewrite, Settled,
+    Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter, Finish, Settled,
 };
 use crate::config::MAX_MESSAGES;
 use crate::extension::{ModelOverrides, SetBy, SystemPromptMode};
@@ -18,37 +18,8 @@ pub fn chat_request(data: &[u8]) {
     let Ok(req) = Chat::decode_request(data) else {
         return;
     };
+    super::request_round_trips::<Chat>(&req);
     let view = req.view().clone();
-    let body = serde_json::to_vec(&req.clone().into_body()).expect("a body encodes");
-    let again = Chat::decode_request(&body).expect("the body that goes upstream decodes");
-    assert_eq!(again.view(), &view, "the body decodes to the same view");
-
-    let mut rewritten = req.clone();
-    for (i, entry) in view.entries.iter().enumerate() {
-        let rewrite = match entry {
-            Entry::Instructions(_) | Entry::User(_) | Entry::Assistant { .. } => {
-                Rewrite::Text(format!("text {i}"))
-            }
-            Entry::ToolResult { .. } => Rewrite::ToolResult {
-                text: format!("result {i}"),
-                is_error: i % 2 == 0,
-            },
-            Entry::Other(_) => {
-                let refused = rewritten.rewrite(i, Rewrite::Text("x".into()));
-                assert!(refused.is_err(), "an other entry takes no rewrite");
-                continue;
-            }
-        };
-        rewritten
-            .rewrite(i, rewrite)
-            .expect("a rewrite of the entry's kind applies");
-    }
-    let past = rewritten.rewrite(view.entries.len(), Rewrite::Text("x".into()));
-    assert!(past.is_err(), "no entry past the last takes a rewrite");
-    let expected = rewritten.view().clone();
-    let body = serde_json::to_vec(&rewritten.into_body()).expect("a body encodes");
-    let again = Chat::decode_request(&body).expect("a rewritten body decodes");
-    assert_eq!(again.view(), &expected, "the rewrites read back");
 
     // A prepended system prompt may add a message: at the bound, the
     // body goes upstream one over what a client may send (by design).
