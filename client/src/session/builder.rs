@@ -25,6 +25,7 @@ pub struct SessionBuilder {
     id: String,
     members: Map<String, Value>,
     overrides: Overrides,
+    remember_calls: bool,
 }
 
 impl SessionBuilder {
@@ -34,6 +35,7 @@ impl SessionBuilder {
             id,
             members: Map::new(),
             overrides: Overrides::default(),
+            remember_calls: false,
         }
     }
 
@@ -68,6 +70,17 @@ impl SessionBuilder {
         self
     }
 
+    /// Keeps each call a `pre_tool_call` permitted, with its arguments as
+    /// governed, until its `post_tool_call`, for
+    /// [`Session::open_tool_call`]: what a host needs that is not the one
+    /// running the tool (a proxy or a hook daemon answering the post in a
+    /// later request). Off by default, since it copies every permitted
+    /// call's arguments; it changes no verdict, so a sealed host allows it.
+    pub fn remember_calls(mut self) -> Self {
+        self.remember_calls = true;
+        self
+    }
+
     /// Opens the session. Refused for an empty id, and for overrides on a
     /// declared host, whose configuration is sealed (§7.7.7).
     pub fn open(self) -> Result<Session, Error> {
@@ -82,6 +95,7 @@ impl SessionBuilder {
             self.id,
             self.members,
             self.overrides,
+            self.remember_calls,
         ))
     }
 }

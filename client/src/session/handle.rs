@@ -35,9 +35,16 @@ impl Session {
         id: String,
         members: Map<String, Value>,
         overrides: Overrides,
+        remember_calls: bool,
     ) -> Self {
         Self {
-            state: Arc::new(SessionState::new(host, id, members, overrides)),
+            state: Arc::new(SessionState::new(
+                host,
+                id,
+                members,
+                overrides,
+                remember_calls,
+            )),
         }
     }
 
@@ -249,10 +256,13 @@ impl Session {
     }
 
     /// The call whose `pre_tool_call` with `id` permitted it, arguments as
-    /// governed, while its `post_tool_call` may come (§3.1 rule 5); `None`
-    /// when there is no such call (never permitted, blocked, in flight,
-    /// already posted, or forgotten past
-    /// [`MAX_OPEN_CALLS`](crate::MAX_OPEN_CALLS)).
+    /// governed, while its `post_tool_call` may come (§3.1 rule 5), in a
+    /// session opened with
+    /// [`SessionBuilder::remember_calls`](crate::SessionBuilder::remember_calls);
+    /// `None` when there is no such call (never permitted, blocked, in
+    /// flight, already posted, or forgotten past
+    /// [`MAX_OPEN_CALLS`](crate::MAX_OPEN_CALLS)) and in a session that
+    /// does not remember calls.
     pub fn open_tool_call(&self, id: &str) -> Option<ToolCall> {
         self.state.order().open_tool_call(id)
     }

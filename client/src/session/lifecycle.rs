@@ -53,12 +53,14 @@ pub(super) struct SessionState {
 
 impl SessionState {
     /// A fresh session `id` of `host`, opened with `members` and
-    /// `overrides`.
+    /// `overrides`; `remember_calls` keeps its open tool calls
+    /// ([`SessionBuilder::remember_calls`](super::SessionBuilder::remember_calls)).
     pub(super) fn new(
         host: Arc<HostState>,
         id: String,
         members: Map<String, Value>,
         overrides: Overrides,
+        remember_calls: bool,
     ) -> Self {
         Self {
             _open: host.metrics.as_ref().map(|m| m.session_opened()),
@@ -66,7 +68,7 @@ impl SessionState {
             host,
             id,
             overrides,
-            order: Mutex::new(Order::default()),
+            order: Mutex::new(Order::new(remember_calls)),
             next_sequence: AtomicU64::new(0),
             lifecycle: RwLock::new(Lifecycle::Fresh),
             settled: Mutex::new((Lifecycle::Fresh, None)),
@@ -146,10 +148,12 @@ impl SessionState {
     ) -> Result<Emission, Error> {
         let _running = self.running(point).await?;
         self.admit(point, &members, post_model, enforce)?;
-        let e = self.run(point, members.clone()).await;
-        let forgotten = self
-            .order()
-            .settled(point, &members, e.proceeds(), e.target());
+        let e = self.run(point, members).await;
+        // The emission's own context carries the members the ledger pairs
+        // by (the ids, the governed call), so they are not copied first.
+        let forgotten =
+            self.order()
+                .settled(point, e.context().members(), e.proceeds(), e.target());
         self.forgot(forgotten);
         Ok(e)
     }

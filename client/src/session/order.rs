@@ -61,9 +61,10 @@ pub(crate) struct Forgotten {
 enum ToolPair {
     /// The pre is in flight: neither a post nor a second pre may come yet.
     Pending,
-    /// The pre permitted the call, with the arguments as governed (the
-    /// verdict's target): its post may come.
-    Open(ToolCall),
+    /// The pre permitted the call: its post may come. With the call as
+    /// governed (the verdict's target as its arguments) when the session
+    /// remembers calls.
+    Open(Option<ToolCall>),
 }
 
 /// How a `post_model_call` relates to its pair.
@@ -90,16 +91,23 @@ pub(crate) struct Order {
     /// Open calls forgotten past the bound, per pair.
     forgotten_models: u64,
     forgotten_tools: u64,
-}
-
-impl Default for Order {
-    fn default() -> Self {
-        Self::bounded(MAX_OPEN_CALLS)
-    }
+    /// Whether a permitted call is kept whole for
+    /// [`Order::open_tool_call`], not only its id.
+    remember_calls: bool,
 }
 
 impl Order {
-    /// A ledger holding at most `limit` open calls per pair.
+    /// The ledger of a session, holding at most [`MAX_OPEN_CALLS`] open
+    /// calls per pair; `remember_calls` keeps each open tool call whole.
+    pub(crate) fn new(remember_calls: bool) -> Self {
+        Self {
+            remember_calls,
+            ..Self::bounded(MAX_OPEN_CALLS)
+        }
+    }
+
+    /// A ledger holding at most `limit` open calls per pair, remembering
+    /// ids only.
     fn bounded(limit: usize) -> Self {
         Self {
             open_turns: 0,
@@ -107,6 +115,7 @@ impl Order {
             tools: Ledger::new(limit),
             forgotten_models: 0,
             forgotten_tools: 0,
+            remember_calls: false,
         }
     }
 
@@ -226,7 +235,9 @@ impl Order {
                 if !proceeds {
                     self.tools.remove(&id);
                 } else if let Some(pair) = self.tools.get_mut(&id) {
-                    *pair = ToolPair::Open(permitted_call(members, target));
+                    *pair = ToolPair::Open(
+                        self.remember_calls.then(|| permitted_call(members, target)),
+                    );
                 }
             }
             _ => {}
@@ -250,7 +261,7 @@ impl Order {
     /// id never permitted, still in flight, posted, or forgotten).
     pub(crate) fn open_tool_call(&self, id: &str) -> Option<ToolCall> {
         match self.tools.get(&id.to_owned()) {
-            Some(ToolPair::Open(call)) => Some(call.clone()),
+            Some(ToolPair::Open(call)) => call.clone(),
             _ => None,
         }
     }

@@ -158,7 +158,7 @@ impl Sessions {
             return Err(Error::Overloaded(self.max));
         }
         let conv = Arc::new(Conversation {
-            session: host.session(id)?,
+            session: host.session_builder(id).remember_calls().open()?,
             state: Arc::default(),
             owner,
             last_active: Mutex::new(Instant::now()),

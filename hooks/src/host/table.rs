@@ -74,7 +74,7 @@ impl Table {
             return Err(Error::Overloaded(self.max));
         }
         let entry = Arc::new(Entry {
-            session: host.session(key)?,
+            session: host.session_builder(key).remember_calls().open()?,
             turn: AsyncMutex::new(()),
             last_active: Mutex::new(Instant::now()),
         });

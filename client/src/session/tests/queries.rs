@@ -66,7 +66,17 @@ async fn an_open_tool_call_is_the_permitted_one_with_its_governed_arguments() {
         .interceptor("policy", policy)
         .build()
         .unwrap();
-    let session = host.session("t").unwrap();
+    let forgetful = host.session("f").unwrap();
+    forgetful.start(["ls"]).await.unwrap();
+    forgetful.input(json!("go"), InputRole::User).await.unwrap();
+    let call = ToolCall::new("c1", "ls", json!({"path": "/"}));
+    assert!(forgetful.pre_tool_call(&call).await.unwrap().proceeds());
+    assert_eq!(
+        forgetful.open_tool_call("c1"),
+        None,
+        "a session that does not remember calls keeps ids only"
+    );
+    let session = host.session_builder("t").remember_calls().open().unwrap();
     session.start(["ls", "rm"]).await.unwrap();
     session.input(json!("go"), InputRole::User).await.unwrap();
     let ls = ToolCall::new("c1", "ls", json!({"path": "/"}));
