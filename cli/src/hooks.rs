@@ -35,8 +35,8 @@ pub(crate) const TOKEN_ENV: &str = "HOOKWIRE_HOOKS_TOKEN";
 /// The `hooks` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum HooksCommand {
-    /// Serve the hook routes (`POST /v1/hooks/claude-code`, `/codex`, `/gemini-cli`)
-    /// governed by a declared chain, until interrupted.
+    /// Serve the hook routes (`POST /v1/hooks/claude-code`, `/codex`, `/gemini-cli`,
+    /// `/cursor`, `/copilot`) governed by a declared chain, until interrupted.
     Serve(Box<ServeArgs>),
     /// Write (or print) an agent's hook configuration pointing at
     /// `hookwire hook`, merged into its existing settings.
@@ -146,7 +146,7 @@ pub(crate) struct ServeArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct HookArgs {
     /// The agent whose hook payload arrives on stdin (`claude-code`,
-    /// `codex`, `gemini-cli`).
+    /// `codex`, `gemini-cli`, `cursor`, `copilot`).
     #[arg(long, value_name = "NAME")]
     agent: String,
     /// The daemon's base URL (else `HOOKWIRE_HOOKS_ENDPOINT`, else
@@ -331,8 +331,15 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     signed.finish()
 }
 
+impl HookArgs {
+    /// The agent named on the command line, as given.
+    pub(crate) fn agent_name(&self) -> &str {
+        &self.agent
+    }
+}
+
 /// Relays one hook payload to the daemon; every failure is the agent's
-/// blocking exit status with the reason on stderr.
+/// own block with the reason on stderr.
 pub(crate) async fn hook(args: HookArgs) -> ExitCode {
     match relay(&args).await {
         Ok(answer) => {
@@ -341,18 +348,36 @@ pub(crate) async fn hook(args: HookArgs) -> ExitCode {
                 .and_then(|()| out.flush())
                 .is_err()
             {
-                return block("hookwire hook: cannot write the answer");
+                return ExitCode::from(block(
+                    &args.agent,
+                    "hookwire hook: cannot write the answer",
+                ));
             }
             ExitCode::SUCCESS
         }
-        Err(reason) => block(&format!("hookwire hook: {reason}")),
+        Err(reason) => ExitCode::from(block(&args.agent, &format!("hookwire hook: {reason}"))),
     }
 }
 
-/// The blocking exit of every supported agent (2), the reason on stderr.
-fn block(reason: &str) -> ExitCode {
+/// Blocks in agent `agent`'s terms: the reason on stderr, the agent's
+/// deny on stdout where it reads one (Copilot), and the exit status it
+/// blocks on (2 for an unknown agent); returns that status.
+pub(crate) fn block(agent: &str, reason: &str) -> u8 {
     eprintln!("{reason}");
-    ExitCode::from(Agent::ClaudeCode.blocking_exit_code())
+    let Ok(agent) = Agent::from_name(agent) else {
+        return 2;
+    };
+    let (answer, code) = agent.command_failure(reason);
+    if let Some(answer) = answer {
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{answer}")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return 2;
+        }
+    }
+    code
 }
 
 async fn relay(args: &HookArgs) -> Result<serde_json::Value, String> {

@@ -9,6 +9,8 @@ mod check_any_service;
 mod demo;
 mod gateway;
 mod hooks;
+mod hooks_copilot;
+mod hooks_cursor;
 mod hooks_gemini;
 mod hooks_install;
 mod metrics;
