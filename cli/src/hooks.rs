@@ -46,25 +46,32 @@ pub(crate) enum HooksCommand {
 /// Where `hooks install` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Scope {
-    /// `.claude/settings.json` under the current directory.
+    /// The agent's project file under the current directory
+    /// (`.claude/settings.json`, `.codex/hooks.json`,
+    /// `.gemini/settings.json`, `.cursor/hooks.json`,
+    /// `.github/hooks/hookwire.json`).
     Project,
-    /// `~/.claude/settings.json`.
+    /// The agent's file under the home directory (`~/.claude/settings.json`,
+    /// `$CODEX_HOME/hooks.json`, `~/.gemini/settings.json`,
+    /// `~/.cursor/hooks.json`; Copilot has none).
     User,
 }
 
 /// The options of `hookwire hooks install`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Example:\n  \
+hookwire hooks install --agent cursor --token-file ~/.config/hookwire/hooks-token --print")]
 pub(crate) struct InstallArgs {
-    /// The agent (`claude-code`).
+    /// The agent (`claude-code`, `codex`, `gemini-cli`, `cursor`, `copilot`).
     #[arg(long, value_name = "NAME")]
     agent: String,
-    /// Which settings file to merge into.
+    /// Which configuration file to merge into.
     #[arg(long, value_enum, default_value = "project")]
     scope: Scope,
-    /// Merge into this settings file instead of the scope's.
+    /// Merge into this file instead of the scope's.
     #[arg(long, value_name = "FILE")]
     settings: Option<PathBuf>,
-    /// Print the merged settings instead of writing them.
+    /// Print the merged configuration instead of writing it.
     #[arg(long)]
     print: bool,
     /// The daemon's URL the hook command is given (else it reads
@@ -198,9 +205,12 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), CliError> {
     }
     let path = match (&args.settings, args.scope) {
         (Some(path), _) => path.clone(),
-        (None, Scope::Project) => PathBuf::from(".claude/settings.json"),
+        (None, Scope::Project) => hookwire_hooks::project_settings(agent),
         (None, Scope::User) => match std::env::var_os("HOME") {
-            Some(home) => PathBuf::from(home).join(".claude/settings.json"),
+            Some(home) => {
+                let codex_home = std::env::var_os("CODEX_HOME").map(PathBuf::from);
+                hookwire_hooks::user_settings(agent, home.as_ref(), codex_home.as_deref())?
+            }
             None => return Err(config_error("HOME is not set (use --settings FILE)".into())),
         },
     };

@@ -35,5 +35,5 @@ pub use call::{CallOutcome, MAX_ANSWER_BYTES, ask_daemon};
 pub use error::Error;
 pub use event::{Capabilities, Event, HookCall, Outcome};
 pub use host::{HooksConfig, HooksHost, Liftable, MAX_SESSION_ID_BYTES};
-pub use install::merge_settings;
+pub use install::{merge_settings, project_settings, user_settings};
 pub use serve::{FAILED_CLOSED_HEADER, MAX_PAYLOAD_BYTES, router, serve};
