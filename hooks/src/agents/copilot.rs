@@ -194,7 +194,10 @@ pub(super) fn encode(event: &Event, outcome: &Outcome) -> Value {
         (Event::PreTool { .. }, Outcome::Block { reason } | Outcome::Stop { reason }) => {
             pre_tool("deny", reason)
         }
-        (Event::Stop { .. }, Outcome::Block { reason } | Outcome::Ask { reason }) => {
+        (
+            Event::Stop { .. },
+            Outcome::Block { reason } | Outcome::Ask { reason } | Outcome::Stop { reason },
+        ) => {
             json!({"decision": "block", "reason": reason})
         }
         (Event::Stop { .. }, Outcome::Rewrite(_)) => json!({
