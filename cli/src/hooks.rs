@@ -151,6 +151,10 @@ pub(crate) struct ServeArgs {
 
 /// The options of `hookwire hook`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example (the command an agent's hook runs, the payload on stdin):\n  \
+hookwire hook --agent cursor --token-file ~/.config/hookwire/hooks-token"
+)]
 pub(crate) struct HookArgs {
     /// The agent whose hook payload arrives on stdin (`claude-code`,
     /// `codex`, `gemini-cli`, `cursor`, `copilot`).

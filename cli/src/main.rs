@@ -140,8 +140,9 @@ enum Command {
     #[command(subcommand)]
     Hooks(hooks::HooksCommand),
     /// Relay one command hook's payload (stdin) to the hooks daemon and
-    /// print the agent's output; exit 2, the reason on stderr, when the
-    /// daemon is down, slow or answers garbage.
+    /// print the agent's output; the agent's own block (exit 2, the reason
+    /// on stderr; for Copilot its deny on stdout) when the daemon is down,
+    /// slow or answers garbage.
     Hook(hooks::HookArgs),
     /// Signing keys and signed, hash-chained record logs.
     Audit {

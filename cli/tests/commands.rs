@@ -11,6 +11,7 @@ mod gateway;
 mod hooks;
 mod hooks_copilot;
 mod hooks_cursor;
+mod hooks_faults;
 mod hooks_gemini;
 mod hooks_install;
 mod metrics;

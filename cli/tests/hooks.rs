@@ -6,7 +6,7 @@
 //! (exit 2, the reason on stderr).
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
@@ -321,51 +321,8 @@ fn the_command_fails_closed_without_a_usable_daemon() {
     let reason = failed_closed(&out);
     assert!(reason.contains("did not arrive within 300 ms"), "{reason}");
 
-    // Down: nothing listens.
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
-    let down = format!("http://{}", closed.local_addr().unwrap());
-    drop(closed);
-    let reason = failed_closed(&hook(&down, Some(&d.token_file), &payload, &[]));
-    assert!(reason.contains("unreachable"), "{reason}");
-
-    // Slow: accepts and never answers.
-    let slow = TcpListener::bind("127.0.0.1:0").unwrap();
-    let slow_url = format!("http://{}", slow.local_addr().unwrap());
-    let held = std::thread::spawn(move || {
-        let (stream, _) = slow.accept().unwrap();
-        std::thread::sleep(Duration::from_secs(3));
-        drop(stream);
-    });
-    let reason = failed_closed(&hook(
-        &slow_url,
-        Some(&d.token_file),
-        &payload,
-        &["--timeout-ms", "300"],
-    ));
-    assert!(reason.contains("no answer within"), "{reason}");
-    held.join().unwrap();
-
-    // Garbage: a 200 that is not a JSON object, and a non-200.
-    for (status, body) in [("200 OK", "allow"), ("200 OK", "[]"), ("500 Oops", "{}")] {
-        let fake = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", fake.local_addr().unwrap());
-        let server = std::thread::spawn(move || {
-            let (mut stream, _) = fake.accept().unwrap();
-            let mut buf = [0u8; 4096];
-            let _ = stream.read(&mut buf);
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        });
-        let reason = failed_closed(&hook(&url, Some(&d.token_file), &payload, &[]));
-        assert!(
-            reason.contains("not a JSON object") || reason.contains("500"),
-            "{status} {body}: {reason}"
-        );
-        server.join().unwrap();
-    }
+    // Down, slow, garbage.
+    crate::hooks_faults::each_failure("claude-code", &d.token_file, &payload, failed_closed);
 }
 
 /// POSTs `body` to `path` on `base`; the status, the failed-closed

@@ -8,8 +8,6 @@
 //! as Copilot needs it: the deny on stdout, exit 0 (Copilot skips a hook
 //! that exits non-zero).
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::process::Output;
 use std::time::Duration;
 
@@ -134,46 +132,7 @@ fn copilot_fails_closed_on_stdout_with_exit_0() {
         "{reason}"
     );
     let payload = golden("pre-tool-use-bash");
-    // Down.
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
-    let down = format!("http://{}", closed.local_addr().unwrap());
-    drop(closed);
-    let out = hook_as("copilot", &down, Some(&d.token_file), &payload, &[]);
-    assert!(failed_closed(&out).contains("unreachable"));
-    // Slow: accepts, never answers.
-    let slow = TcpListener::bind("127.0.0.1:0").unwrap();
-    let slow_url = format!("http://{}", slow.local_addr().unwrap());
-    let held = std::thread::spawn(move || {
-        let (stream, _) = slow.accept().unwrap();
-        let mut buf = [0u8; 4096];
-        let mut stream = stream;
-        // Holds the connection until the client gives up and closes it.
-        while stream.read(&mut buf).is_ok_and(|n| n > 0) {}
-    });
-    let out = hook_as(
-        "copilot",
-        &slow_url,
-        Some(&d.token_file),
-        &payload,
-        &["--timeout-ms", "300"],
-    );
-    assert!(failed_closed(&out).contains("no answer within"));
-    held.join().unwrap();
-    // Garbage.
-    let fake = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", fake.local_addr().unwrap());
-    let server = std::thread::spawn(move || {
-        let (mut stream, _) = fake.accept().unwrap();
-        let mut buf = [0u8; 4096];
-        let _ = stream.read(&mut buf);
-        let _ = write!(
-            stream,
-            "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nallow"
-        );
-    });
-    let out = hook_as("copilot", &url, Some(&d.token_file), &payload, &[]);
-    assert!(failed_closed(&out).contains("not a JSON object"));
-    server.join().unwrap();
+    crate::hooks_faults::each_failure("copilot", &d.token_file, &payload, failed_closed);
     // No token.
     let out = hook_as("copilot", &d.base, None, &payload, &[]);
     assert!(failed_closed(&out).contains("no token"));

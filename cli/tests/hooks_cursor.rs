@@ -3,9 +3,7 @@
 //! `hookwire hooks serve`: each verdict in Cursor's output format (a
 //! transform and a liftable deny are its documented deny), the deny
 //! Cursor cannot enforce quarantining the turn, an ungoverned event and a
-//! missing daemon failing closed (exit 2).
-
-use std::net::TcpListener;
+//! daemon that is down, slow or answers garbage failing closed (exit 2).
 
 use serde_json::{Value, json};
 
@@ -96,17 +94,8 @@ fn cursor_fails_closed_with_exit_2() {
         reason.contains("\"afterFileEdit\" is not governed"),
         "{reason}"
     );
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
-    let down = format!("http://{}", closed.local_addr().unwrap());
-    drop(closed);
-    let reason = failed_closed(&hook_as(
-        "cursor",
-        &down,
-        Some(&d.token_file),
-        &golden("pre-tool-use-shell"),
-        &[],
-    ));
-    assert!(reason.contains("unreachable"), "{reason}");
+    let payload = golden("pre-tool-use-shell");
+    crate::hooks_faults::each_failure("cursor", &d.token_file, &payload, failed_closed);
 }
 
 #[test]
@@ -131,5 +120,11 @@ fn cursor_route_answers_in_cursors_format() {
     assert_eq!(
         (v["permission"].as_str(), v["continue"].as_bool()),
         (Some("deny"), Some(false))
+    );
+    // A tool event first (no sessionStart, no prompt seen): the session is
+    // started and a turn opened, both recorded, before the call is judged.
+    assert_eq!(
+        d.points("cursor:9f1c2d3e-cursor"),
+        ["agent_startup", "input", "pre_tool_call"]
     );
 }
