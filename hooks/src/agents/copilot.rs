@@ -52,8 +52,10 @@ fn event_of(m: &Map<String, Value>) -> Option<&'static str> {
         "preToolUse"
     } else if has("prompt") {
         "userPromptSubmitted"
-    } else if has("agentName") {
+    } else if has("agentName") && has("stopReason") {
         "subagentStop"
+    } else if has("agentName") {
+        "subagentStart"
     } else if has("stopReason") {
         "agentStop"
     } else if has("error") {
@@ -84,12 +86,14 @@ pub(super) fn decode(payload: &[u8]) -> Result<HookCall, Error> {
     let Value::Object(m) = value else {
         return Err(bad("not a JSON object".into()));
     };
-    if m.contains_key("hook_event_name") {
-        return Err(bad(
-            "the VS Code compatible payload (PascalCase event names) is not supported: \
-             configure the camelCase names (preToolUse, …)"
-                .into(),
-        ));
+    if let Some(named) = m.get("hook_event_name") {
+        let named: String = named.as_str().unwrap_or("?").chars().take(64).collect();
+        return Err(bad(format!(
+            "a payload naming its event ({named:?}: the VS Code compatible format of the \
+             PascalCase names, or an event hookwire does not govern) is not supported: \
+             configure the camelCase names sessionStart, userPromptSubmitted, preToolUse, \
+             postToolUse, agentStop, sessionEnd"
+        )));
     }
     let text = |key: &str| -> Result<String, Error> {
         match m.get(key) {

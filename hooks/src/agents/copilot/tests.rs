@@ -146,6 +146,13 @@ fn unreadable_and_ungoverned_payloads_are_refused() {
         ))
         .contains("camelCase")
     );
+    assert!(refusal(&payload(json!({"agentName": "a"}))).contains("\"subagentStart\""));
+    assert!(
+        refusal(&payload(
+            json!({"hook_event_name": "Notification", "message": "m"})
+        ))
+        .contains("\"Notification\"")
+    );
     assert!(refusal(&payload(json!({"toolName": "bash"}))).contains("`toolArgs` is missing"));
     assert!(
         refusal(&payload(json!({"sessionId": 7, "prompt": "p"})))
