@@ -18,10 +18,15 @@ use crate::event::{Event, HookCall, Outcome};
 
 /// One hook call being governed in its session (whose lock is held).
 pub(super) struct Turn<'a> {
+    /// The agent session's table entry (its turn state).
     pub(super) entry: &'a Entry,
+    /// Its hookwire session.
     pub(super) session: &'a Session,
+    /// The agent whose hook this is.
     pub(super) agent: Agent,
+    /// The decoded hook call.
     pub(super) call: &'a HookCall,
+    /// The core's settings.
     pub(super) config: &'a HooksConfig,
 }
 
@@ -44,6 +49,7 @@ impl Turn<'_> {
         m
     }
 
+    /// Governs the call: its emissions, in order, and the outcome.
     pub(super) async fn govern(&self) -> Result<Outcome, Error> {
         let caps = self.agent.capabilities();
         if let Event::SessionStart { .. } = &self.call.event {
