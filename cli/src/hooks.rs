@@ -35,8 +35,8 @@ pub(crate) const TOKEN_ENV: &str = "HOOKWIRE_HOOKS_TOKEN";
 /// The `hooks` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum HooksCommand {
-    /// Serve the hook routes (`POST /v1/hooks/claude-code`, `/codex`, `/gemini-cli`)
-    /// governed by a declared chain, until interrupted.
+    /// Serve the hook routes (`POST /v1/hooks/claude-code`, `/codex`, `/gemini-cli`,
+    /// `/cursor`, `/copilot`) governed by a declared chain, until interrupted.
     Serve(Box<ServeArgs>),
     /// Write (or print) an agent's hook configuration pointing at
     /// `hookwire hook`, merged into its existing settings.
@@ -46,25 +46,32 @@ pub(crate) enum HooksCommand {
 /// Where `hooks install` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Scope {
-    /// `.claude/settings.json` under the current directory.
+    /// The agent's project file under the current directory
+    /// (`.claude/settings.json`, `.codex/hooks.json`,
+    /// `.gemini/settings.json`, `.cursor/hooks.json`,
+    /// `.github/hooks/hookwire.json`).
     Project,
-    /// `~/.claude/settings.json`.
+    /// The agent's file under the home directory (`~/.claude/settings.json`,
+    /// `$CODEX_HOME/hooks.json`, `~/.gemini/settings.json`,
+    /// `~/.cursor/hooks.json`; Copilot has none).
     User,
 }
 
 /// The options of `hookwire hooks install`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Example:\n  \
+hookwire hooks install --agent cursor --token-file ~/.config/hookwire/hooks-token --print")]
 pub(crate) struct InstallArgs {
-    /// The agent (`claude-code`).
+    /// The agent (`claude-code`, `codex`, `gemini-cli`, `cursor`, `copilot`).
     #[arg(long, value_name = "NAME")]
     agent: String,
-    /// Which settings file to merge into.
+    /// Which configuration file to merge into.
     #[arg(long, value_enum, default_value = "project")]
     scope: Scope,
-    /// Merge into this settings file instead of the scope's.
+    /// Merge into this file instead of the scope's.
     #[arg(long, value_name = "FILE")]
     settings: Option<PathBuf>,
-    /// Print the merged settings instead of writing them.
+    /// Print the merged configuration instead of writing it.
     #[arg(long)]
     print: bool,
     /// The daemon's URL the hook command is given (else it reads
@@ -144,9 +151,13 @@ pub(crate) struct ServeArgs {
 
 /// The options of `hookwire hook`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example (the command an agent's hook runs, the payload on stdin):\n  \
+hookwire hook --agent cursor --token-file ~/.config/hookwire/hooks-token"
+)]
 pub(crate) struct HookArgs {
     /// The agent whose hook payload arrives on stdin (`claude-code`,
-    /// `codex`, `gemini-cli`).
+    /// `codex`, `gemini-cli`, `cursor`, `copilot`).
     #[arg(long, value_name = "NAME")]
     agent: String,
     /// The daemon's base URL (else `HOOKWIRE_HOOKS_ENDPOINT`, else
@@ -198,9 +209,12 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), CliError> {
     }
     let path = match (&args.settings, args.scope) {
         (Some(path), _) => path.clone(),
-        (None, Scope::Project) => PathBuf::from(".claude/settings.json"),
+        (None, Scope::Project) => hookwire_hooks::project_settings(agent),
         (None, Scope::User) => match std::env::var_os("HOME") {
-            Some(home) => PathBuf::from(home).join(".claude/settings.json"),
+            Some(home) => {
+                let codex_home = std::env::var_os("CODEX_HOME").map(PathBuf::from);
+                hookwire_hooks::user_settings(agent, home.as_ref(), codex_home.as_deref())?
+            }
             None => return Err(config_error("HOME is not set (use --settings FILE)".into())),
         },
     };
@@ -331,8 +345,15 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     signed.finish()
 }
 
+impl HookArgs {
+    /// The agent named on the command line, as given.
+    pub(crate) fn agent_name(&self) -> &str {
+        &self.agent
+    }
+}
+
 /// Relays one hook payload to the daemon; every failure is the agent's
-/// blocking exit status with the reason on stderr.
+/// own block with the reason on stderr.
 pub(crate) async fn hook(args: HookArgs) -> ExitCode {
     match relay(&args).await {
         Ok(answer) => {
@@ -341,18 +362,36 @@ pub(crate) async fn hook(args: HookArgs) -> ExitCode {
                 .and_then(|()| out.flush())
                 .is_err()
             {
-                return block("hookwire hook: cannot write the answer");
+                return ExitCode::from(block(
+                    &args.agent,
+                    "hookwire hook: cannot write the answer",
+                ));
             }
             ExitCode::SUCCESS
         }
-        Err(reason) => block(&format!("hookwire hook: {reason}")),
+        Err(reason) => ExitCode::from(block(&args.agent, &format!("hookwire hook: {reason}"))),
     }
 }
 
-/// The blocking exit of every supported agent (2), the reason on stderr.
-fn block(reason: &str) -> ExitCode {
+/// Blocks in agent `agent`'s terms: the reason on stderr, the agent's
+/// deny on stdout where it reads one (Copilot), and the exit status it
+/// blocks on (2 for an unknown agent); returns that status.
+pub(crate) fn block(agent: &str, reason: &str) -> u8 {
     eprintln!("{reason}");
-    ExitCode::from(Agent::ClaudeCode.blocking_exit_code())
+    let Ok(agent) = Agent::from_name(agent) else {
+        return 2;
+    };
+    let (answer, code) = agent.command_failure(reason);
+    if let Some(answer) = answer {
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{answer}")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return 2;
+        }
+    }
+    code
 }
 
 async fn relay(args: &HookArgs) -> Result<serde_json::Value, String> {

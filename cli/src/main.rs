@@ -140,8 +140,9 @@ enum Command {
     #[command(subcommand)]
     Hooks(hooks::HooksCommand),
     /// Relay one command hook's payload (stdin) to the hooks daemon and
-    /// print the agent's output; exit 2, the reason on stderr, when the
-    /// daemon is down, slow or answers garbage.
+    /// print the agent's output; the agent's own block (exit 2, the reason
+    /// on stderr; for Copilot its deny on stdout) when the daemon is down,
+    /// slow or answers garbage.
     Hook(hooks::HookArgs),
     /// Signing keys and signed, hash-chained record logs.
     Audit {
@@ -253,12 +254,14 @@ fn main() -> ExitCode {
 }
 
 /// `hookwire hook`: every way it can end other than a relayed answer,
-/// a panic included, is the agent's blocking exit status (2), since the
-/// agents let a step through on any other non-zero status.
+/// a panic included, is the agent's own block (exit status 2, or
+/// Copilot's deny on stdout), since the agents let a step through on any
+/// other failure.
 fn run_hook(args: hooks::HookArgs) -> ExitCode {
-    std::panic::set_hook(Box::new(|info| {
-        eprintln!("hookwire hook: internal error: {info}");
-        std::process::exit(2);
+    let agent = args.agent_name().to_owned();
+    std::panic::set_hook(Box::new(move |info| {
+        let code = hooks::block(&agent, &format!("hookwire hook: internal error: {info}"));
+        std::process::exit(i32::from(code));
     }));
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -266,8 +269,8 @@ fn run_hook(args: hooks::HookArgs) -> ExitCode {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("hookwire hook: cannot start the runtime: {e}");
-            return ExitCode::from(2);
+            let reason = format!("hookwire hook: cannot start the runtime: {e}");
+            return ExitCode::from(hooks::block(args.agent_name(), &reason));
         }
     };
     let code = runtime.block_on(hooks::hook(args));

@@ -6,7 +6,7 @@
 //! (exit 2, the reason on stderr).
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
@@ -16,9 +16,9 @@ use serde_json::{Value, json};
 
 use crate::gateway::{Running, line_starting, lines_of};
 
-const TOKEN: &str = "hooks-test-token-5b1e";
+pub(crate) const TOKEN: &str = "hooks-test-token-5b1e";
 
-fn fixtures() -> PathBuf {
+pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/hooks")
 }
 
@@ -66,8 +66,10 @@ impl Daemon {
                               "composition": {"profile": "sequential/first_deny", "on_approval": "stop"},
                               "identity_provider": "jcs-sha256"},
             "bindings": [{"id": "policy", "kind": "hookwire.grpc",
-                          "config": {"endpoint": endpoint, "mutation": ["$target.command"]},
-                          "at": ["input", "pre_tool_call", "post_tool_call", "output"],
+                          "config": {"endpoint": endpoint,
+                                     "mutation": ["$target.command", "$target.content", "$target.llmContent"]},
+                          "at": ["input", "pre_model_call", "post_model_call", "pre_tool_call",
+                                 "post_tool_call", "output"],
                           "timeout_ms": 2000},
                          {"id": "passthrough", "kind": "hookwire.allow"}],
         });
@@ -126,9 +128,20 @@ impl Daemon {
 
 /// Runs `hookwire hook --agent claude-code` with `payload` on stdin.
 fn hook(endpoint: &str, token_file: Option<&Path>, payload: &[u8], extra: &[&str]) -> Output {
+    hook_as("claude-code", endpoint, token_file, payload, extra)
+}
+
+/// Runs `hookwire hook --agent AGENT` with `payload` on stdin.
+pub(crate) fn hook_as(
+    agent: &str,
+    endpoint: &str,
+    token_file: Option<&Path>,
+    payload: &[u8],
+    extra: &[&str],
+) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_hookwire"));
     command
-        .args(["hook", "--agent", "claude-code", "--endpoint", endpoint])
+        .args(["hook", "--agent", agent, "--endpoint", endpoint])
         .args(extra)
         .env_remove("HOOKWIRE_HOOKS_TOKEN")
         .env_remove("HOOKWIRE_HOOKS_ENDPOINT")
@@ -161,7 +174,7 @@ pub(crate) fn answer(out: &Output) -> Value {
 }
 
 /// The reason of a hook that failed closed: exit 2, nothing on stdout.
-fn failed_closed(out: &Output) -> String {
+pub(crate) fn failed_closed(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(out.stdout.is_empty(), "{out:?}");
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -285,7 +298,7 @@ fn the_command_fails_closed_without_a_usable_daemon() {
     assert!(reason.contains("401"), "{reason}");
     assert!(!reason.contains("not-the-token"), "{reason}");
     let out = Command::new(env!("CARGO_BIN_EXE_hookwire"))
-        .args(["hook", "--agent", "cursor", "--endpoint", &d.base])
+        .args(["hook", "--agent", "windsurf", "--endpoint", &d.base])
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -308,56 +321,18 @@ fn the_command_fails_closed_without_a_usable_daemon() {
     let reason = failed_closed(&out);
     assert!(reason.contains("did not arrive within 300 ms"), "{reason}");
 
-    // Down: nothing listens.
-    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
-    let down = format!("http://{}", closed.local_addr().unwrap());
-    drop(closed);
-    let reason = failed_closed(&hook(&down, Some(&d.token_file), &payload, &[]));
-    assert!(reason.contains("unreachable"), "{reason}");
-
-    // Slow: accepts and never answers.
-    let slow = TcpListener::bind("127.0.0.1:0").unwrap();
-    let slow_url = format!("http://{}", slow.local_addr().unwrap());
-    let held = std::thread::spawn(move || {
-        let (stream, _) = slow.accept().unwrap();
-        std::thread::sleep(Duration::from_secs(3));
-        drop(stream);
-    });
-    let reason = failed_closed(&hook(
-        &slow_url,
-        Some(&d.token_file),
-        &payload,
-        &["--timeout-ms", "300"],
-    ));
-    assert!(reason.contains("no answer within"), "{reason}");
-    held.join().unwrap();
-
-    // Garbage: a 200 that is not a JSON object, and a non-200.
-    for (status, body) in [("200 OK", "allow"), ("200 OK", "[]"), ("500 Oops", "{}")] {
-        let fake = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", fake.local_addr().unwrap());
-        let server = std::thread::spawn(move || {
-            let (mut stream, _) = fake.accept().unwrap();
-            let mut buf = [0u8; 4096];
-            let _ = stream.read(&mut buf);
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        });
-        let reason = failed_closed(&hook(&url, Some(&d.token_file), &payload, &[]));
-        assert!(
-            reason.contains("not a JSON object") || reason.contains("500"),
-            "{status} {body}: {reason}"
-        );
-        server.join().unwrap();
-    }
+    // Down, slow, garbage.
+    crate::hooks_faults::each_failure("claude-code", &d.token_file, &payload, failed_closed);
 }
 
 /// POSTs `body` to `path` on `base`; the status, the failed-closed
 /// header and the body.
-fn post(base: &str, path: &str, token: Option<&str>, body: &[u8]) -> (u16, Option<String>, String) {
+pub(crate) fn post(
+    base: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &[u8],
+) -> (u16, Option<String>, String) {
     let addr = base.trim_start_matches("http://");
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
@@ -391,7 +366,7 @@ fn the_http_route_answers_in_the_agents_format() {
     assert_eq!(post(&d.base, route, None, &payload).0, 401);
     assert_eq!(post(&d.base, route, Some("wrong"), &payload).0, 401);
     assert_eq!(
-        post(&d.base, "/v1/hooks/cursor", Some(TOKEN), &payload).0,
+        post(&d.base, "/v1/hooks/windsurf", Some(TOKEN), &payload).0,
         404
     );
     let (status, failed, body) = post(&d.base, route, Some(TOKEN), &payload);

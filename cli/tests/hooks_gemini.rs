@@ -1,7 +1,8 @@
 //! Gemini CLI's golden payloads (`tests/fixtures/hooks/gemini-cli/`)
 //! through `hookwire hook --agent gemini-cli` against `hookwire hooks
 //! serve`: each verdict in Gemini's own output format, the tool events
-//! paired without an id, an ungoverned event failing closed (exit 2).
+//! paired without an id, the model events and their streamed chunks, the
+//! result and chunk rewrites, an ungoverned event failing closed (exit 2).
 
 use std::io::Write;
 use std::path::Path;
@@ -57,9 +58,9 @@ fn gemini_cli_payloads_through_the_command_hook() {
     );
     assert_eq!(answer(&d, "after-agent"), json!({}));
     assert_eq!(answer(&d, "session-end"), json!({}));
-    let out = gemini_hook(&d, &golden("before-model"));
+    let out = gemini_hook(&d, &golden("notification"));
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("\"BeforeModel\" is not governed"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"Notification\" is not governed"));
     let records: Vec<Value> = std::iter::from_fn(|| {
         d.records
             .recv_timeout(std::time::Duration::from_millis(500))
@@ -83,6 +84,47 @@ fn gemini_cli_payloads_through_the_command_hook() {
             "post_tool_call",
             "output",
             "agent_shutdown"
+        ]
+    );
+}
+
+#[test]
+fn gemini_cli_model_events_and_rewrites_through_the_command_hook() {
+    let d = Daemon::start(&[]);
+    assert_eq!(answer(&d, "before-agent"), json!({}));
+    assert_eq!(answer(&d, "before-model"), json!({}));
+    // Each streamed chunk is governed as it arrives.
+    assert_eq!(answer(&d, "after-model-chunk"), json!({}));
+    assert_eq!(
+        answer(&d, "after-model-chunk-password"),
+        json!({"hookSpecificOutput": {"llm_response": {"candidates": [
+            {"content": {"role": "model", "parts": ["[password withheld]"]}}]}}})
+    );
+    assert_eq!(
+        answer(&d, "after-model-last-chunk-secret"),
+        json!({"decision": "deny", "reason": "hookwire: denied at post_model_call: policy:secret_in_model_output"})
+    );
+    assert_eq!(
+        answer(&d, "before-model-injection"),
+        json!({"decision": "deny", "reason": "hookwire: denied at pre_model_call: policy:prompt_injection"})
+    );
+    assert_eq!(answer(&d, "before-tool-shell-env"), json!({}));
+    assert_eq!(
+        answer(&d, "after-tool-shell-password"),
+        json!({"hookSpecificOutput": {"tool_output": "[password withheld]"}})
+    );
+    assert_eq!(
+        d.points("gemini-cli:c2b4e8a1-gemini"),
+        [
+            "agent_startup",
+            "input",
+            "pre_model_call",
+            "post_model_call",
+            "post_model_call",
+            "post_model_call",
+            "pre_model_call",
+            "pre_tool_call",
+            "post_tool_call"
         ]
     );
 }

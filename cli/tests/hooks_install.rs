@@ -2,21 +2,136 @@
 //! existing Claude Code settings file without losing its entries, the same
 //! file again on a second run, nothing written with `--print`, and the
 //! installed command, run as Claude Code runs it (`sh -c`), answering
-//! from the daemon.
+//! from the daemon; the same round trip for Codex, Gemini CLI, Cursor
+//! and Copilot, each in its own file and shape.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::hooks::{Daemon, golden, pre_tool_decision};
+use crate::hooks::{Daemon, fixtures, golden, pre_tool_decision};
 
 fn install(args: &[&str]) -> std::process::Output {
+    install_as("claude-code", args)
+}
+
+fn install_as(agent: &str, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_hookwire"))
-        .args(["hooks", "install", "--agent", "claude-code"])
+        .args(["hooks", "install", "--agent", agent])
         .args(args)
         .output()
         .unwrap()
+}
+
+/// Runs `command` as the agent runs a command hook, `payload` on stdin.
+fn run_installed(shell: &str, command: &str, payload: &[u8]) -> std::process::Output {
+    let mut child = Command::new(shell)
+        .args(["-c", command])
+        .env_remove("HOOKWIRE_HOOKS_TOKEN")
+        .env_remove("HOOKWIRE_HOOKS_ENDPOINT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(payload).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn every_agent_round_trips_its_own_file() {
+    let d = Daemon::start(&[]);
+    let token = d.token_file.to_str().unwrap();
+    // agent, file, the user's entry at one event, where the installed
+    // command sits, a destructive pre-tool payload, what its deny says.
+    let cases: [(&str, &str, Value, &str, &str, &str); 4] = [
+        (
+            "codex",
+            ".codex/hooks.json",
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./notify.sh"}]}]}}),
+            "/hooks/PreToolUse/0/hooks/0/command",
+            "claude-code/pre-tool-use-bash-destructive.json",
+            "/hookSpecificOutput/permissionDecision",
+        ),
+        (
+            "gemini-cli",
+            ".gemini/settings.json",
+            json!({"theme": "dark", "hooks": {"AfterAgent": [{"hooks": [{"type": "command", "command": "./notify.sh"}]}]}}),
+            "/hooks/BeforeTool/0/hooks/0/command",
+            "gemini-cli/before-tool-shell-destructive.json",
+            "/decision",
+        ),
+        (
+            "cursor",
+            ".cursor/hooks.json",
+            json!({"version": 1, "hooks": {"stop": [{"command": "./notify.sh"}]}}),
+            "/hooks/preToolUse/0/command",
+            "cursor/pre-tool-use-shell-destructive.json",
+            "/permission",
+        ),
+        (
+            "copilot",
+            ".github/hooks/hookwire.json",
+            json!({"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "./notify.sh"}]}}),
+            "/hooks/preToolUse/0/bash",
+            "copilot/pre-tool-use-bash-destructive.json",
+            "/permissionDecision",
+        ),
+    ];
+    for (agent, file, theirs, at, payload, decision) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, theirs.to_string()).unwrap();
+        let args = [
+            "--settings",
+            path.to_str().unwrap(),
+            "--endpoint",
+            &d.base,
+            "--token-file",
+            token,
+        ];
+        let printed = install_as(agent, &[&args[..], &["--print"]].concat());
+        assert!(printed.status.success(), "{agent}: {printed:?}");
+        let on_disk: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(on_disk, theirs, "{agent}: --print wrote");
+        assert!(install_as(agent, &args).status.success());
+        let once = std::fs::read_to_string(&path).unwrap();
+        assert!(install_as(agent, &args).status.success());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            once,
+            "{agent}: not idempotent"
+        );
+        let v: Value = serde_json::from_str(&once).unwrap();
+        assert_eq!(v, serde_json::from_slice::<Value>(&printed.stdout).unwrap());
+        // The user's entry is kept, first.
+        let (event, entry) = theirs["hooks"].as_object().unwrap().iter().next().unwrap();
+        assert_eq!(&v["hooks"][event][0], &entry[0], "{agent}");
+        assert_eq!(v["hooks"][event].as_array().unwrap().len(), 2, "{agent}");
+        if agent == "gemini-cli" {
+            assert_eq!(
+                (v["theme"].as_str(), v["hooksConfig"]["enabled"].as_bool()),
+                (Some("dark"), Some(true))
+            );
+        }
+        // The installed command, as the agent runs it.
+        let command = v
+            .pointer(at)
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("{agent}: {v}"));
+        let shell = if agent == "copilot" { "bash" } else { "sh" };
+        let bytes = std::fs::read(fixtures().join(payload)).unwrap();
+        let out = run_installed(shell, command, &bytes);
+        let answer = crate::hooks::answer(&out);
+        assert_eq!(
+            answer.pointer(decision).and_then(Value::as_str),
+            Some("deny"),
+            "{agent}: {answer}"
+        );
+    }
 }
 
 #[test]
@@ -111,10 +226,12 @@ fn install_refuses_what_it_cannot_merge() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a JSON object"));
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "[1, 2]");
-    let out = Command::new(env!("CARGO_BIN_EXE_hookwire"))
-        .args(["hooks", "install", "--agent", "codex", "--print"])
-        .output()
-        .unwrap();
+    let out = install_as("copilot", &["--scope", "user", "--print"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("from the repository's .github/hooks/ only")
+    );
+    let out = install_as("windsurf", &["--print"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown agent"));
 }

@@ -78,8 +78,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     json_texts(&mut seeds, &vectors);
     transforms(&mut seeds, &vectors);
     declarations(&mut seeds, &vectors, root)?;
-    for input in hook_payload::seeds() {
-        seeds.add("hook_payload", input);
+    for (target, _, dirs) in hook_payload::TARGETS {
+        for input in hook_payload::seeds(dirs) {
+            seeds.add(target, input);
+        }
     }
     for input in messages_request::seeds() {
         seeds.add("messages_request", input);

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 #[non_exhaustive]
 pub enum Error {
     /// The agent named on a route or the command line is not supported.
-    #[error("unknown agent {0:?} (supported: claude-code, codex, gemini-cli)")]
+    #[error("unknown agent {0:?} (supported: claude-code, codex, gemini-cli, cursor, copilot)")]
     UnknownAgent(String),
     /// The hook payload is not one the agent's adapter can read.
     #[error("invalid {agent} hook payload: {reason}")]

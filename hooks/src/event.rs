@@ -54,6 +54,23 @@ pub enum Event {
         /// Whether it failed.
         is_error: bool,
     },
+    /// A model request is about to be sent: `pre_model_call`.
+    PreModel {
+        /// The model asked for.
+        model: String,
+        /// The request's messages, as the agent reports them.
+        messages: Value,
+    },
+    /// A model response arrived, or one streamed chunk of it:
+    /// `post_model_call` (each chunk governed as it arrives).
+    PostModel {
+        /// The model that answered.
+        model: String,
+        /// The text of this response or chunk.
+        text: String,
+        /// Why the model stopped; `None` on a chunk before the last.
+        finish_reason: Option<String>,
+    },
     /// The agent is about to finish its answer: `output`.
     Stop {
         /// The final message when the agent reports it, else `null`.
@@ -72,6 +89,8 @@ impl Event {
             Self::Prompt { .. } => P::Input,
             Self::PreTool { .. } => P::PreToolCall,
             Self::PostTool { .. } => P::PostToolCall,
+            Self::PreModel { .. } => P::PreModelCall,
+            Self::PostModel { .. } => P::PostModelCall,
             Self::Stop { .. } => P::Output,
             Self::SessionEnd => P::AgentShutdown,
         }
@@ -91,6 +110,33 @@ pub struct Capabilities {
     /// The pre-tool hook can hand the decision to the human at the
     /// terminal (`ask`).
     pub ask: bool,
+    /// The before-model hook can replace the request's messages.
+    pub rewrite_model_request: bool,
+    /// The after-model hook can replace the response (or chunk).
+    pub rewrite_model_response: bool,
+    /// The prompt hook can stop the prompt. Where it cannot, a deny is
+    /// recorded and the rest of the turn is quarantined.
+    pub block_prompt: bool,
+    /// The post-tool hook can withhold the tool's result. Where it
+    /// cannot, a deny is recorded and the rest of the turn is
+    /// quarantined.
+    pub block_post_tool: bool,
+}
+
+impl Capabilities {
+    /// What no agent can be assumed to express: every rewrite, the ask
+    /// and the blocks after the fact are off; the adapters turn on what
+    /// their agent has.
+    pub const NONE: Self = Self {
+        rewrite_tool_input: false,
+        rewrite_tool_output: false,
+        rewrite_prompt: false,
+        ask: false,
+        rewrite_model_request: false,
+        rewrite_model_response: false,
+        block_prompt: false,
+        block_post_tool: false,
+    };
 }
 
 /// What the core decided for one hook call.

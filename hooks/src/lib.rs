@@ -11,14 +11,16 @@
 //! |---|---|
 //! | `event` | the agent-neutral hook call and outcome the core works on |
 //! | `host` | the core: one hookwire session per agent session, events → points, verdicts → outcomes |
-//! | `agents` | one adapter per agent: decode its payload, encode an outcome in its format |
+//! | `agents` | one adapter per agent (Claude Code and Codex, Gemini CLI, Cursor, Copilot): decode its payload, encode an outcome in its format |
 //! | `serve` | the HTTP daemon (`hookwire hooks serve`): one route per agent, bearer token |
 //! | `call` | the command hook's side (`hookwire hook`): one bounded request to the daemon |
 //! | `install` | an agent's hook configuration merged into its existing settings (`hookwire hooks install`) |
 //!
 //! Every path fails closed in the agent's own terms: an event the core
 //! cannot govern, an emission the host refuses, a daemon that is down,
-//! slow or answers garbage all block the guarded step, never allow it.
+//! slow or answers garbage all block the guarded step, never allow it; a
+//! deny the agent cannot enforce (a prompt or a tool result it cannot
+//! stop) is recorded and quarantines the rest of the turn.
 
 mod agents;
 mod call;
@@ -33,5 +35,5 @@ pub use call::{CallOutcome, MAX_ANSWER_BYTES, ask_daemon};
 pub use error::Error;
 pub use event::{Capabilities, Event, HookCall, Outcome};
 pub use host::{HooksConfig, HooksHost, Liftable, MAX_SESSION_ID_BYTES};
-pub use install::merge_settings;
+pub use install::{merge_settings, project_settings, user_settings};
 pub use serve::{FAILED_CLOSED_HEADER, MAX_PAYLOAD_BYTES, router, serve};

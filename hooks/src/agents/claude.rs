@@ -21,9 +21,10 @@ use crate::event::{Capabilities, Event, HookCall, Outcome};
 /// rewrite a prompt or a built-in tool's result.
 pub(super) const CAPABILITIES: Capabilities = Capabilities {
     rewrite_tool_input: true,
-    rewrite_tool_output: false,
-    rewrite_prompt: false,
     ask: true,
+    block_prompt: true,
+    block_post_tool: true,
+    ..Capabilities::NONE
 };
 
 /// Decodes a payload of agent `agent`.

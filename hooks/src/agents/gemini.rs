@@ -14,32 +14,61 @@
 //! Its `SessionStart` is advisory: a denied start cannot stop the agent,
 //! but every later event of the session is blocked. A rewrite that would
 //! remove an argument cannot be expressed by a merge, and blocks.
+//!
+//! Model events: `BeforeModel` is `pre_model_call` over the request's
+//! `model` and `messages` (a rewrite is `hookSpecificOutput.llm_request`
+//! with the new `messages`); `AfterModel` fires once per streamed chunk,
+//! and each chunk is a `post_model_call` of its own text, governed as it
+//! arrives, before Gemini shows it (a rewrite is
+//! `hookSpecificOutput.llm_response`, the chunk replaced; a deny
+//! discards the chunk and ends the turn). The whole answer is judged
+//! again at `AfterAgent` (`output`). `AfterTool`'s result rewrite is
+//! `hookSpecificOutput.tool_output`, which is text: a rewritten
+//! `llmContent` (or a rewritten result that is a string) is applied,
+//! any other rewrite blocks.
 
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::error::Error;
 use crate::event::{Capabilities, Event, HookCall, Outcome};
 
-/// Gemini CLI can rewrite a tool's arguments (by merge); it has no ask,
-/// and hookwire does not yet map a rewrite onto its text-only
-/// `tool_output` or its prompt.
+/// Gemini CLI can rewrite a tool's arguments (by merge), its result (as
+/// text), a model request's messages and a response chunk; it has no
+/// ask and no prompt rewrite.
 pub(super) const CAPABILITIES: Capabilities = Capabilities {
     rewrite_tool_input: true,
-    rewrite_tool_output: false,
-    rewrite_prompt: false,
-    ask: false,
+    rewrite_tool_output: true,
+    rewrite_model_request: true,
+    rewrite_model_response: true,
+    block_prompt: true,
+    block_post_tool: true,
+    ..Capabilities::NONE
 };
 
-/// The pairing id of a call of `name` with `input`.
-fn call_id(name: &str, input: &Value) -> String {
-    let mut h = Sha256::new();
-    h.update(name.as_bytes());
-    h.update([0]);
-    h.update(input.to_string().as_bytes());
-    let digest = h.finalize();
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("gemini:{hex}")
+/// The text of a model response chunk (`candidates[0].content.parts`,
+/// strings joined) and its `finishReason`, when it has one.
+fn response_text(response: &Value) -> Result<(String, Option<String>), String> {
+    let Some(candidate) = response.get("candidates").and_then(|c| c.get(0)) else {
+        return Ok((String::new(), None));
+    };
+    let mut text = String::new();
+    if let Some(parts) = candidate.pointer("/content/parts") {
+        let Value::Array(parts) = parts else {
+            return Err("`llm_response.candidates[0].content.parts` is not an array".into());
+        };
+        for part in parts {
+            match part {
+                Value::String(s) => text.push_str(s),
+                _ => return Err("a response part is not text".into()),
+            }
+        }
+    }
+    let finish = candidate
+        .get("finishReason")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned);
+    Ok((text, finish))
 }
 
 /// Decodes a Gemini CLI payload.
@@ -67,7 +96,7 @@ pub(super) fn decode(payload: &[u8]) -> Result<HookCall, Error> {
             Some(_) => return Err(bad("`tool_input` is not an object".into())),
             None => return Err(bad("`tool_input` is missing".into())),
         };
-        Ok((call_id(&name, &input), name, input))
+        Ok((super::derived_id("gemini", &name, &input), name, input))
     };
     let event = match event_name.as_str() {
         "SessionStart" => Event::SessionStart {
@@ -95,14 +124,46 @@ pub(super) fn decode(payload: &[u8]) -> Result<HookCall, Error> {
                 is_error,
             }
         }
+        "BeforeModel" | "AfterModel" => {
+            let request = match m.get("llm_request") {
+                Some(v @ Value::Object(_)) => v,
+                _ => return Err(bad("`llm_request` is missing or not an object".into())),
+            };
+            let model = match request.get("model") {
+                Some(Value::String(s)) => s.clone(),
+                _ => return Err(bad("`llm_request.model` is missing or not a string".into())),
+            };
+            if event_name == "BeforeModel" {
+                let messages = match request.get("messages") {
+                    Some(v @ Value::Array(_)) => v.clone(),
+                    _ => {
+                        return Err(bad(
+                            "`llm_request.messages` is missing or not an array".into()
+                        ));
+                    }
+                };
+                Event::PreModel { model, messages }
+            } else {
+                let response = match m.get("llm_response") {
+                    Some(v @ Value::Object(_)) => v,
+                    _ => return Err(bad("`llm_response` is missing or not an object".into())),
+                };
+                let (text, finish_reason) = response_text(response).map_err(bad)?;
+                Event::PostModel {
+                    model,
+                    text,
+                    finish_reason,
+                }
+            }
+        }
         "AfterAgent" => Event::Stop {
             message: m.get("prompt_response").cloned().unwrap_or(Value::Null),
         },
         "SessionEnd" => Event::SessionEnd,
         other => {
             return Err(bad(format!(
-                "event {:?} is not governed by hookwire (SessionStart, BeforeAgent, BeforeTool, \
-                 AfterTool, AfterAgent, SessionEnd are); remove its hook",
+                "event {:?} is not governed by hookwire (SessionStart, BeforeAgent, BeforeModel, \
+                 AfterModel, BeforeTool, AfterTool, AfterAgent, SessionEnd are); remove its hook",
                 other.chars().take(64).collect::<String>()
             )));
         }
@@ -138,6 +199,26 @@ pub(super) fn encode(event: &Event, outcome: &Outcome) -> Value {
                     "hookwire: the verdict removes tool arguments, which Gemini CLI cannot apply; blocked instead",
                 )
             }
+        }
+        (Event::PostTool { .. }, Outcome::Rewrite(result)) => {
+            // `tool_output` is text: a rewritten `llmContent`, or a
+            // result rewritten into a string.
+            match result.get("llmContent").unwrap_or(result) {
+                Value::String(text) => json!({"hookSpecificOutput": {"tool_output": text}}),
+                _ => deny(
+                    "hookwire: the verdict rewrites the tool result into something other than text, which Gemini CLI cannot apply; blocked instead",
+                ),
+            }
+        }
+        (Event::PreModel { .. }, Outcome::Rewrite(messages)) => {
+            json!({"hookSpecificOutput": {"llm_request": {"messages": messages}}})
+        }
+        (Event::PostModel { finish_reason, .. }, Outcome::Rewrite(Value::String(text))) => {
+            let mut candidate = json!({"content": {"role": "model", "parts": [text]}});
+            if let (Some(reason), Some(c)) = (finish_reason, candidate.as_object_mut()) {
+                c.insert("finishReason".into(), reason.clone().into());
+            }
+            json!({"hookSpecificOutput": {"llm_response": {"candidates": [candidate]}}})
         }
         (_, Outcome::Block { reason } | Outcome::Ask { reason }) => deny(reason),
         (_, Outcome::Rewrite(_)) => deny("hookwire: a rewrite this hook cannot apply"),

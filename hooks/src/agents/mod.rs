@@ -4,9 +4,12 @@
 //! decision is the core's (`host`).
 
 mod claude;
+mod copilot;
+mod cursor;
 mod gemini;
 
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use crate::error::Error;
 use crate::event::{Capabilities, Event, HookCall, Outcome};
@@ -17,18 +20,29 @@ pub enum Agent {
     /// Anthropic's Claude Code (`@anthropic-ai/claude-code`).
     ClaudeCode,
     /// OpenAI's Codex CLI, whose hooks are Claude Code's format; it has
-    /// no session-end event, so its sessions end on idle-out.
+    /// no session-end event, so its sessions end on idle-out, and no
+    /// `ask`.
     Codex,
     /// Google's Gemini CLI (`@google/gemini-cli`).
     GeminiCli,
+    /// Cursor's agent (`.cursor/hooks.json`).
+    Cursor,
+    /// GitHub Copilot CLI (`.github/hooks/*.json`).
+    Copilot,
 }
 
 impl Agent {
     /// Every supported agent.
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::GeminiCli];
+    pub const ALL: [Agent; 5] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::GeminiCli,
+        Agent::Cursor,
+        Agent::Copilot,
+    ];
 
     /// The agent named on a route or the command line (`claude-code`,
-    /// `codex`, `gemini-cli`).
+    /// `codex`, `gemini-cli`, `cursor`, `copilot`).
     pub fn from_name(name: &str) -> Result<Self, Error> {
         Self::ALL
             .into_iter()
@@ -42,14 +56,24 @@ impl Agent {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
             Self::GeminiCli => "gemini-cli",
+            Self::Cursor => "cursor",
+            Self::Copilot => "copilot",
         }
     }
 
     /// What the agent's hook output can express.
     pub const fn capabilities(self) -> Capabilities {
         match self {
-            Self::ClaudeCode | Self::Codex => claude::CAPABILITIES,
+            Self::ClaudeCode => claude::CAPABILITIES,
+            // Codex refuses `permissionDecision: "ask"` as unsupported and
+            // then runs the tool: a liftable deny must be a deny there.
+            Self::Codex => Capabilities {
+                ask: false,
+                ..claude::CAPABILITIES
+            },
             Self::GeminiCli => gemini::CAPABILITIES,
+            Self::Cursor => cursor::CAPABILITIES,
+            Self::Copilot => copilot::CAPABILITIES,
         }
     }
 
@@ -58,6 +82,8 @@ impl Agent {
         match self {
             Self::ClaudeCode | Self::Codex => claude::decode(self.name(), payload),
             Self::GeminiCli => gemini::decode(payload),
+            Self::Cursor => cursor::decode(payload),
+            Self::Copilot => copilot::decode(payload),
         }
     }
 
@@ -66,6 +92,8 @@ impl Agent {
         match self {
             Self::ClaudeCode | Self::Codex => claude::encode(event, outcome),
             Self::GeminiCli => gemini::encode(event, outcome),
+            Self::Cursor => cursor::encode(event, outcome),
+            Self::Copilot => copilot::encode(event, outcome),
         }
     }
 
@@ -76,12 +104,33 @@ impl Agent {
         match self {
             Self::ClaudeCode | Self::Codex => claude::stop_agent(reason),
             Self::GeminiCli => gemini::stop_agent(reason),
+            Self::Cursor => cursor::stop_agent(reason),
+            Self::Copilot => copilot::stop_agent(reason),
         }
     }
 
-    /// The exit status of a command hook that blocks (2 for all three;
-    /// any other non-zero status lets the step through).
-    pub const fn blocking_exit_code(self) -> u8 {
-        2
+    /// What a command hook that could not get an answer prints and exits
+    /// with, so that the agent blocks: Claude Code, Codex, Gemini CLI and
+    /// Cursor block on exit status 2 (the reason on stderr) and let any
+    /// other non-zero status through; Copilot skips every failing hook,
+    /// so it is given its deny on stdout with status 0.
+    pub fn command_failure(self, reason: &str) -> (Option<Value>, u8) {
+        match self {
+            Self::Copilot => (Some(copilot::stop_agent(reason)), 0),
+            _ => (None, 2),
+        }
     }
+}
+
+/// The pairing id of a call of `name` with `input`, for agents that give
+/// a tool call no id: `PREFIX:` and the first 16 hex digits of the
+/// SHA-256 of both, so that the pre and post events of one call meet.
+fn derived_id(prefix: &str, name: &str, input: &Value) -> String {
+    let mut h = Sha256::new();
+    h.update(name.as_bytes());
+    h.update([0]);
+    h.update(input.to_string().as_bytes());
+    let digest = h.finalize();
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}:{hex}")
 }

@@ -19,27 +19,35 @@
 //! by the host (no approval resolver declared, or the resolver did not
 //! lift it) becomes the agent's `ask` at a pre-tool event when configured
 //! ([`Liftable::Ask`]) and the agent has one, else a block. Any error
-//! blocks, naming it.
+//! blocks, naming it. A deny the agent cannot enforce (a prompt or a tool
+//! result it cannot stop) quarantines the rest of the turn (`turn`).
+//!
+//! | module | role |
+//! |---|---|
+//! | `table` | the bounded table of agent sessions and their turn state |
+//! | `turn` | one hook call governed: emission, synthetic order, outcome |
+//! | `model` | the model events: a request and its streamed chunks |
 
+mod model;
 mod table;
+mod turn;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire::Decision;
-use hookwire_client::{Emission, Host, InputRole, Session, ShutdownReason, ToolCall, ToolResult};
-use serde_json::{Map, Value, json};
+use hookwire_client::{Emission, Host, Session, ShutdownReason};
 
 use crate::agents::Agent;
 use crate::error::Error;
 use crate::event::{Event, HookCall, Outcome};
 use table::Table;
+use turn::Turn;
 
 /// The longest agent `session_id` accepted, in bytes.
 pub const MAX_SESSION_ID_BYTES: usize = 256;
 
 /// The `extensions` namespace of the members this crate adds to contexts.
-const NAMESPACE: &str = "agent_hooks";
+pub(super) const NAMESPACE: &str = "agent_hooks";
 
 /// What a liftable deny that the host left standing becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -135,6 +143,7 @@ impl HooksHost {
         let entry = self.table.get_or_open(&self.host, &key)?;
         let _held = entry.turn.lock().await;
         let turn = Turn {
+            entry: &entry,
             session: &entry.session,
             agent,
             call,
@@ -211,252 +220,8 @@ async fn close(session: &Session, reason: ShutdownReason) {
     }
 }
 
-/// One hook call being governed in its session (whose lock is held).
-struct Turn<'a> {
-    session: &'a Session,
-    agent: Agent,
-    call: &'a HookCall,
-    config: &'a HooksConfig,
-}
-
-impl Turn<'_> {
-    /// The `extensions.agent_hooks` members of this call's emissions.
-    fn extra(&self, marker: Option<(&str, String)>) -> Map<String, Value> {
-        let mut ns = Map::new();
-        ns.insert("agent".into(), self.agent.name().into());
-        ns.insert("event".into(), self.call.event_name.clone().into());
-        if let Some(cwd) = &self.call.cwd {
-            ns.insert("cwd".into(), cwd.clone().into());
-        }
-        if let Some((name, cause)) = marker {
-            ns.insert(name.into(), cause.into());
-        }
-        let mut ext = Map::new();
-        ext.insert(NAMESPACE.into(), Value::Object(ns));
-        let mut m = Map::new();
-        m.insert("extensions".into(), Value::Object(ext));
-        m
-    }
-
-    async fn govern(&self) -> Result<Outcome, Error> {
-        let caps = self.agent.capabilities();
-        if let Event::SessionStart { .. } = &self.call.event {
-            if !self.session.is_started() {
-                let e = self.session.start(Vec::<String>::new()).await?;
-                if !e.proceeds() {
-                    return Ok(Outcome::Stop {
-                        reason: reason_of(&e, "agent_startup"),
-                    });
-                }
-            }
-            // A resumed, cleared or compacted session keeps its hookwire
-            // session: no second startup.
-            return Ok(match self.session.startup_denial() {
-                Some(r) => Outcome::Stop {
-                    reason: format!("hookwire: agent_startup denied: {r}"),
-                },
-                None => Outcome::Proceed,
-            });
-        }
-        if let Some(blocked) = self.ensure_started().await? {
-            return Ok(blocked);
-        }
-        match &self.call.event {
-            Event::Prompt { prompt } => {
-                // A prompt while a turn is open: the earlier turn ended
-                // without a stop event (interrupted).
-                self.session.end_turn();
-                let content = Value::String(prompt.clone());
-                let e = self
-                    .session
-                    .input_with(content.clone(), InputRole::User, self.extra(None))
-                    .await?;
-                // The input point's target is `{content, role}`.
-                let original = json!({"content": content, "role": InputRole::User});
-                Ok(
-                    match self.settle(&e, "input", &original, caps.rewrite_prompt, false) {
-                        Outcome::Rewrite(t) => match t.get("content") {
-                            Some(Value::String(p)) => Outcome::Rewrite(Value::String(p.clone())),
-                            _ => unapplied(self.agent, "input"),
-                        },
-                        other => other,
-                    },
-                )
-            }
-            Event::PreTool { id, name, input } => {
-                if let Some(blocked) = self.ensure_turn().await? {
-                    return Ok(blocked);
-                }
-                let call = ToolCall::new(id.clone(), name.clone(), input.clone());
-                let e = self
-                    .session
-                    .pre_tool_call_with(&call, self.extra(None))
-                    .await?;
-                Ok(self.settle(
-                    &e,
-                    "pre_tool_call",
-                    input,
-                    caps.rewrite_tool_input,
-                    caps.ask,
-                ))
-            }
-            Event::PostTool {
-                id,
-                name,
-                input,
-                response,
-                is_error,
-            } => {
-                if let Some(blocked) = self.ensure_turn().await? {
-                    return Ok(blocked);
-                }
-                let result = ToolResult {
-                    value: response.clone(),
-                    is_error: *is_error,
-                };
-                let e = match self.session.open_tool_call(id) {
-                    Some(call) => {
-                        self.session
-                            .post_tool_call_with(&call, &result, self.extra(None))
-                            .await?
-                    }
-                    None => {
-                        let mut members = self.extra(Some((
-                            "unpaired",
-                            "no permitted pre_tool_call is open for this tool use".into(),
-                        )));
-                        members.insert(
-                            "tool_call".into(),
-                            json!({"id": id, "name": name, "args": input}),
-                        );
-                        members.insert(
-                            "tool_result".into(),
-                            json!({"value": response, "is_error": is_error}),
-                        );
-                        self.session
-                            .emit(hookwire::InterceptionPoint::PostToolCall, members)
-                            .await?
-                    }
-                };
-                Ok(self.settle(
-                    &e,
-                    "post_tool_call",
-                    response,
-                    caps.rewrite_tool_output,
-                    false,
-                ))
-            }
-            Event::Stop { message } => {
-                if let Some(blocked) = self.ensure_turn().await? {
-                    return Ok(blocked);
-                }
-                let d = self
-                    .session
-                    .output_with(message.clone(), self.extra(None))
-                    .await?;
-                let reason = d.reason().map(str::to_owned);
-                let liftable = d.verdict().is_liftable();
-                let transformed = d.verdict().decision == Decision::Transform;
-                Ok(match d.release() {
-                    Ok(released) if released == *message => Outcome::Proceed,
-                    // The answer has been written already: the stop hook
-                    // cannot rewrite it.
-                    Ok(_) => unapplied(self.agent, "output"),
-                    Err(_) if transformed => unapplied(self.agent, "output"),
-                    Err(_) => Outcome::Block {
-                        reason: denied("output", reason.as_deref(), liftable),
-                    },
-                })
-            }
-            Event::SessionStart { .. } | Event::SessionEnd => Ok(Outcome::Proceed),
-        }
-    }
-
-    /// Emits the synthetic `agent_startup` of a session whose first event
-    /// is not its start; `Some` block when the session cannot take events.
-    async fn ensure_started(&self) -> Result<Option<Outcome>, Error> {
-        if !self.session.is_started() {
-            let e = self.session.start(Vec::<String>::new()).await?;
-            if !e.proceeds() {
-                return Ok(Some(Outcome::Block {
-                    reason: format!(
-                        "hookwire: agent_startup (synthetic, {} came first) denied: {}",
-                        self.call.event_name,
-                        reason_of(&e, "agent_startup")
-                    ),
-                }));
-            }
-        }
-        if let Some(r) = self.session.startup_denial() {
-            return Ok(Some(Outcome::Block {
-                reason: format!("hookwire: agent_startup denied: {r}"),
-            }));
-        }
-        Ok(None)
-    }
-
-    /// Opens a turn with a synthetic `input` when none is open; `Some`
-    /// block when that input is denied.
-    async fn ensure_turn(&self) -> Result<Option<Outcome>, Error> {
-        if self.session.is_turn_open() {
-            return Ok(None);
-        }
-        let cause = format!("{} arrived with no open turn", self.call.event_name);
-        let content = Value::String(format!("hookwire: {cause}"));
-        let e = self
-            .session
-            .input_with(
-                content,
-                InputRole::External,
-                self.extra(Some(("synthetic", cause))),
-            )
-            .await?;
-        if e.proceeds() {
-            return Ok(None);
-        }
-        Ok(Some(Outcome::Block {
-            reason: format!(
-                "hookwire: the synthetic input opening a turn for {} was denied: {}",
-                self.call.event_name,
-                reason_of(&e, "input")
-            ),
-        }))
-    }
-
-    /// The outcome of a permit or deny at `point` whose target was
-    /// `original`.
-    fn settle(
-        &self,
-        e: &Emission,
-        point: &str,
-        original: &Value,
-        can_rewrite: bool,
-        can_ask: bool,
-    ) -> Outcome {
-        if e.proceeds() {
-            return match e.target() {
-                Some(t) if t != original => {
-                    if can_rewrite {
-                        Outcome::Rewrite(t.clone())
-                    } else {
-                        unapplied(self.agent, point)
-                    }
-                }
-                _ => Outcome::Proceed,
-            };
-        }
-        let liftable = e.verdict().is_liftable();
-        let reason = denied(point, e.reason(), liftable);
-        if liftable && can_ask && self.config.liftable == Liftable::Ask {
-            Outcome::Ask { reason }
-        } else {
-            Outcome::Block { reason }
-        }
-    }
-}
-
 /// The block of a rewrite the agent cannot apply.
-fn unapplied(agent: Agent, point: &str) -> Outcome {
+pub(super) fn unapplied(agent: Agent, point: &str) -> Outcome {
     Outcome::Block {
         reason: format!(
             "hookwire: the verdict at {point} rewrites what {} cannot rewrite from this hook; blocked instead",
@@ -466,7 +231,7 @@ fn unapplied(agent: Agent, point: &str) -> Outcome {
 }
 
 /// The text of a deny at `point`.
-fn denied(point: &str, reason: Option<&str>, liftable: bool) -> String {
+pub(super) fn denied(point: &str, reason: Option<&str>, liftable: bool) -> String {
     let reason = reason.unwrap_or("no reason given");
     if liftable {
         format!("hookwire: denied at {point} pending approval: {reason}")
@@ -476,10 +241,12 @@ fn denied(point: &str, reason: Option<&str>, liftable: bool) -> String {
 }
 
 /// An emission's reason, or the point's name.
-fn reason_of(e: &Emission, point: &str) -> String {
+pub(super) fn reason_of(e: &Emission, point: &str) -> String {
     e.reason()
         .map_or_else(|| format!("denied at {point}"), str::to_owned)
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_agents;

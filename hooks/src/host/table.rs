@@ -20,9 +20,46 @@ pub(super) struct Entry {
     /// Held while one of its hook events is governed.
     pub(super) turn: AsyncMutex<()>,
     last_active: Mutex<Instant>,
+    state: Mutex<TurnState>,
+}
+
+/// What the core remembers of a session's current turn between its hook
+/// events.
+#[derive(Debug, Default)]
+struct TurnState {
+    /// Why the rest of the turn is quarantined (a deny the agent could
+    /// not enforce), when it is.
+    quarantine: Option<String>,
+    /// How many chunks of the open model request were governed, while one
+    /// is open.
+    open_model: Option<u64>,
 }
 
 impl Entry {
+    fn state(&self) -> MutexGuard<'_, TurnState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Why the rest of the turn is quarantined, if it is.
+    pub(super) fn quarantine(&self) -> Option<String> {
+        self.state().quarantine.clone()
+    }
+
+    /// Quarantines the rest of the turn (`Some`), or lifts it.
+    pub(super) fn set_quarantine(&self, cause: Option<String>) {
+        self.state().quarantine = cause;
+    }
+
+    /// The chunks governed of the open model request, if one is open.
+    pub(super) fn open_model(&self) -> Option<u64> {
+        self.state().open_model
+    }
+
+    /// Records the open model request's chunk count (`None`: closed).
+    pub(super) fn set_open_model(&self, chunks: Option<u64>) {
+        self.state().open_model = chunks;
+    }
+
     fn touch(&self) {
         *self
             .last_active
@@ -77,6 +114,7 @@ impl Table {
             session: host.session_builder(key).remember_calls().open()?,
             turn: AsyncMutex::new(()),
             last_active: Mutex::new(Instant::now()),
+            state: Mutex::new(TurnState::default()),
         });
         map.insert(key.to_owned(), entry.clone());
         Ok(entry)

@@ -15,7 +15,7 @@ use crate::event::{Event, HookCall, Outcome};
 
 type Decide = dyn Fn(&AgentContext) -> Verdict + Send + Sync;
 
-fn hooks(
+pub(super) fn hooks(
     config: HooksConfig,
     decide: impl Fn(&AgentContext) -> Verdict + Send + Sync + 'static,
 ) -> (HooksHost, RecordLog) {
@@ -35,12 +35,15 @@ fn hooks(
     (HooksHost::new(host, config), records)
 }
 
-fn allow_all() -> (HooksHost, RecordLog) {
+pub(super) fn allow_all() -> (HooksHost, RecordLog) {
     hooks(HooksConfig::default(), |_| Verdict::allow())
 }
 
 /// A policy deciding `verdict` at `point`, allowing everything else.
-fn at(point: P, verdict: Verdict) -> impl Fn(&AgentContext) -> Verdict + Send + Sync + 'static {
+pub(super) fn at(
+    point: P,
+    verdict: Verdict,
+) -> impl Fn(&AgentContext) -> Verdict + Send + Sync + 'static {
     move |ctx| {
         if ctx.point() == point {
             verdict.clone()
@@ -50,7 +53,7 @@ fn at(point: P, verdict: Verdict) -> impl Fn(&AgentContext) -> Verdict + Send + 
     }
 }
 
-fn call(event: Event) -> HookCall {
+pub(super) fn call(event: Event) -> HookCall {
     HookCall {
         session_id: "s-1".into(),
         event_name: "Test".into(),
@@ -59,24 +62,24 @@ fn call(event: Event) -> HookCall {
     }
 }
 
-fn start() -> HookCall {
+pub(super) fn start() -> HookCall {
     call(Event::SessionStart {
         source: Some("startup".into()),
     })
 }
-fn prompt() -> HookCall {
+pub(super) fn prompt() -> HookCall {
     call(Event::Prompt {
         prompt: "delete the logs".into(),
     })
 }
-fn pre(id: &str) -> HookCall {
+pub(super) fn pre(id: &str) -> HookCall {
     call(Event::PreTool {
         id: id.into(),
         name: "Bash".into(),
         input: json!({"command": "rm -rf logs"}),
     })
 }
-fn post(id: &str) -> HookCall {
+pub(super) fn post(id: &str) -> HookCall {
     call(Event::PostTool {
         id: id.into(),
         name: "Bash".into(),
@@ -85,12 +88,12 @@ fn post(id: &str) -> HookCall {
         is_error: false,
     })
 }
-fn stop() -> HookCall {
+pub(super) fn stop() -> HookCall {
     call(Event::Stop {
         message: json!("done"),
     })
 }
-fn end() -> HookCall {
+pub(super) fn end() -> HookCall {
     call(Event::SessionEnd)
 }
 
@@ -104,7 +107,7 @@ fn points(records: &RecordLog) -> Vec<P> {
 
 const CC: Agent = Agent::ClaudeCode;
 
-fn blocked(outcome: Outcome) -> String {
+pub(super) fn blocked(outcome: Outcome) -> String {
     match outcome {
         Outcome::Block { reason } => reason,
         other => panic!("expected a block, got {other:?}"),

@@ -137,3 +137,85 @@ fn outcomes_encode_as_decisions() {
         stopped
     );
 }
+
+#[test]
+fn model_events_decode_and_their_rewrites_encode() {
+    let request = json!({"model": "gemini-2.5-pro", "messages": [{"role": "user", "content": "hi"}], "config": {}});
+    let pre = decoded("BeforeModel", json!({"llm_request": request}));
+    assert_eq!(
+        pre,
+        Event::PreModel {
+            model: "gemini-2.5-pro".into(),
+            messages: json!([{"role": "user", "content": "hi"}])
+        }
+    );
+    let chunk = |parts: Value, finish: Value| {
+        decoded(
+            "AfterModel",
+            json!({"llm_request": request, "llm_response": {"candidates": [
+                {"content": {"role": "model", "parts": parts}, "finishReason": finish}]}}),
+        )
+    };
+    assert_eq!(
+        chunk(json!(["Hel", "lo"]), json!("")),
+        Event::PostModel {
+            model: "gemini-2.5-pro".into(),
+            text: "Hello".into(),
+            finish_reason: None
+        }
+    );
+    let last = chunk(json!([]), json!("STOP"));
+    assert!(matches!(&last, Event::PostModel { finish_reason: Some(r), .. } if r == "STOP"));
+    assert!(decode(&payload("AfterModel", json!({"llm_request": request, "llm_response": {"candidates": [{"content": {"parts": [{"inlineData": 1}]}}]}}))).is_err());
+    assert!(decode(&payload("AfterModel", json!({"llm_request": request}))).is_err());
+    assert!(
+        decode(&payload(
+            "BeforeModel",
+            json!({"llm_request": {"model": "m"}})
+        ))
+        .is_err()
+    );
+
+    let messages = json!([{"role": "user", "content": "[redacted]"}]);
+    assert_eq!(
+        encode(&pre, &Outcome::Rewrite(messages.clone())),
+        json!({"hookSpecificOutput": {"llm_request": {"messages": messages}}})
+    );
+    assert_eq!(
+        encode(&last, &Outcome::Rewrite(json!("***"))),
+        json!({"hookSpecificOutput": {"llm_response": {"candidates": [
+            {"content": {"role": "model", "parts": ["***"]}, "finishReason": "STOP"}]}}})
+    );
+    assert_eq!(
+        encode(&last, &Outcome::Block { reason: "r".into() }),
+        json!({"decision": "deny", "reason": "r"})
+    );
+    assert_eq!(
+        encode(&last, &Outcome::Rewrite(json!(1)))["decision"],
+        "deny"
+    );
+}
+
+#[test]
+fn a_rewritten_tool_result_is_its_text() {
+    let post = Event::PostTool {
+        id: "i".into(),
+        name: "run_shell_command".into(),
+        input: json!({}),
+        response: json!({"llmContent": "AKIA…", "returnDisplay": "AKIA…"}),
+        is_error: false,
+    };
+    let rewritten = json!({"llmContent": "[redacted]", "returnDisplay": "AKIA…"});
+    assert_eq!(
+        encode(&post, &Outcome::Rewrite(rewritten)),
+        json!({"hookSpecificOutput": {"tool_output": "[redacted]"}})
+    );
+    assert_eq!(
+        encode(&post, &Outcome::Rewrite(json!("plain"))),
+        json!({"hookSpecificOutput": {"tool_output": "plain"}})
+    );
+    assert_eq!(
+        encode(&post, &Outcome::Rewrite(json!({"llmContent": 3})))["decision"],
+        "deny"
+    );
+}

@@ -1,0 +1,130 @@
+//! Cursor's golden payloads (`tests/fixtures/hooks/cursor/`) through
+//! `hookwire hook --agent cursor` and `POST /v1/hooks/cursor` against
+//! `hookwire hooks serve`: each verdict in Cursor's output format (a
+//! transform and a liftable deny are its documented deny), the deny
+//! Cursor cannot enforce quarantining the turn, an ungoverned event and a
+//! daemon that is down, slow or answers garbage failing closed (exit 2).
+
+use serde_json::{Value, json};
+
+use crate::hooks::{Daemon, TOKEN, failed_closed, fixtures, hook_as, post};
+
+fn golden(name: &str) -> Vec<u8> {
+    std::fs::read(fixtures().join("cursor").join(format!("{name}.json"))).unwrap()
+}
+
+fn answer(d: &Daemon, name: &str) -> Value {
+    let out = hook_as("cursor", &d.base, Some(&d.token_file), &golden(name), &[]);
+    assert_eq!(out.status.code(), Some(0), "{name}: {out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn denied(v: &Value) -> &str {
+    assert_eq!(v["permission"], "deny", "{v}");
+    assert_eq!(v["agent_message"], v["user_message"], "{v}");
+    v["user_message"].as_str().unwrap()
+}
+
+#[test]
+fn cursor_payloads_through_the_command_hook() {
+    let d = Daemon::start(&["--liftable", "ask"]);
+    assert_eq!(answer(&d, "session-start"), json!({}));
+    assert_eq!(
+        answer(&d, "before-submit-prompt"),
+        json!({"continue": true})
+    );
+    assert_eq!(answer(&d, "pre-tool-use-shell"), json!({}));
+    assert_eq!(
+        denied(&answer(&d, "pre-tool-use-shell-destructive")),
+        "hookwire: denied at pre_tool_call: policy:destructive_command"
+    );
+    // No argument rewrite Cursor documents: the transform is a deny.
+    assert!(denied(&answer(&d, "pre-tool-use-shell-rewritten")).contains("cannot rewrite"));
+    // No reliable ask in Cursor: a liftable deny is a deny, even with
+    // `--liftable ask`.
+    assert!(denied(&answer(&d, "pre-tool-use-shell-review")).contains("pending approval"));
+    assert!(denied(&answer(&d, "before-shell-execution-destructive")).contains("destructive"));
+    assert_eq!(answer(&d, "before-mcp-execution"), json!({}));
+    assert_eq!(answer(&d, "before-read-file"), json!({}));
+    // The result cannot be withheld: the model is told, and the turn is
+    // quarantined — the next tool call is denied.
+    assert_eq!(
+        answer(&d, "post-tool-use-shell-secret"),
+        json!({"additional_context": "hookwire: denied at post_tool_call: policy:secret_in_output"})
+    );
+    assert!(denied(&answer(&d, "pre-tool-use-shell")).contains("quarantined"));
+    assert_eq!(answer(&d, "stop"), json!({}));
+    // A new prompt lifts the quarantine; an injected one is stopped.
+    assert_eq!(
+        answer(&d, "before-submit-prompt-injection"),
+        json!({"continue": false, "user_message": "hookwire: denied at input: policy:prompt_injection"})
+    );
+    assert_eq!(answer(&d, "session-end"), json!({}));
+    assert_eq!(
+        d.points("cursor:9f1c2d3e-cursor"),
+        [
+            "agent_startup",
+            "input",
+            "pre_tool_call",
+            "pre_tool_call",
+            "pre_tool_call",
+            "pre_tool_call",
+            "pre_tool_call",
+            "pre_tool_call",
+            "pre_tool_call",
+            "post_tool_call",
+            "output",
+            "input",
+            "agent_shutdown"
+        ]
+    );
+}
+
+#[test]
+fn cursor_fails_closed_with_exit_2() {
+    let d = Daemon::start(&[]);
+    let reason = failed_closed(&hook_as(
+        "cursor",
+        &d.base,
+        Some(&d.token_file),
+        &golden("after-file-edit"),
+        &[],
+    ));
+    assert!(
+        reason.contains("\"afterFileEdit\" is not governed"),
+        "{reason}"
+    );
+    let payload = golden("pre-tool-use-shell");
+    crate::hooks_faults::each_failure("cursor", &d.token_file, &payload, failed_closed);
+}
+
+#[test]
+fn cursor_route_answers_in_cursors_format() {
+    let d = Daemon::start(&[]);
+    let route = "/v1/hooks/cursor";
+    let (status, failed, body) = post(
+        &d.base,
+        route,
+        Some(TOKEN),
+        &golden("pre-tool-use-shell-destructive"),
+    );
+    assert_eq!((status, failed), (200, None));
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert!(denied(&v).contains("destructive"));
+    assert_eq!(post(&d.base, route, None, &golden("stop")).0, 401);
+    // What cannot be read is answered with the deny every event honours.
+    let (status, failed, body) = post(&d.base, route, Some(TOKEN), &golden("after-file-edit"));
+    assert_eq!(status, 200);
+    assert!(failed.unwrap().contains("not governed"));
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (v["permission"].as_str(), v["continue"].as_bool()),
+        (Some("deny"), Some(false))
+    );
+    // A tool event first (no sessionStart, no prompt seen): the session is
+    // started and a turn opened, both recorded, before the call is judged.
+    assert_eq!(
+        d.points("cursor:9f1c2d3e-cursor"),
+        ["agent_startup", "input", "pre_tool_call"]
+    );
+}

@@ -1,5 +1,0 @@
-//! libFuzzer entry point of the `hook_payload` target: see
-//! `hookwire_fuzz::hook_payload` for the input format and the properties checked.
-#![no_main]
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| hookwire_fuzz::hook_payload::run(data));

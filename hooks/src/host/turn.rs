@@ -1,0 +1,305 @@
+//! One hook call governed in its session: the event's emission at its
+//! point, the synthetic startup and turn an out-of-order event needs, and
+//! the verdict settled into an [`Outcome`] within what the agent can
+//! express. Where the agent cannot stop a step that has already happened
+//! (a prompt or a tool result it cannot withhold), a deny is recorded and
+//! quarantines the rest of the turn: every later tool and model event of
+//! it is blocked until the stop or the user's next prompt.
+
+use hookwire::Decision;
+use hookwire_client::{Emission, InputRole, Session, ToolCall, ToolResult};
+use serde_json::{Map, Value, json};
+
+use super::table::Entry;
+use super::{HooksConfig, Liftable, NAMESPACE, denied, reason_of, unapplied};
+use crate::agents::Agent;
+use crate::error::Error;
+use crate::event::{Event, HookCall, Outcome};
+
+/// One hook call being governed in its session (whose lock is held).
+pub(super) struct Turn<'a> {
+    /// The agent session's table entry (its turn state).
+    pub(super) entry: &'a Entry,
+    /// Its hookwire session.
+    pub(super) session: &'a Session,
+    /// The agent whose hook this is.
+    pub(super) agent: Agent,
+    /// The decoded hook call.
+    pub(super) call: &'a HookCall,
+    /// The core's settings.
+    pub(super) config: &'a HooksConfig,
+}
+
+impl Turn<'_> {
+    /// The `extensions.agent_hooks` members of this call's emissions.
+    pub(super) fn extra(&self, marker: Option<(&str, Value)>) -> Map<String, Value> {
+        let mut ns = Map::new();
+        ns.insert("agent".into(), self.agent.name().into());
+        ns.insert("event".into(), self.call.event_name.clone().into());
+        if let Some(cwd) = &self.call.cwd {
+            ns.insert("cwd".into(), cwd.clone().into());
+        }
+        if let Some((name, cause)) = marker {
+            ns.insert(name.into(), cause);
+        }
+        let mut ext = Map::new();
+        ext.insert(NAMESPACE.into(), Value::Object(ns));
+        let mut m = Map::new();
+        m.insert("extensions".into(), Value::Object(ext));
+        m
+    }
+
+    /// Governs the call: its emissions, in order, and the outcome.
+    pub(super) async fn govern(&self) -> Result<Outcome, Error> {
+        let caps = self.agent.capabilities();
+        if let Event::SessionStart { .. } = &self.call.event {
+            if !self.session.is_started() {
+                let e = self.session.start(Vec::<String>::new()).await?;
+                if !e.proceeds() {
+                    return Ok(Outcome::Stop {
+                        reason: reason_of(&e, "agent_startup"),
+                    });
+                }
+            }
+            // A resumed, cleared or compacted session keeps its hookwire
+            // session: no second startup.
+            return Ok(match self.session.startup_denial() {
+                Some(r) => Outcome::Stop {
+                    reason: format!("hookwire: agent_startup denied: {r}"),
+                },
+                None => Outcome::Proceed,
+            });
+        }
+        if let Some(blocked) = self.ensure_started().await? {
+            return Ok(blocked);
+        }
+        match &self.call.event {
+            Event::Prompt { prompt } => {
+                // A prompt while a turn is open: the earlier turn ended
+                // without a stop event (interrupted).
+                self.session.end_turn();
+                self.entry.set_quarantine(None);
+                let content = Value::String(prompt.clone());
+                let e = self
+                    .session
+                    .input_with(content.clone(), InputRole::User, self.extra(None))
+                    .await?;
+                // The input point's target is `{content, role}`.
+                let original = json!({"content": content, "role": InputRole::User});
+                let outcome = match self.settle(&e, "input", &original, caps.rewrite_prompt, false)
+                {
+                    Outcome::Rewrite(t) => match t.get("content") {
+                        Some(Value::String(p)) => Outcome::Rewrite(Value::String(p.clone())),
+                        _ => unapplied(self.agent, "input"),
+                    },
+                    other => other,
+                };
+                Ok(self.quarantine_unless(caps.block_prompt, outcome))
+            }
+            Event::PreTool { id, name, input } => {
+                if let Some(blocked) = self.ensure_turn().await? {
+                    return Ok(blocked);
+                }
+                if let Some(blocked) = self.quarantined() {
+                    return Ok(blocked);
+                }
+                let call = ToolCall::new(id.clone(), name.clone(), input.clone());
+                let e = self
+                    .session
+                    .pre_tool_call_with(&call, self.extra(None))
+                    .await?;
+                Ok(self.settle(
+                    &e,
+                    "pre_tool_call",
+                    input,
+                    caps.rewrite_tool_input,
+                    caps.ask,
+                ))
+            }
+            Event::PostTool {
+                id,
+                name,
+                input,
+                response,
+                is_error,
+            } => {
+                if let Some(blocked) = self.ensure_turn().await? {
+                    return Ok(blocked);
+                }
+                let result = ToolResult {
+                    value: response.clone(),
+                    is_error: *is_error,
+                };
+                let e = match self.session.open_tool_call(id) {
+                    Some(call) => {
+                        self.session
+                            .post_tool_call_with(&call, &result, self.extra(None))
+                            .await?
+                    }
+                    None => {
+                        let mut members = self.extra(Some((
+                            "unpaired",
+                            "no permitted pre_tool_call is open for this tool use".into(),
+                        )));
+                        members.insert(
+                            "tool_call".into(),
+                            json!({"id": id, "name": name, "args": input}),
+                        );
+                        members.insert(
+                            "tool_result".into(),
+                            json!({"value": response, "is_error": is_error}),
+                        );
+                        self.session
+                            .emit(hookwire::InterceptionPoint::PostToolCall, members)
+                            .await?
+                    }
+                };
+                let outcome = self.settle(
+                    &e,
+                    "post_tool_call",
+                    response,
+                    caps.rewrite_tool_output,
+                    false,
+                );
+                Ok(self.quarantine_unless(caps.block_post_tool, outcome))
+            }
+            Event::PreModel { model, messages } => self.pre_model(model, messages).await,
+            Event::PostModel {
+                model,
+                text,
+                finish_reason,
+            } => self.post_model(model, text, finish_reason.as_deref()).await,
+            Event::Stop { message } => {
+                // The turn ends here: its quarantine with it.
+                self.entry.set_quarantine(None);
+                self.entry.set_open_model(None);
+                if let Some(blocked) = self.ensure_turn().await? {
+                    return Ok(blocked);
+                }
+                let d = self
+                    .session
+                    .output_with(message.clone(), self.extra(None))
+                    .await?;
+                let reason = d.reason().map(str::to_owned);
+                let liftable = d.verdict().is_liftable();
+                let transformed = d.verdict().decision == Decision::Transform;
+                Ok(match d.release() {
+                    Ok(released) if released == *message => Outcome::Proceed,
+                    // The answer has been written already: the stop hook
+                    // cannot rewrite it.
+                    Ok(_) => unapplied(self.agent, "output"),
+                    Err(_) if transformed => unapplied(self.agent, "output"),
+                    Err(_) => Outcome::Block {
+                        reason: denied("output", reason.as_deref(), liftable),
+                    },
+                })
+            }
+            Event::SessionStart { .. } | Event::SessionEnd => Ok(Outcome::Proceed),
+        }
+    }
+
+    /// Emits the synthetic `agent_startup` of a session whose first event
+    /// is not its start; `Some` block when the session cannot take events.
+    pub(super) async fn ensure_started(&self) -> Result<Option<Outcome>, Error> {
+        if !self.session.is_started() {
+            let e = self.session.start(Vec::<String>::new()).await?;
+            if !e.proceeds() {
+                return Ok(Some(Outcome::Block {
+                    reason: format!(
+                        "hookwire: agent_startup (synthetic, {} came first) denied: {}",
+                        self.call.event_name,
+                        reason_of(&e, "agent_startup")
+                    ),
+                }));
+            }
+        }
+        if let Some(r) = self.session.startup_denial() {
+            return Ok(Some(Outcome::Block {
+                reason: format!("hookwire: agent_startup denied: {r}"),
+            }));
+        }
+        Ok(None)
+    }
+
+    /// Opens a turn with a synthetic `input` when none is open; `Some`
+    /// block when that input is denied.
+    pub(super) async fn ensure_turn(&self) -> Result<Option<Outcome>, Error> {
+        if self.session.is_turn_open() {
+            return Ok(None);
+        }
+        let cause = format!("{} arrived with no open turn", self.call.event_name);
+        let content = Value::String(format!("hookwire: {cause}"));
+        let e = self
+            .session
+            .input_with(
+                content,
+                InputRole::External,
+                self.extra(Some(("synthetic", cause.into()))),
+            )
+            .await?;
+        if e.proceeds() {
+            return Ok(None);
+        }
+        Ok(Some(Outcome::Block {
+            reason: format!(
+                "hookwire: the synthetic input opening a turn for {} was denied: {}",
+                self.call.event_name,
+                reason_of(&e, "input")
+            ),
+        }))
+    }
+
+    /// `Some` block when an earlier deny the agent could not enforce
+    /// quarantined this turn.
+    pub(super) fn quarantined(&self) -> Option<Outcome> {
+        self.entry.quarantine().map(|cause| Outcome::Block {
+            reason: format!(
+                "hookwire: {} blocked: this turn is quarantined since {cause}",
+                self.call.event_name
+            ),
+        })
+    }
+
+    /// `outcome`, unchanged; when the agent cannot enforce it here
+    /// (`enforceable` false) and it is not a permit, the rest of the turn
+    /// is quarantined in its name.
+    fn quarantine_unless(&self, enforceable: bool, outcome: Outcome) -> Outcome {
+        if !enforceable && let Outcome::Block { reason } | Outcome::Ask { reason } = &outcome {
+            tracing::warn!(agent = self.agent.name(), event = %self.call.event_name, "a deny the agent cannot enforce: the turn is quarantined");
+            self.entry
+                .set_quarantine(Some(format!("{}: {reason}", self.call.event_name)));
+        }
+        outcome
+    }
+
+    /// The outcome of a permit or deny at `point` whose target was
+    /// `original`.
+    pub(super) fn settle(
+        &self,
+        e: &Emission,
+        point: &str,
+        original: &Value,
+        can_rewrite: bool,
+        can_ask: bool,
+    ) -> Outcome {
+        if e.proceeds() {
+            return match e.target() {
+                Some(t) if t != original => {
+                    if can_rewrite {
+                        Outcome::Rewrite(t.clone())
+                    } else {
+                        unapplied(self.agent, point)
+                    }
+                }
+                _ => Outcome::Proceed,
+            };
+        }
+        let liftable = e.verdict().is_liftable();
+        let reason = denied(point, e.reason(), liftable);
+        if liftable && can_ask && self.config.liftable == Liftable::Ask {
+            Outcome::Ask { reason }
+        } else {
+            Outcome::Block { reason }
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Merging each agent's hook configuration: every governed event hooked
+//! in the agent's shape, the user's entries kept, idempotent, a moved
+//! command replacing the old one, unusable files refused.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{merge_settings, project_settings, user_settings};
+use crate::agents::Agent;
+
+fn cmd(agent: Agent) -> String {
+    format!("/usr/bin/hookwire hook --agent {}", agent.name())
+}
+
+fn merged(agent: Agent, existing: Option<&str>) -> Value {
+    serde_json::from_str(&merge_settings(agent, existing, &cmd(agent)).unwrap()).unwrap()
+}
+
+#[test]
+fn a_new_file_hooks_every_governed_event_in_the_agents_shape() {
+    let v = merged(Agent::ClaudeCode, None);
+    assert_eq!(v["hooks"].as_object().unwrap().len(), 6);
+    assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "*");
+    assert!(v["hooks"]["Stop"][0].get("matcher").is_none());
+    assert_eq!(
+        v["hooks"]["SessionEnd"][0]["hooks"][0]["command"],
+        cmd(Agent::ClaudeCode)
+    );
+
+    let v = merged(Agent::Codex, None);
+    let events: Vec<&String> = v["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(events.len(), 5);
+    assert!(v["hooks"].get("SessionEnd").is_none());
+
+    let v = merged(Agent::GeminiCli, None);
+    assert_eq!(v["hooksConfig"]["enabled"], true);
+    assert_eq!(v["hooks"].as_object().unwrap().len(), 8);
+    assert_eq!(
+        v["hooks"]["AfterModel"][0]["hooks"][0]["command"],
+        cmd(Agent::GeminiCli)
+    );
+
+    let v = merged(Agent::Cursor, None);
+    assert_eq!(v["version"], 1);
+    assert_eq!(
+        v["hooks"]["preToolUse"][0],
+        json!({"command": cmd(Agent::Cursor), "failClosed": true})
+    );
+    assert_eq!(v["hooks"].as_object().unwrap().len(), 6);
+
+    let v = merged(Agent::Copilot, None);
+    assert_eq!(v["version"], 1);
+    assert_eq!(
+        v["hooks"]["agentStop"][0],
+        json!({"type": "command", "bash": cmd(Agent::Copilot), "timeoutSec": 30})
+    );
+}
+
+#[test]
+fn the_users_entries_are_kept_and_installing_twice_changes_nothing() {
+    let existing = json!({
+        "model": "opus",
+        "permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "./lint.sh"}]}],
+            "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]
+        }
+    })
+    .to_string();
+    let cc = Agent::ClaudeCode;
+    let once = merge_settings(cc, Some(&existing), &cmd(cc)).unwrap();
+    let twice = merge_settings(cc, Some(&once), &cmd(cc)).unwrap();
+    assert_eq!(once, twice);
+    let v: Value = serde_json::from_str(&once).unwrap();
+    assert_eq!(v["model"], "opus");
+    assert_eq!(v["permissions"]["allow"][0], "Bash(npm test)");
+    assert_eq!(
+        v["hooks"]["Notification"][0]["hooks"][0]["command"],
+        "notify-send hi"
+    );
+    let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2);
+    assert_eq!(pre[0]["hooks"][0]["command"], "./lint.sh");
+    assert_eq!(pre[1]["hooks"][0]["command"], cmd(cc));
+    // A changed command replaces the old one.
+    let moved = "/opt/hookwire hook --agent claude-code --endpoint http://127.0.0.1:9";
+    let v: Value = serde_json::from_str(&merge_settings(cc, Some(&once), moved).unwrap()).unwrap();
+    let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2);
+    assert_eq!(pre[1]["hooks"][0]["command"], moved);
+
+    for (agent, event, theirs) in [
+        (Agent::Cursor, "stop", json!({"command": "./audit.sh"})),
+        (
+            Agent::Copilot,
+            "preToolUse",
+            json!({"type": "command", "bash": "./guard.sh"}),
+        ),
+    ] {
+        let existing = json!({"version": 1, "hooks": {event: [theirs.clone()], "afterFileEdit": [{"command": "fmt"}]}});
+        let once = merge_settings(agent, Some(&existing.to_string()), &cmd(agent)).unwrap();
+        assert_eq!(
+            merge_settings(agent, Some(&once), &cmd(agent)).unwrap(),
+            once
+        );
+        let v: Value = serde_json::from_str(&once).unwrap();
+        assert_eq!(v["hooks"][event][0], theirs);
+        assert_eq!(v["hooks"][event].as_array().unwrap().len(), 2);
+        assert_eq!(v["hooks"]["afterFileEdit"][0]["command"], "fmt");
+    }
+    // Gemini's other settings survive; a disabled hook system is enabled.
+    let existing =
+        json!({"theme": "dark", "hooksConfig": {"enabled": false, "disabled": ["x"]}}).to_string();
+    let v = merged(Agent::GeminiCli, Some(&existing));
+    assert_eq!(
+        (v["theme"].as_str(), v["hooksConfig"]["enabled"].as_bool()),
+        (Some("dark"), Some(true))
+    );
+    assert_eq!(v["hooksConfig"]["disabled"][0], "x");
+}
+
+#[test]
+fn unusable_settings_are_refused() {
+    for bad in [
+        "[1]",
+        "{not json",
+        r#"{"hooks": []}"#,
+        r#"{"hooks": {"Stop": {}}}"#,
+    ] {
+        assert!(
+            merge_settings(Agent::ClaudeCode, Some(bad), &cmd(Agent::ClaudeCode)).is_err(),
+            "{bad}"
+        );
+    }
+    assert!(
+        merge_settings(
+            Agent::Cursor,
+            Some(r#"{"version": 2}"#),
+            &cmd(Agent::Cursor)
+        )
+        .is_err()
+    );
+    assert!(
+        merge_settings(
+            Agent::GeminiCli,
+            Some(r#"{"hooksConfig": 1}"#),
+            &cmd(Agent::GeminiCli)
+        )
+        .is_err()
+    );
+    assert!(merge_settings(Agent::Codex, None, "hookwire hook --agent claude-code").is_err());
+    assert!(merge_settings(Agent::ClaudeCode, None, "/bin/true").is_err());
+    assert_eq!(
+        merged(Agent::ClaudeCode, Some("  \n")),
+        merged(Agent::ClaudeCode, None)
+    );
+}
+
+#[test]
+fn each_agent_has_its_files() {
+    let home = Path::new("/home/u");
+    assert_eq!(
+        project_settings(Agent::Codex),
+        Path::new(".codex/hooks.json")
+    );
+    assert_eq!(
+        project_settings(Agent::Copilot),
+        Path::new(".github/hooks/hookwire.json")
+    );
+    assert_eq!(
+        user_settings(Agent::Cursor, home, None).unwrap(),
+        home.join(".cursor/hooks.json")
+    );
+    assert_eq!(
+        user_settings(Agent::Codex, home, None).unwrap(),
+        home.join(".codex/hooks.json")
+    );
+    assert_eq!(
+        user_settings(Agent::Codex, home, Some(Path::new("/etc/cx"))).unwrap(),
+        Path::new("/etc/cx/hooks.json")
+    );
+    assert!(user_settings(Agent::Copilot, home, None).is_err());
+}
