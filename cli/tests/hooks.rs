@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::gateway::{Running, line_starting, lines_of};
 
-const TOKEN: &str = "hooks-test-token-5b1e";
+pub(crate) const TOKEN: &str = "hooks-test-token-5b1e";
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/hooks")
@@ -29,7 +29,7 @@ pub(crate) fn golden(name: &str) -> Vec<u8> {
 /// The policy service, the daemon over it, and where to reach it.
 pub(crate) struct Daemon {
     _policy: Running,
-    _daemon: Running,
+    pub(crate) daemon: Running,
     pub(crate) records: mpsc::Receiver<String>,
     pub(crate) base: String,
     pub(crate) token_file: PathBuf,
@@ -38,6 +38,12 @@ pub(crate) struct Daemon {
 
 impl Daemon {
     pub(crate) fn start(extra: &[&str]) -> Self {
+        Self::start_with("127.0.0.1:0", true, extra)
+    }
+
+    /// The daemon on `listen` (`HOST:PORT` or `unix:/path`), with or
+    /// without its token file.
+    pub(crate) fn start_with(listen: &str, with_token: bool, extra: &[&str]) -> Self {
         let bin = env!("CARGO_BIN_EXE_hookwire");
         let mut policy = Command::new(bin)
             .args(["policy", "serve"])
@@ -74,18 +80,15 @@ impl Daemon {
         std::fs::write(&declaration, document.to_string()).unwrap();
         let token_file = dir.path().join("token");
         std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-        let mut daemon = Command::new(bin)
-            .args([
-                "hooks",
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--print-records",
-            ])
+        let mut daemon = Command::new(bin);
+        daemon
+            .args(["hooks", "serve", "--listen", listen, "--print-records"])
             .arg("--declaration")
-            .arg(&declaration)
-            .arg("--token-file")
-            .arg(&token_file)
+            .arg(&declaration);
+        if with_token {
+            daemon.arg("--token-file").arg(&token_file);
+        }
+        let mut daemon = daemon
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -97,7 +100,7 @@ impl Daemon {
         let base = banner.split_whitespace().nth(2).unwrap().to_owned();
         Self {
             _policy: policy,
-            _daemon: daemon,
+            daemon,
             records,
             base,
             token_file,
@@ -125,7 +128,12 @@ impl Daemon {
 }
 
 /// Runs `hookwire hook --agent claude-code` with `payload` on stdin.
-fn hook(endpoint: &str, token_file: Option<&Path>, payload: &[u8], extra: &[&str]) -> Output {
+pub(crate) fn hook(
+    endpoint: &str,
+    token_file: Option<&Path>,
+    payload: &[u8],
+    extra: &[&str],
+) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_hookwire"));
     command
         .args(["hook", "--agent", "claude-code", "--endpoint", endpoint])
@@ -161,7 +169,7 @@ pub(crate) fn answer(out: &Output) -> Value {
 }
 
 /// The reason of a hook that failed closed: exit 2, nothing on stdout.
-fn failed_closed(out: &Output) -> String {
+pub(crate) fn failed_closed(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(out.stdout.is_empty(), "{out:?}");
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -357,7 +365,12 @@ fn the_command_fails_closed_without_a_usable_daemon() {
 
 /// POSTs `body` to `path` on `base`; the status, the failed-closed
 /// header and the body.
-fn post(base: &str, path: &str, token: Option<&str>, body: &[u8]) -> (u16, Option<String>, String) {
+pub(crate) fn post(
+    base: &str,
+    path: &str,
+    token: Option<&str>,
+    body: &[u8],
+) -> (u16, Option<String>, String) {
     let addr = base.trim_start_matches("http://");
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
