@@ -9,6 +9,7 @@ mod check_any_service;
 mod demo;
 mod gateway;
 mod hooks;
+mod hooks_codex;
 mod hooks_gemini;
 mod hooks_install;
 mod hooks_ops;
