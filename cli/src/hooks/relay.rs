@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use hookwire_hooks::{Agent, CallOutcome, Endpoint, MAX_PAYLOAD_BYTES};
-use tokio::io::AsyncReadExt;
 
 use super::{ENDPOINT_ENV, HOOKS_ADDR, TOKEN_ENV, token_from_file};
 
@@ -90,18 +89,14 @@ async fn relay(args: &HookArgs) -> Result<serde_json::Value, String> {
     // that never closes stdin is blocked in time, not waited on.
     let timeout = Duration::from_millis(args.timeout_ms.max(1));
     let started = tokio::time::Instant::now();
-    let mut payload = Vec::new();
-    let mut stdin = tokio::io::stdin().take(MAX_PAYLOAD_BYTES as u64 + 1);
-    let read = stdin.read_to_end(&mut payload);
-    tokio::time::timeout(timeout, read)
+    let payload = tokio::time::timeout(timeout, read_stdin())
         .await
         .map_err(|_| {
             format!(
                 "the hook payload did not arrive within {} ms",
                 timeout.as_millis()
             )
-        })?
-        .map_err(|e| format!("cannot read the hook payload: {e}"))?;
+        })??;
     if payload.len() > MAX_PAYLOAD_BYTES {
         return Err(format!(
             "the hook payload exceeds {MAX_PAYLOAD_BYTES} bytes"
@@ -115,4 +110,28 @@ async fn relay(args: &HookArgs) -> Result<serde_json::Value, String> {
         Ok(CallOutcome::FailedClosed(reason)) => Err(reason),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// Reads stdin to its end (at most one byte past the bound) on one
+/// thread of its own, which is left behind if the agent never closes
+/// stdin (`main.rs` does not wait for it). One plain thread rather than
+/// the runtime's blocking pool, which may start two for one read.
+async fn read_stdin() -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let (done, read) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("hook-stdin".into())
+        .spawn(move || {
+            let mut payload = Vec::new();
+            let outcome = std::io::stdin()
+                .lock()
+                .take(MAX_PAYLOAD_BYTES as u64 + 1)
+                .read_to_end(&mut payload)
+                .map(|_| payload);
+            let _ = done.send(outcome);
+        })
+        .map_err(|e| format!("cannot read the hook payload: {e}"))?;
+    read.await
+        .map_err(|_| "cannot read the hook payload: the reader stopped".to_owned())?
+        .map_err(|e| format!("cannot read the hook payload: {e}"))
 }
