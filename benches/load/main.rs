@@ -19,6 +19,11 @@
 //! - how time and memory per emission grow with the context size, the
 //!   number of interceptors and the number of sessions;
 //! - a command hook spawned per decision against a remote emission;
+//! - a Claude Code `PreToolUse` decided by `hookwire hooks serve` through
+//!   the real `hookwire hook` command and on its HTTP route, against a
+//!   bare process printing a fixed decision (`hooks.rs`; builds the
+//!   release `hookwire` binary first unless `HOOKWIRE_BENCH_HOOKWIRE`
+//!   names one);
 //! - a remote emission with signed, hash-chained records against one
 //!   without (`audit.rs`);
 //! - a remote Rego decision (`hookwire policy`) against the hand-written
@@ -35,7 +40,7 @@
 //! Flags (after `--`): `--quick` (fewer rounds, a smoke run that leaves
 //! `BENCHMARKS.md` alone); `--no-write`
 //! (leave `BENCHMARKS.md` alone); `--only <section>` (one of `deadline`,
-//! `remote`, `metrics`, `local`, `fanout`, `throughput`, `spawn`, `growth`, `audit`, `policy`,
+//! `remote`, `metrics`, `local`, `fanout`, `throughput`, `spawn`, `hooks`, `growth`, `audit`, `policy`,
 //! `gateway_peer`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
 //! a profiler: `remote` (unary), `stream`, `floor`, `floor-deadline`, `local`, `canon`,
@@ -46,7 +51,7 @@
 //!
 //! One file per part: `child.rs` (the services' process and CPU
 //! accounting), one per section (`remote.rs` for `remote` and `deadline`,
-//! `metrics.rs`, `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `growth.rs`,
+//! `metrics.rs`, `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `hooks.rs`, `growth.rs`,
 //! `audit.rs`, `policy.rs` with its own services' process, `peer/` with its
 //! mock upstream's and gateway's processes),
 //! `profile.rs` (`--profile`), and the shared `fixtures.rs`, `measure.rs`,
@@ -58,6 +63,7 @@ mod child;
 mod fanout;
 mod fixtures;
 mod growth;
+mod hooks;
 mod local;
 mod measure;
 mod metrics;
@@ -284,6 +290,11 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Result<Report, S
             &mut headline,
         )
         .await;
+    }
+    if want("hooks") {
+        hooks::section(plan, &ep.allow, &mut headline)
+            .await
+            .map_err(|e| format!("hooks: {e}"))?;
     }
     if want("audit") {
         audit::section(plan, &ep.allow, &call_1k, &mut headline).await;

@@ -252,6 +252,8 @@ impl Report {
             "session_parallel4_unary_vs_one",
             "throughput_vs_tonic",
             "spawn_vs_remote",
+            "hook_command_vs_spawn",
+            "hook_http_vs_budget",
             "metrics_overhead",
             "policy_vs_rust",
             "policy_throughput_vs_rust",
@@ -363,6 +365,19 @@ const METHOD: &str = "
   (`benches/support/command_hook.rs`) per decision: the host serializes the
   context, writes it to the program's stdin and parses the verdict it
   prints.
+- Coding-agent hooks (`hooks`, `benches/load/hooks.rs`): `hookwire hooks
+  serve` (the release `hookwire` binary, its own process) binds the allow
+  service above at every point; one Claude Code `PreToolUse` (a `Bash`
+  call, a tool use id of its own each time) is decided through `hookwire
+  hook --agent claude-code` spawned per decision (payload on stdin,
+  `--token-file`), and on `POST /v1/hooks/claude-code` by one keep-alive
+  HTTP/1.1 client, against `hookwire-fixed-decision`
+  (`benches/support/fixed_decision.rs`: reads stdin, prints `{}`), the
+  floor of any command hook; `hookwire hook` with nothing listening shows
+  the command's own start. The four rotate through every position over
+  the rounds. `hook_command_vs_spawn` is the command path's p50 over the
+  bare spawn's (target ≤ 2); `hook_http_vs_budget` the HTTP route's p50
+  over 0.5 ms (target ≤ 1).
 - The gateway against LiteLLM (`gateway_peer`, `benches/load/peer/`): one
   mock upstream process answers all three APIs from prebuilt bodies; the
   gateway runs in its own process (a 2-worker runtime), bound to the allow

@@ -18,10 +18,11 @@
 //! - `hookwire policy serve|test|eval`: OPA Rego policies as an interceptor.
 //! - `hookwire gateway --listen ADDR --upstream URL --declaration FILE`: an
 //!   OpenAI-compatible proxy governed by the declared chain.
-//! - `hookwire hooks serve --declaration FILE --token-file F`: coding
-//!   agents (Claude Code, Codex, Gemini CLI) governed through their own hooks; `hookwire
-//!   hook --agent NAME` relays one command hook's payload to it, failing
-//!   closed in the agent's terms.
+//! - `hookwire hooks serve --declaration FILE --token-file F` (or
+//!   `--listen unix:/path`, the socket's permissions authenticating):
+//!   coding agents (Claude Code, Codex, Gemini CLI) governed through their
+//!   own hooks; `hookwire hook --agent NAME` relays one command hook's
+//!   payload to it, failing closed in the agent's terms.
 //! - `hookwire approvals serve|token`: the approval service and its web
 //!   page behind an access list, over TLS; fresh approver and host tokens.
 //!
@@ -29,7 +30,7 @@
 //! host's interception records, as logs) are exported over OTLP/gRPC.
 //! Every subcommand logs to stderr, filtered by `RUST_LOG` (default `warn`).
 //! `--metrics-addr ADDR` serves Prometheus metrics at `/metrics` wherever a
-//! host or a service runs: `gateway`, `demo` (host series), `policy serve`,
+//! host or a service runs: `gateway`, `hooks serve`, `demo` (host series), `policy serve`,
 //! `serve-demo`, `approvals serve` (service series).
 
 mod approvals;

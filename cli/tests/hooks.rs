@@ -29,7 +29,7 @@ pub(crate) fn golden(name: &str) -> Vec<u8> {
 /// The policy service, the daemon over it, and where to reach it.
 pub(crate) struct Daemon {
     _policy: Running,
-    _daemon: Running,
+    pub(crate) daemon: Running,
     pub(crate) records: mpsc::Receiver<String>,
     pub(crate) base: String,
     pub(crate) token_file: PathBuf,
@@ -38,6 +38,12 @@ pub(crate) struct Daemon {
 
 impl Daemon {
     pub(crate) fn start(extra: &[&str]) -> Self {
+        Self::start_with("127.0.0.1:0", true, extra)
+    }
+
+    /// The daemon on `listen` (`HOST:PORT` or `unix:/path`), with or
+    /// without its token file.
+    pub(crate) fn start_with(listen: &str, with_token: bool, extra: &[&str]) -> Self {
         let bin = env!("CARGO_BIN_EXE_hookwire");
         let mut policy = Command::new(bin)
             .args(["policy", "serve"])
@@ -76,18 +82,15 @@ impl Daemon {
         std::fs::write(&declaration, document.to_string()).unwrap();
         let token_file = dir.path().join("token");
         std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
-        let mut daemon = Command::new(bin)
-            .args([
-                "hooks",
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--print-records",
-            ])
+        let mut daemon = Command::new(bin);
+        daemon
+            .args(["hooks", "serve", "--listen", listen, "--print-records"])
             .arg("--declaration")
-            .arg(&declaration)
-            .arg("--token-file")
-            .arg(&token_file)
+            .arg(&declaration);
+        if with_token {
+            daemon.arg("--token-file").arg(&token_file);
+        }
+        let mut daemon = daemon
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -99,7 +102,7 @@ impl Daemon {
         let base = banner.split_whitespace().nth(2).unwrap().to_owned();
         Self {
             _policy: policy,
-            _daemon: daemon,
+            daemon,
             records,
             base,
             token_file,
@@ -127,7 +130,7 @@ impl Daemon {
 }
 
 /// Runs `hookwire hook --agent claude-code` with `payload` on stdin.
-fn hook(endpoint: &str, token_file: Option<&Path>, payload: &[u8], extra: &[&str]) -> Output {
+pub(crate) fn hook(endpoint: &str, token_file: Option<&Path>, payload: &[u8], extra: &[&str]) -> Output {
     hook_as("claude-code", endpoint, token_file, payload, extra)
 }
 

@@ -39,6 +39,14 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
+    /// The Unix socket path is refused or cannot be bound.
+    #[error("cannot serve on the Unix socket {}: {reason}", path.display())]
+    Socket {
+        /// The socket path asked for.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// The HTTP server stopped on an I/O error.
     #[error("serving failed: {0}")]
     Serve(std::io::Error),

@@ -12,8 +12,10 @@
 //! | `event` | the agent-neutral hook call and outcome the core works on |
 //! | `host` | the core: one hookwire session per agent session, events → points, verdicts → outcomes |
 //! | `agents` | one adapter per agent (Claude Code and Codex, Gemini CLI, Cursor, Copilot): decode its payload, encode an outcome in its format |
-//! | `serve` | the HTTP daemon (`hookwire hooks serve`): one route per agent, bearer token |
-//! | `call` | the command hook's side (`hookwire hook`): one bounded request to the daemon |
+//! | `serve` | the HTTP daemon (`hookwire hooks serve`): one route per agent, bearer token or socket permissions |
+//! | `socket` | the daemon's Unix socket: 0600 in a directory only its user can write, stale sockets replaced, peers checked |
+//! | `metrics` | the daemon's Prometheus series (`hookwire_hooks_*`) |
+//! | `call` | the command hook's side (`hookwire hook`): one bounded request to the daemon, over TCP or the socket |
 //! | `install` | an agent's hook configuration merged into its existing settings (`hookwire hooks install`) |
 //!
 //! Every path fails closed in the agent's own terms: an event the core
@@ -28,12 +30,18 @@ mod error;
 mod event;
 mod host;
 mod install;
+mod metrics;
 mod serve;
+mod socket;
 
 pub use agents::Agent;
-pub use call::{CallOutcome, MAX_ANSWER_BYTES, ask_daemon};
+pub use call::{CallOutcome, Endpoint, MAX_ANSWER_BYTES, ask_daemon};
 pub use error::Error;
 pub use event::{Capabilities, Event, HookCall, Outcome};
 pub use host::{HooksConfig, HooksHost, Liftable, MAX_SESSION_ID_BYTES};
 pub use install::{merge_settings, project_settings, user_settings};
-pub use serve::{FAILED_CLOSED_HEADER, MAX_PAYLOAD_BYTES, router, serve};
+pub use metrics::HooksMetrics;
+pub use serve::{
+    FAILED_CLOSED_HEADER, Listener, MAX_PAYLOAD_BYTES, Routes, router, serve, socket_router,
+};
+pub use socket::{MAX_SOCKET_PATH_BYTES, UnixSocket};

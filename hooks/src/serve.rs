@@ -1,10 +1,12 @@
 //! The daemon's HTTP side (`hookwire hooks serve`): `POST
 //! /v1/hooks/{agent}` takes one hook payload of that agent and answers
 //! with the agent's own output, so agents with HTTP hooks call it
-//! directly and `hookwire hook` relays for the others. Callers present
-//! the daemon's bearer token (compared in constant time over its
+//! directly and `hookwire hook` relays for the others. On TCP, callers
+//! present the daemon's bearer token (compared in constant time over its
 //! SHA-256); without it the answer is 401, since a local process must not
-//! forge another session's events.
+//! forge another session's events. On a Unix socket (`socket`), the
+//! socket's permissions and its peer check authenticate the caller, and
+//! a token is optional (required when configured).
 //!
 //! A payload that cannot be read (too large, not JSON, an event hookwire
 //! does not govern) is answered 200 with the agent's "stop" output and
@@ -13,6 +15,7 @@
 //! the header into its blocking exit status.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::Router;
 use axum::body::Body;
@@ -26,7 +29,10 @@ use subtle::ConstantTimeEq;
 
 use crate::agents::Agent;
 use crate::error::Error;
+use crate::event::Outcome;
 use crate::host::HooksHost;
+use crate::metrics::{HooksMetrics, outcome_label};
+use crate::socket::UnixSocket;
 
 /// The largest hook payload accepted, in bytes.
 pub const MAX_PAYLOAD_BYTES: usize = 1 << 20;
@@ -38,37 +44,103 @@ pub const FAILED_CLOSED_HEADER: &str = "hookwire-failed-closed";
 /// What every route shares.
 struct Shared {
     hooks: Arc<HooksHost>,
-    token: [u8; 32],
+    /// The token's hash, when callers must present one.
+    token: Option<[u8; 32]>,
+}
+
+/// Where the daemon listens: loopback TCP, or a Unix socket.
+#[derive(Debug)]
+pub enum Listener {
+    /// A TCP listener (a bearer token is required).
+    Tcp(tokio::net::TcpListener),
+    /// A Unix socket whose permissions authenticate callers.
+    Unix(UnixSocket),
+}
+
+impl From<tokio::net::TcpListener> for Listener {
+    fn from(l: tokio::net::TcpListener) -> Self {
+        Self::Tcp(l)
+    }
+}
+
+impl From<UnixSocket> for Listener {
+    fn from(s: UnixSocket) -> Self {
+        Self::Unix(s)
+    }
+}
+
+/// The daemon's routes, with what they require of callers.
+pub struct Routes {
+    router: Router,
+    token_required: bool,
+    metrics: Option<HooksMetrics>,
 }
 
 /// The daemon's routes over `hooks`, open to callers presenting `token`
 /// (non-empty).
-pub fn router(hooks: Arc<HooksHost>, token: &str) -> Result<Router, Error> {
-    if token.trim().is_empty() {
-        return Err(Error::Config("the hook token is empty".into()));
-    }
-    let shared = Arc::new(Shared {
-        hooks,
-        token: Sha256::digest(token.trim().as_bytes()).into(),
-    });
-    Ok(Router::new()
-        .route("/v1/hooks/{agent}", post(hook))
-        .with_state(shared))
+pub fn router(hooks: Arc<HooksHost>, token: &str) -> Result<Routes, Error> {
+    routes(hooks, Some(token))
 }
 
-/// Serves `router` on `listener` until `shutdown` completes.
+/// The routes of a Unix socket: with `None`, any caller the socket lets
+/// in (its owner) is served; with a token, it is required as on TCP.
+/// [`serve`] refuses these routes without a token on a TCP listener.
+pub fn socket_router(hooks: Arc<HooksHost>, token: Option<&str>) -> Result<Routes, Error> {
+    routes(hooks, token)
+}
+
+fn routes(hooks: Arc<HooksHost>, token: Option<&str>) -> Result<Routes, Error> {
+    let token = match token {
+        Some(t) if t.trim().is_empty() => {
+            return Err(Error::Config("the hook token is empty".into()));
+        }
+        Some(t) => Some(Sha256::digest(t.trim().as_bytes()).into()),
+        None => None,
+    };
+    let metrics = hooks.metrics().cloned();
+    let shared = Arc::new(Shared { hooks, token });
+    Ok(Routes {
+        token_required: shared.token.is_some(),
+        metrics,
+        router: Router::new()
+            .route("/v1/hooks/{agent}", post(hook))
+            .with_state(shared),
+    })
+}
+
+/// Serves `routes` on `listener` until `shutdown` completes; a Unix
+/// socket is removed when serving ends.
 pub async fn serve(
-    listener: tokio::net::TcpListener,
-    router: Router,
+    listener: impl Into<Listener>,
+    routes: Routes,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(Error::Serve)
+    match listener.into() {
+        Listener::Tcp(listener) => {
+            if !routes.token_required {
+                return Err(Error::Config(
+                    "a TCP listener needs a bearer token: only a Unix socket's permissions can stand in for one"
+                        .into(),
+                ));
+            }
+            axum::serve(listener, routes.router)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        Listener::Unix(mut socket) => {
+            socket.set_metrics(routes.metrics);
+            axum::serve(socket, routes.router)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    }
+    .map_err(Error::Serve)
 }
 
 fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
+    let Some(token) = &shared.token else {
+        return true;
+    };
     let Some(presented) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -77,7 +149,7 @@ fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
         return false;
     };
     let hash: [u8; 32] = Sha256::digest(presented.trim().as_bytes()).into();
-    hash.ct_eq(&shared.token).into()
+    hash.ct_eq(token).into()
 }
 
 async fn hook(
@@ -86,11 +158,16 @@ async fn hook(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let arrived = Instant::now();
     let agent = match Agent::from_name(&agent) {
         Ok(a) => a,
         Err(e) => return (StatusCode::NOT_FOUND, e.to_string()).into_response(),
     };
+    let metrics = shared.hooks.metrics();
     if !authorized(&shared, &headers) {
+        if let Some(m) = metrics {
+            m.refused(Some(agent), "token");
+        }
         return (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
@@ -98,23 +175,32 @@ async fn hook(
         )
             .into_response();
     }
-    let payload = match axum::body::to_bytes(body, MAX_PAYLOAD_BYTES).await {
-        Ok(b) => b,
-        Err(_) => return failed_closed(agent, &Error::PayloadTooLarge(MAX_PAYLOAD_BYTES)),
+    let call = match axum::body::to_bytes(body, MAX_PAYLOAD_BYTES).await {
+        Ok(payload) => agent.decode(&payload),
+        Err(_) => Err(Error::PayloadTooLarge(MAX_PAYLOAD_BYTES)),
     };
-    let call = match agent.decode(&payload) {
+    let call = match call {
         Ok(c) => c,
-        Err(e) => return failed_closed(agent, &e),
+        Err(e) => {
+            let reason = format!("hookwire: {e}");
+            tracing::warn!(agent = agent.name(), reason = %reason, "hook payload failed closed");
+            if let Some(m) = metrics {
+                m.failed_closed(agent, &e);
+                let stop = Outcome::Stop {
+                    reason: String::new(),
+                };
+                m.answered(agent, "other", &stop, arrived.elapsed());
+            }
+            return json(&agent.fail_closed(&reason), Some(&reason));
+        }
     };
     let outcome = shared.hooks.handle(agent, &call).await;
-    json(&agent.encode(&call.event, &outcome), None)
-}
-
-/// The agent's stop output for a payload that could not be governed.
-fn failed_closed(agent: Agent, e: &Error) -> Response {
-    let reason = format!("hookwire: {e}");
-    tracing::warn!(agent = agent.name(), reason = %reason, "hook payload failed closed");
-    json(&agent.fail_closed(&reason), Some(&reason))
+    let answer = json(&agent.encode(&call.event, &outcome), None);
+    if let Some(m) = metrics {
+        m.answered(agent, &call.event_name, &outcome, arrived.elapsed());
+    }
+    tracing::debug!(agent = agent.name(), event = %call.event_name, outcome = outcome_label(&outcome), "hook answered");
+    answer
 }
 
 fn json(body: &Value, failed: Option<&str>) -> Response {

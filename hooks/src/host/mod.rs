@@ -40,6 +40,7 @@ use hookwire_client::{Emission, Host, Session, ShutdownReason};
 use crate::agents::Agent;
 use crate::error::Error;
 use crate::event::{Event, HookCall, Outcome};
+use crate::metrics::HooksMetrics;
 use table::Table;
 use turn::Turn;
 
@@ -89,6 +90,7 @@ pub struct HooksHost {
     host: Host,
     table: Table,
     config: HooksConfig,
+    metrics: Option<HooksMetrics>,
 }
 
 impl HooksHost {
@@ -98,7 +100,22 @@ impl HooksHost {
             host,
             table: Table::new(config.max_sessions.max(1)),
             config,
+            metrics: None,
         }
+    }
+
+    /// Counts the daemon's series (open sessions, fail-closed answers,
+    /// and, through the routes, every decision) in `metrics`.
+    #[must_use]
+    pub fn with_metrics(mut self, metrics: HooksMetrics) -> Self {
+        self.table.set_metrics(metrics.clone());
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// The daemon's series, when counted.
+    pub fn metrics(&self) -> Option<&HooksMetrics> {
+        self.metrics.as_ref()
     }
 
     /// The settings in effect.
@@ -123,6 +140,9 @@ impl HooksHost {
             Ok(outcome) => outcome,
             Err(e) => {
                 tracing::warn!(agent = agent.name(), event = %call.event_name, error = %e, "hook event failed closed");
+                if let Some(m) = &self.metrics {
+                    m.failed_closed(agent, &e);
+                }
                 Outcome::Block {
                     reason: format!("hookwire: {e}"),
                 }
@@ -140,7 +160,7 @@ impl HooksHost {
             }
             return Ok(Outcome::Proceed);
         }
-        let entry = self.table.get_or_open(&self.host, &key)?;
+        let entry = self.table.get_or_open(&self.host, agent, &key)?;
         let _held = entry.turn.lock().await;
         let turn = Turn {
             entry: &entry,

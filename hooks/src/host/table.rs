@@ -2,7 +2,8 @@
 //! agent session key, a lock that serializes that session's hook events
 //! (so that a synthetic turn is opened once, and a post-tool event sees
 //! its pre-tool event settled), and the time of its last event for the
-//! idle-out.
+//! idle-out. The open-session gauge (when metrics are on) moves with
+//! every entry opened and removed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -11,10 +12,14 @@ use std::time::{Duration, Instant};
 use hookwire_client::{Host, Session};
 use tokio::sync::Mutex as AsyncMutex;
 
+use crate::agents::Agent;
 use crate::error::Error;
+use crate::metrics::HooksMetrics;
 
 /// One agent session.
 pub(super) struct Entry {
+    /// The agent it belongs to (the gauge's label).
+    agent: Agent,
     /// Its hookwire session.
     pub(super) session: Session,
     /// Held while one of its hook events is governed.
@@ -81,6 +86,7 @@ impl Entry {
 pub(super) struct Table {
     map: Mutex<HashMap<String, Arc<Entry>>>,
     max: usize,
+    metrics: Option<HooksMetrics>,
 }
 
 impl Table {
@@ -88,6 +94,21 @@ impl Table {
         Self {
             map: Mutex::new(HashMap::new()),
             max,
+            metrics: None,
+        }
+    }
+
+    /// Counts open sessions in `metrics` from now on.
+    pub(super) fn set_metrics(&mut self, metrics: HooksMetrics) {
+        self.metrics = Some(metrics);
+    }
+
+    /// Moves the gauge for the entries `gone` left the table.
+    fn removed(&self, gone: &[Arc<Entry>]) {
+        if let Some(m) = &self.metrics {
+            for e in gone {
+                m.sessions_moved(e.agent, -1);
+            }
         }
     }
 
@@ -101,7 +122,12 @@ impl Table {
     }
 
     /// The session `key`, opened when new; refused when the table is full.
-    pub(super) fn get_or_open(&self, host: &Host, key: &str) -> Result<Arc<Entry>, Error> {
+    pub(super) fn get_or_open(
+        &self,
+        host: &Host,
+        agent: Agent,
+        key: &str,
+    ) -> Result<Arc<Entry>, Error> {
         let mut map = self.map();
         if let Some(e) = map.get(key) {
             e.touch();
@@ -111,34 +137,48 @@ impl Table {
             return Err(Error::Overloaded(self.max));
         }
         let entry = Arc::new(Entry {
+            agent,
             session: host.session_builder(key).remember_calls().open()?,
             turn: AsyncMutex::new(()),
             last_active: Mutex::new(Instant::now()),
             state: Mutex::new(TurnState::default()),
         });
         map.insert(key.to_owned(), entry.clone());
+        if let Some(m) = &self.metrics {
+            m.sessions_moved(agent, 1);
+        }
         Ok(entry)
     }
 
     /// Removes session `key`.
     pub(super) fn remove(&self, key: &str) -> Option<Arc<Entry>> {
-        self.map().remove(key)
+        let gone = self.map().remove(key);
+        if let Some(e) = &gone {
+            self.removed(std::slice::from_ref(e));
+        }
+        gone
     }
 
     /// Removes and returns every session idle for at least `idle`.
     pub(super) fn take_idle(&self, idle: Duration) -> Vec<Arc<Entry>> {
         let now = Instant::now();
-        let mut map = self.map();
-        let keys: Vec<String> = map
-            .iter()
-            .filter(|(_, e)| e.idle_for(now) >= idle)
-            .map(|(k, _)| k.clone())
-            .collect();
-        keys.iter().filter_map(|k| map.remove(k)).collect()
+        let gone: Vec<Arc<Entry>> = {
+            let mut map = self.map();
+            let keys: Vec<String> = map
+                .iter()
+                .filter(|(_, e)| e.idle_for(now) >= idle)
+                .map(|(k, _)| k.clone())
+                .collect();
+            keys.iter().filter_map(|k| map.remove(k)).collect()
+        };
+        self.removed(&gone);
+        gone
     }
 
     /// Removes and returns every session.
     pub(super) fn take_all(&self) -> Vec<Arc<Entry>> {
-        self.map().drain().map(|(_, e)| e).collect()
+        let gone: Vec<Arc<Entry>> = self.map().drain().map(|(_, e)| e).collect();
+        self.removed(&gone);
+        gone
     }
 }

@@ -1,0 +1,233 @@
+//! `hookwire hooks serve`: the long-lived hooks host behind its routes,
+//! on loopback TCP (a bearer token required) or a Unix socket (its
+//! permissions authenticate callers; a token optional), with the host's
+//! and the daemon's own metrics, signed records and approvals wired as
+//! for `hookwire gateway`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use hookwire_client::declaration::Declaration;
+use hookwire_client::{Host, HostMetrics};
+use hookwire_hooks::{Agent, HooksConfig, HooksHost, HooksMetrics, Liftable, UnixSocket};
+use hookwire_server::metrics::SharedRegistry;
+
+use super::{HOOKS_ADDR, token_from_file};
+use crate::args::RegistryArgs;
+use crate::audit::RecordsArgs;
+use crate::error::CliError;
+use crate::gateway::PrintRecords;
+use crate::metrics_endpoint::{self, MetricsEndpoint};
+
+/// What a liftable deny left standing becomes (`--liftable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LiftableArg {
+    /// A block, like any deny.
+    Deny,
+    /// The agent's own "ask" (the human at the terminal decides) where it
+    /// has one, else a block.
+    Ask,
+}
+
+/// Where `hooks serve` listens: `HOST:PORT` or `unix:/path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ListenAddr {
+    /// A TCP address (loopback unless `--allow-remote`).
+    Tcp(SocketAddr),
+    /// A Unix socket path.
+    Unix(PathBuf),
+}
+
+impl FromStr for ListenAddr {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.strip_prefix("unix:") {
+            Some("") => Err("`unix:` names no socket path".into()),
+            Some(path) => Ok(Self::Unix(PathBuf::from(path))),
+            None => s
+                .parse()
+                .map(Self::Tcp)
+                .map_err(|e| format!("neither HOST:PORT nor unix:/path ({e})")),
+        }
+    }
+}
+
+/// The options of `hookwire hooks serve`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+# loopback TCP: every caller presents the token\n  \
+hookwire hooks serve --declaration examples/declarations/policy.json \\\n    \
+--token-file ~/.config/hookwire/hooks-token --print-records --metrics-addr 127.0.0.1:9465\n\n  \
+# a Unix socket (0600, in a directory only you can write): the socket's permissions authenticate\n  \
+mkdir -m 700 -p \"$XDG_RUNTIME_DIR/hookwire\"\n  \
+hookwire hooks serve --declaration examples/declarations/policy.json \\\n    \
+--listen \"unix:$XDG_RUNTIME_DIR/hookwire/hooks.sock\"")]
+pub(crate) struct ServeArgs {
+    /// The host declaration whose chain governs every agent session.
+    #[arg(long, value_name = "FILE")]
+    declaration: PathBuf,
+    /// Where to listen: `HOST:PORT` (port 0: any free port, printed;
+    /// loopback only unless `--allow-remote`), or `unix:/path/hooks.sock`
+    /// (created 0600 in a directory only this user can write to; a stale
+    /// socket there is replaced; removed on stop).
+    #[arg(long, default_value = HOOKS_ADDR, value_name = "ADDR")]
+    listen: ListenAddr,
+    /// Listen on a non-loopback address (callers still need the token).
+    #[arg(long)]
+    allow_remote: bool,
+    /// The file holding the bearer token hook callers must present
+    /// (required on TCP; optional on a Unix socket, whose permissions
+    /// authenticate callers, and required there too when given).
+    #[arg(long, value_name = "FILE", conflicts_with = "token_env")]
+    token_file: Option<PathBuf>,
+    /// The environment variable holding that token.
+    #[arg(long, value_name = "VAR")]
+    token_env: Option<String>,
+    /// An agent session with no event for this long is shut down
+    /// (`agent_shutdown`): how agents without a session-end event end.
+    #[arg(long, default_value_t = 3600, value_name = "SECONDS")]
+    idle_timeout_s: u64,
+    /// The most agent sessions open at once (an event of one more is
+    /// blocked).
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    max_sessions: usize,
+    /// What a liftable deny left standing by the host (no approval
+    /// resolver declared) becomes at a pre-tool event.
+    #[arg(long, value_enum, default_value = "deny")]
+    liftable: LiftableArg,
+    /// The `agent.id` of the daemon's contexts.
+    #[arg(long, default_value = "hookwire-hooks", value_name = "ID")]
+    agent_id: String,
+    /// Print every interception record as a JSON line on stdout.
+    #[arg(long)]
+    print_records: bool,
+    /// Serve Prometheus metrics at `GET /metrics` on this address (port
+    /// 0: any free port, printed): the host's series (`hookwire_host_*`)
+    /// and the daemon's (`hookwire_hooks_*`: decisions, latency, open
+    /// sessions, refused callers, fail-closed answers).
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
+    #[command(flatten)]
+    registry: RegistryArgs,
+    #[command(flatten)]
+    records: RecordsArgs,
+}
+
+/// The token the options name, if any.
+fn token(args: &ServeArgs) -> Result<Option<String>, String> {
+    match (&args.token_file, &args.token_env) {
+        (Some(path), _) => token_from_file(path).map(Some),
+        (None, Some(var)) => match std::env::var(var) {
+            Ok(t) if !t.trim().is_empty() => Ok(Some(t.trim().to_owned())),
+            _ => Err(format!("the environment variable {var} is unset or empty")),
+        },
+        (None, None) => Ok(None),
+    }
+}
+
+/// Serves the hook routes until Ctrl-C, then ends every open session.
+pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
+    let config_error = |m: String| CliError::Hooks(hookwire_hooks::Error::Config(m));
+    if let ListenAddr::Tcp(addr) = &args.listen
+        && !args.allow_remote
+        && !addr.ip().is_loopback()
+    {
+        return Err(config_error(format!(
+            "{addr} is not a loopback address (pass --allow-remote to listen there)"
+        )));
+    }
+    let token = token(&args).map_err(config_error)?;
+    if token.is_none() && matches!(args.listen, ListenAddr::Tcp(_)) {
+        return Err(config_error(
+            "a token (--token-file or --token-env) is required on TCP; \
+             only a Unix socket (--listen unix:/path) can do without one"
+                .into(),
+        ));
+    }
+    let registry = args.registry.registry()?;
+    let declaration = Declaration::from_path(&args.declaration)?;
+    let signed = args.records.open()?;
+    let mut builder = Host::declared(args.agent_id.clone(), "hookwire").record_sink(signed.clone());
+    if args.print_records {
+        builder = builder.record_sink(PrintRecords);
+    }
+    let metrics_registry: SharedRegistry = Arc::default();
+    let mut hooks_metrics = None;
+    if args.metrics_addr.is_some() {
+        let mut r = metrics_registry
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        builder = builder.metrics(HostMetrics::register(&mut r));
+        hooks_metrics = Some(HooksMetrics::register(&mut r));
+    }
+    let metrics_listener = metrics_endpoint::bind(args.metrics_addr).await?;
+    let host = builder.load(&declaration, &registry)?;
+    let config = HooksConfig {
+        max_sessions: args.max_sessions.max(1),
+        idle_timeout: Duration::from_secs(args.idle_timeout_s.max(1)),
+        liftable: match args.liftable {
+            LiftableArg::Deny => Liftable::Deny,
+            LiftableArg::Ask => Liftable::Ask,
+        },
+    };
+    let mut hooks = HooksHost::new(host, config);
+    if let Some(m) = hooks_metrics {
+        hooks = hooks.with_metrics(m);
+    }
+    let hooks = Arc::new(hooks);
+    let reaper = hooks.spawn_reaper();
+    let (listener, shown, routes) = match &args.listen {
+        ListenAddr::Tcp(want) => {
+            let bind_error = |source| hookwire_hooks::Error::Bind {
+                addr: *want,
+                source,
+            };
+            let listener = tokio::net::TcpListener::bind(want)
+                .await
+                .map_err(bind_error)?;
+            let addr = listener.local_addr().map_err(bind_error)?;
+            // `token` is Some here (checked above).
+            let routes = hookwire_hooks::router(hooks.clone(), token.as_deref().unwrap_or(""))?;
+            (
+                hookwire_hooks::Listener::from(listener),
+                format!("http://{addr}"),
+                routes,
+            )
+        }
+        ListenAddr::Unix(path) => {
+            let socket = UnixSocket::bind(path)?;
+            let shown = format!("unix:{}", socket.path().display());
+            let routes = hookwire_hooks::socket_router(hooks.clone(), token.as_deref())?;
+            (hookwire_hooks::Listener::from(socket), shown, routes)
+        }
+    };
+    let agents: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
+    let access = match (&args.listen, token.is_some()) {
+        (ListenAddr::Unix(_), false) => "callers authenticated by the socket's permissions",
+        _ => "callers present the bearer token",
+    };
+    println!(
+        "hookwire hooks: {shown} (routes /v1/hooks/{{{}}}; {access}), governed by {}",
+        agents.join(","),
+        args.declaration.display()
+    );
+    let metrics = MetricsEndpoint::serve(
+        metrics_listener,
+        metrics_registry,
+        "hookwire hooks metrics: ",
+    )?;
+    let served = hookwire_hooks::serve(listener, routes, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await;
+    reaper.abort();
+    hooks.shutdown_all().await;
+    let stopped = metrics.stop().await;
+    served?;
+    stopped?;
+    signed.finish()
+}
