@@ -680,3 +680,61 @@ fn a_streamable_http_upstream_is_governed_alike() {
         ]
     );
 }
+
+#[test]
+fn a_silent_server_times_out_and_a_cancelled_call_gets_no_answer() {
+    // Long enough for the server to start and list its tools under load.
+    let mut p = StdioProxy::start(
+        &["--call-timeout-ms", "4000"],
+        &StdioProxy::stdio_upstream(),
+    );
+    let init = p.initialize();
+    assert!(init["result"].is_object(), "{init}");
+    let silent = p.tool(1, "hang", json!({}));
+    assert_eq!(silent["result"]["isError"], true, "{silent}");
+    assert!(
+        text_of(&silent).contains("did not answer within 4000 ms"),
+        "{silent}"
+    );
+    p.send_raw(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang", "arguments": {}}}).to_string());
+    p.send_raw(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "test"}}).to_string());
+    let pong = p.call(3, "ping", json!({}));
+    assert_eq!(pong["result"], json!({}));
+    let (out, records) = {
+        let out_rx = std::mem::replace(&mut p.out, mpsc::channel().1);
+        let records = p.finish();
+        (out_rx.iter().collect::<Vec<_>>(), records)
+    };
+    assert!(
+        out.iter()
+            .all(|l| serde_json::from_str::<Value>(l).unwrap()["id"] != 2),
+        "a cancelled request is not answered: {out:?}"
+    );
+    let all = points(&records);
+    assert_eq!(
+        all[..3],
+        ["agent_startup", "pre_tool_call", "post_tool_call"],
+        "{all:?}"
+    );
+    // Cancelled while its pre_tool_call was pending: the host's
+    // cancellation record; at the upstream: the pair closed by an error
+    // post_tool_call.
+    match &all[3..] {
+        ["pre_tool_call", "agent_shutdown"] => {
+            assert_eq!(
+                records[3]["verdict"]["reason"],
+                "host_error:interceptor_failed"
+            );
+            assert!(
+                records[3]["verdict"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("cancelled"),
+                "{}",
+                records[3]
+            );
+        }
+        ["pre_tool_call", "post_tool_call", "agent_shutdown"] => {}
+        other => panic!("the cancelled call's records: {other:?}"),
+    }
+}

@@ -255,6 +255,10 @@ impl McpSession {
         let mut count = 0u64;
         loop {
             tokio::select! {
+                // The emission is polled first, so that even a call
+                // cancelled before it began has its emission, and the
+                // host's cancellation record.
+                biased;
                 done = &mut emission => return Waited::Done(done),
                 _ = cancel.wait_for(|c| *c) => return Waited::Cancelled,
                 _ = tick.tick(), if notify.is_some() => {

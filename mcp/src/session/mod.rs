@@ -12,6 +12,7 @@
 mod call;
 
 use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -134,30 +135,138 @@ impl McpSession {
         message: Message,
         notify: Option<Notifier>,
     ) -> Option<Value> {
-        match message {
+        self.begin(message, notify).await
+    }
+
+    /// Admits one message of the client at once (a request is in flight,
+    /// and can be cancelled, from this call on) and returns the future
+    /// answering it, for the caller to run concurrently.
+    pub fn begin(
+        self: &Arc<Self>,
+        message: Message,
+        notify: Option<Notifier>,
+    ) -> impl Future<Output = Option<Value>> + Send + 'static {
+        let s = self.clone();
+        let admitted = match &message {
             Message::Request { id, method, params } => {
-                let started = std::time::Instant::now();
-                let answer = self.request(id.clone(), &method, params, notify).await;
-                tracing::info!(
-                    target: "hookwire_mcp::access",
-                    session = %self.key,
-                    method = %method,
-                    id = %id.as_call_id(),
-                    outcome = answer.as_ref().map_or("cancelled", outcome_of),
-                    ms = started.elapsed().as_millis() as u64,
-                    "mcp request"
-                );
-                answer
+                Some(s.admit(id, method, params, notify.clone()))
             }
-            Message::Notification { method, params } => {
-                self.notification(&method, params).await;
-                None
-            }
-            Message::Response { id, outcome } => {
-                self.client_response(id, outcome).await;
-                None
+            _ => None,
+        };
+        async move {
+            match (message, admitted) {
+                (Message::Request { id, method, params }, Some(admitted)) => {
+                    let started = std::time::Instant::now();
+                    let answer = match admitted {
+                        Err(refusal) => Some(refusal),
+                        Ok(cancel) => {
+                            let a = s.request(id.clone(), &method, params, cancel).await;
+                            let mut st = s.state();
+                            st.in_flight.remove(&id);
+                            s.drained.send_replace(st.in_flight.len());
+                            a
+                        }
+                    };
+                    tracing::info!(
+                        target: "hookwire_mcp::access",
+                        session = %s.key,
+                        method = %method,
+                        id = %id.as_call_id(),
+                        outcome = answer.as_ref().map_or("cancelled", outcome_of),
+                        ms = started.elapsed().as_millis() as u64,
+                        "mcp request"
+                    );
+                    answer
+                }
+                (Message::Notification { method, params }, _) => {
+                    s.notification(&method, params).await;
+                    None
+                }
+                (Message::Response { id, outcome }, _) => {
+                    s.client_response(id, outcome).await;
+                    None
+                }
+                (Message::Request { .. }, None) => None,
             }
         }
+    }
+
+    /// Puts a request in flight, or refuses it (the answer).
+    fn admit(
+        &self,
+        id: &Id,
+        method: &str,
+        params: &Value,
+        notify: Option<Notifier>,
+    ) -> Result<Option<watch::Receiver<bool>>, Value> {
+        let refuse = |code, m: String| Err(jsonrpc::error_response(Some(id), code, m));
+        // A broken upstream ends the session: nothing more is admitted,
+        // even before the end is through.
+        if let Some(why) = self.link_reason() {
+            return refuse(
+                jsonrpc::UPSTREAM_FAILED,
+                format!("the session has ended: {why}"),
+            );
+        }
+        if self.is_ended() {
+            return refuse(jsonrpc::UPSTREAM_FAILED, "the session has ended".into());
+        }
+        let mut st = self.state();
+        if method == "initialize" {
+            if st.initialized {
+                return refuse(
+                    jsonrpc::INVALID_REQUEST,
+                    "the session is already initialized".into(),
+                );
+            }
+            return Ok(None);
+        }
+        if !st.initialized && method != "ping" {
+            drop(st);
+            self.count("request", "refused");
+            return refuse(
+                jsonrpc::INVALID_REQUEST,
+                format!("{method} before initialize"),
+            );
+        }
+        if st.in_flight.contains_key(id) {
+            drop(st);
+            self.count("request", "refused");
+            return refuse(
+                jsonrpc::INVALID_REQUEST,
+                "a request with this id is already in flight".into(),
+            );
+        }
+        if st.in_flight.len() >= self.config.max_in_flight {
+            drop(st);
+            self.count("request", "refused");
+            return refuse(
+                jsonrpc::OVERLOADED,
+                format!(
+                    "{} requests are in flight in this session",
+                    self.config.max_in_flight
+                ),
+            );
+        }
+        let progress = if method == "tools/call" {
+            core::call_params(params)
+                .ok()
+                .and_then(|p| p.progress_token)
+                .zip(notify.or_else(|| self.to_client.clone()))
+        } else {
+            None
+        };
+        let (tx, rx) = watch::channel(false);
+        st.in_flight.insert(
+            id.clone(),
+            InFlight {
+                cancel: tx,
+                upstream: None,
+                progress,
+            },
+        );
+        self.drained.send_replace(st.in_flight.len());
+        Ok(Some(rx))
     }
 
     async fn request(
@@ -165,77 +274,13 @@ impl McpSession {
         id: Id,
         method: &str,
         params: Value,
-        notify: Option<Notifier>,
+        cancel: Option<watch::Receiver<bool>>,
     ) -> Option<Value> {
-        let refuse = |code, m: String| Some(jsonrpc::error_response(Some(&id), code, m));
-        if self.is_ended() {
-            let why = self
-                .link_reason()
-                .unwrap_or_else(|| "the session has ended".into());
-            return refuse(
-                jsonrpc::UPSTREAM_FAILED,
-                format!("the session has ended: {why}"),
-            );
-        }
-        let initialized = self.state().initialized;
-        if method == "initialize" {
-            if initialized {
-                return refuse(
-                    jsonrpc::INVALID_REQUEST,
-                    "the session is already initialized".into(),
-                );
-            }
+        let Some(cancel) = cancel else {
+            // `initialize`, admitted without an in-flight entry.
             return Some(self.initialize(&id, &params).await);
-        }
-        if !initialized && method != "ping" {
-            self.count("request", "refused");
-            return refuse(
-                jsonrpc::INVALID_REQUEST,
-                format!("{method} before initialize"),
-            );
-        }
-        let progress = core::call_params(&params)
-            .ok()
-            .and_then(|p| p.progress_token)
-            .zip(notify.clone().or_else(|| self.to_client.clone()));
-        let cancel = {
-            let mut st = self.state();
-            if st.in_flight.contains_key(&id) {
-                drop(st);
-                self.count("request", "refused");
-                return refuse(
-                    jsonrpc::INVALID_REQUEST,
-                    "a request with this id is already in flight".into(),
-                );
-            }
-            if st.in_flight.len() >= self.config.max_in_flight {
-                drop(st);
-                self.count("request", "refused");
-                return refuse(
-                    jsonrpc::OVERLOADED,
-                    format!(
-                        "{} requests are in flight in this session",
-                        self.config.max_in_flight
-                    ),
-                );
-            }
-            let (tx, rx) = watch::channel(false);
-            st.in_flight.insert(
-                id.clone(),
-                InFlight {
-                    cancel: tx,
-                    upstream: None,
-                    progress: if method == "tools/call" {
-                        progress
-                    } else {
-                        None
-                    },
-                },
-            );
-            self.drained.send_replace(st.in_flight.len());
-            rx
         };
-        let answer = match method {
+        match method {
             "tools/call" => self.tools_call(&id, params, cancel).await,
             "tools/list" => self.relay(&id, method, params, cancel).await.map(|a| {
                 let hidden = &self.config.hidden;
@@ -247,11 +292,7 @@ impl McpSession {
                 }
             }),
             _ => self.relay(&id, method, params, cancel).await,
-        };
-        let mut st = self.state();
-        st.in_flight.remove(&id);
-        self.drained.send_replace(st.in_flight.len());
-        answer
+        }
     }
 
     /// `initialize`: the upstream's, its tool list, then `agent_startup`.
@@ -446,9 +487,9 @@ impl McpSession {
         if let Some(m) = &self.config.metrics {
             m.sessions(-1);
         }
-        for f in self.state().in_flight.values() {
-            f.cancel.send_replace(true);
-        }
+        // Requests in flight are not cancelled: their emissions finish
+        // (the shutdown waits for them) and their upstream calls fail as
+        // the connection closes, so each still gets its answer.
         if self.hw.is_started()
             && !self.hw.is_closed()
             && let Err(e) = self.hw.shutdown(reason).await
