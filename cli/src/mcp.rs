@@ -237,5 +237,5 @@ fn read_clients(path: Option<&std::path::Path>) -> Result<Clients, CliError> {
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| config_error(format!("cannot read {}: {e}", path.display())))?;
-    Ok(Clients::parse(&text).map_err(|e| config_error(format!("{}: {e}", path.display())))?)
+    Clients::parse(&text).map_err(|e| config_error(format!("{}: {e}", path.display())))
 }

@@ -539,7 +539,7 @@ fn http_clients_are_authenticated_and_bound_to_their_sessions() {
     let last = body
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))
-        .last()
+        .next_back()
         .unwrap();
     let answer: Value = serde_json::from_str(last).unwrap();
     assert_eq!(

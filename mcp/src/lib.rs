@@ -56,7 +56,8 @@ pub(crate) fn random_id() -> Result<String, Error> {
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing {
     /// Decodes one message as either side's would be, and checks that
-    /// what is accepted re-encodes to a message that decodes the same.
+    /// what is accepted re-encodes to a message that decodes the same;
+    /// splits the bytes as a Server-Sent Events stream, bounded.
     pub fn decode_message(bytes: &[u8]) {
         let max = 1 << 16;
         if let Ok(m) = crate::jsonrpc::decode(bytes, max) {
@@ -69,6 +70,16 @@ pub mod fuzzing {
             }
             if let crate::jsonrpc::Message::Response { outcome: Ok(r), .. } = &m {
                 let _ = crate::core::call_result(r);
+            }
+        }
+        // The same bytes as a streamed answer, cut in two.
+        let mut events = crate::lines::SseEvents::default();
+        let (a, b) = bytes.split_at(bytes.len() / 2);
+        for chunk in [a, b] {
+            for event in events.feed(chunk, 1024) {
+                if let crate::lines::Event::Data(d) = event {
+                    assert!(d.len() <= 1024, "an event over its bound");
+                }
             }
         }
     }

@@ -105,13 +105,12 @@ impl Stdio {
     pub(super) async fn close(&self) {
         self.tx.lock().await.take();
         let mut guard = self.child.lock().await;
-        if let Some(child) = guard.as_mut() {
-            if tokio::time::timeout(EXIT_GRACE, child.wait())
+        if let Some(child) = guard.as_mut()
+            && tokio::time::timeout(EXIT_GRACE, child.wait())
                 .await
                 .is_err()
-            {
-                let _ = child.kill().await;
-            }
+        {
+            let _ = child.kill().await;
         }
         guard.take();
     }
