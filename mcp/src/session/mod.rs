@@ -10,21 +10,22 @@
 //! still booked, and each call's `tool_call.id` is its JSON-RPC id.
 
 mod call;
+mod inbound;
+mod start;
 
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use hookwire_client::{Host, Session, ShutdownReason};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::McpConfig;
-use crate::core::{self, MAX_TOOL_PAGES, MAX_TOOLS, ServerRequest};
+use crate::core;
 use crate::jsonrpc::{self, Id, Message};
-use crate::upstream::{Failure, HttpClient, Link, UpstreamSpec};
+use crate::upstream::{HttpClient, Link, UpstreamSpec};
 
 /// Where a message to the client goes: the stdio writer, or one HTTP
 /// request's event stream.
@@ -102,8 +103,8 @@ impl McpSession {
         if let Some(m) = &session.config.metrics {
             m.sessions(1);
         }
-        tokio::spawn(serve_inbound(Arc::downgrade(&session), inbound));
-        tokio::spawn(watch_link(Arc::downgrade(&session)));
+        tokio::spawn(inbound::serve_inbound(Arc::downgrade(&session), inbound));
+        tokio::spawn(inbound::watch_link(Arc::downgrade(&session)));
         Ok(session)
     }
 
@@ -295,103 +296,6 @@ impl McpSession {
         }
     }
 
-    /// `initialize`: the upstream's, its tool list, then `agent_startup`.
-    async fn initialize(self: &Arc<Self>, id: &Id, params: &Value) -> Value {
-        let fail = |f: &Failure| jsonrpc::error_response(Some(id), f.code(), f.to_string());
-        let answer = match self
-            .link
-            .request("initialize", core::forwarded_initialize(params))
-            .await
-        {
-            Ok(Ok(result)) => result,
-            Ok(Err(error)) => {
-                self.end(ShutdownReason::Error).await;
-                return json!({"jsonrpc": "2.0", "id": id.to_value(), "error": error});
-            }
-            Err(f) => {
-                self.end(ShutdownReason::Error).await;
-                return fail(&f);
-            }
-        };
-        let started = async {
-            self.link
-                .send(Message::Notification {
-                    method: "notifications/initialized".into(),
-                    params: Value::Null,
-                })
-                .await?;
-            self.list_tools().await
-        };
-        let tools = match started.await {
-            Ok(tools) => tools,
-            Err(f) => {
-                self.end(ShutdownReason::Error).await;
-                return fail(&f);
-            }
-        };
-        match self.hw.start(tools.iter().cloned()).await {
-            Ok(e) if e.proceeds() => {
-                *self.tools.lock().unwrap_or_else(PoisonError::into_inner) = tools;
-                self.state().initialized = true;
-                jsonrpc::result_response(id, answer)
-            }
-            Ok(e) => {
-                let reason = e.reason().unwrap_or("no reason given").to_owned();
-                self.end(ShutdownReason::Error).await;
-                jsonrpc::error_response(
-                    Some(id),
-                    jsonrpc::SESSION_DENIED,
-                    format!("hookwire: agent_startup denied: {reason}"),
-                )
-            }
-            Err(e) => {
-                self.end(ShutdownReason::Error).await;
-                jsonrpc::error_response(
-                    Some(id),
-                    jsonrpc::SESSION_DENIED,
-                    format!("hookwire: agent_startup failed closed: {e}"),
-                )
-            }
-        }
-    }
-
-    /// Every page of the upstream's `tools/list`, bounded.
-    async fn list_tools(&self) -> Result<BTreeSet<String>, Failure> {
-        let mut names = BTreeSet::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_TOOL_PAGES {
-            let params = match &cursor {
-                Some(c) => json!({"cursor": c}),
-                None => json!({}),
-            };
-            let result = match self.link.request("tools/list", params).await? {
-                Ok(r) => r,
-                Err(e) => {
-                    return Err(Failure::Failed(format!(
-                        "the upstream refused tools/list: {}",
-                        e.get("message")
-                            .and_then(Value::as_str)
-                            .unwrap_or("no message")
-                    )));
-                }
-            };
-            let (page, next) = core::tool_page(&result).map_err(Failure::Failed)?;
-            names.extend(page);
-            if names.len() > MAX_TOOLS {
-                return Err(Failure::Failed(format!(
-                    "the upstream lists more than {MAX_TOOLS} tools"
-                )));
-            }
-            match next {
-                Some(c) if !c.is_empty() => cursor = Some(c),
-                _ => return Ok(names),
-            }
-        }
-        Err(Failure::Failed(format!(
-            "the upstream's tools/list has more than {MAX_TOOL_PAGES} pages"
-        )))
-    }
-
     /// Relays a request the proxy does not govern.
     async fn relay(
         &self,
@@ -509,98 +413,5 @@ fn outcome_of(answer: &Value) -> &'static str {
         "tool_error"
     } else {
         "ok"
-    }
-}
-
-/// Handles what the upstream sends unasked, until the session is gone.
-async fn serve_inbound(session: std::sync::Weak<McpSession>, mut inbound: mpsc::Receiver<Message>) {
-    while let Some(message) = inbound.recv().await {
-        let Some(s) = session.upgrade() else { return };
-        let count = |outcome| {
-            if let Some(m) = &s.config.metrics {
-                m.message("upstream", message.kind(), outcome);
-            }
-        };
-        match &message {
-            Message::Request { id, method, params } => {
-                match core::server_request(method, s.to_client.is_some()) {
-                    ServerRequest::Answer(result) => {
-                        count("governed");
-                        let _ = s
-                            .link
-                            .send(Message::Response {
-                                id: id.clone(),
-                                outcome: Ok(result),
-                            })
-                            .await;
-                    }
-                    ServerRequest::Refuse(why) => {
-                        count("refused");
-                        let error = jsonrpc::error_object(jsonrpc::METHOD_NOT_FOUND, why);
-                        let _ = s
-                            .link
-                            .send(Message::Response {
-                                id: id.clone(),
-                                outcome: Err(error),
-                            })
-                            .await;
-                    }
-                    ServerRequest::Relay => {
-                        count("relayed");
-                        let down = s.next_down.fetch_add(1, Ordering::Relaxed);
-                        s.state().relayed.insert(down, id.clone());
-                        if let Some(tx) = &s.to_client {
-                            let relayed = Message::Request {
-                                id: Id::Num(down),
-                                method: method.clone(),
-                                params: params.clone(),
-                            };
-                            let _ = tx.send(relayed.to_value()).await;
-                        }
-                    }
-                }
-            }
-            Message::Notification { method, params } => {
-                // A call's progress goes where that call's answer goes.
-                let target = if method == "notifications/progress" {
-                    let token = params.get("progressToken");
-                    s.state().in_flight.values().find_map(|f| {
-                        f.progress
-                            .as_ref()
-                            .filter(|(t, _)| Some(t) == token)
-                            .map(|(_, n)| n.clone())
-                    })
-                } else {
-                    None
-                };
-                match target.or_else(|| s.to_client.clone()) {
-                    Some(tx) => {
-                        count("relayed");
-                        let _ = tx.send(message.to_value()).await;
-                    }
-                    None => count("dropped"),
-                }
-            }
-            Message::Response { .. } => {}
-        }
-    }
-}
-
-/// Ends the session once its upstream connection broke and its calls in
-/// flight have answered (so their `post_tool_call` comes before
-/// `agent_shutdown`), within a bound.
-async fn watch_link(session: std::sync::Weak<McpSession>) {
-    let (reason, mut drained) = {
-        let Some(s) = session.upgrade() else { return };
-        let link_broken = async { s.link.broken().await };
-        let reason = link_broken.await;
-        (reason, s.drained.subscribe())
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(30), drained.wait_for(|n| *n == 0)).await;
-    if let Some(s) = session.upgrade() {
-        if !s.is_ended() {
-            tracing::warn!(session = %s.key, reason = %reason, "mcp session ends: its upstream broke");
-        }
-        s.end(ShutdownReason::Error).await;
     }
 }
