@@ -14,6 +14,7 @@
 //! | `stdio` | the stdio downstream (one session on stdin/stdout) |
 //! | `http` | the Streamable HTTP downstream: authentication, session binding, the session table |
 //! | `clients` | the clients file: bearer tokens kept as SHA-256 hashes |
+//! | `hidden` | hidden tools as a binding kind of the chain |
 //! | `lines` | bounded newline-delimited and Server-Sent Events reading |
 //! | `metrics` | the `hookwire_mcp_*` series |
 //!
@@ -27,6 +28,7 @@ mod clients;
 mod config;
 mod core;
 mod error;
+mod hidden;
 mod http;
 pub mod jsonrpc;
 mod lines;
@@ -38,6 +40,7 @@ mod upstream;
 pub use clients::{Clients, MAX_TOKEN_BYTES, token_sha256};
 pub use config::{DEFAULT_MAX_MESSAGE_BYTES, McpConfig};
 pub use error::Error;
+pub use hidden::{HIDDEN_BINDING_ID, HIDDEN_KIND, HIDDEN_REASON, HiddenTools, with_hidden_binding};
 pub use http::{HttpProxy, serve_http};
 pub use metrics::{CallOutcome, McpMetrics};
 pub use session::McpSession;

@@ -96,6 +96,11 @@ fn stdio_governs_every_tool_call_and_relays_the_rest() {
         ],
         "one record per emission"
     );
+    assert_eq!(records[3]["verdict"]["decision"], "deny", "{}", records[3]);
+    assert_eq!(
+        records[6]["verdict"]["reason"], "mcp:tool_hidden",
+        "the hidden call is a recorded deny"
+    );
     let session = &records[0]["session_id"];
     assert!(records.iter().all(|r| r["session_id"] == *session));
 }
@@ -120,6 +125,19 @@ fn a_crashing_or_garbling_server_fails_closed_with_records() {
                 "agent_shutdown"
             ],
             "{tool}"
+        );
+        assert_eq!(
+            records[2]["verdict"]["reason"], "host_error:context_invalid",
+            "{tool}: {}",
+            records[2]
+        );
+        assert!(
+            records[2]["verdict"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(says),
+            "{}",
+            records[2]
         );
     }
 }
@@ -159,6 +177,11 @@ fn a_silent_server_times_out_and_a_cancelled_call_gets_no_answer() {
         ["agent_startup", "pre_tool_call", "post_tool_call"],
         "{all:?}"
     );
+    assert_eq!(
+        records[2]["verdict"]["reason"], "host_error:context_invalid",
+        "the silent server: {}",
+        records[2]
+    );
     // Cancelled while its pre_tool_call was pending: the host's
     // cancellation record; at the upstream: the pair closed by an error
     // post_tool_call.
@@ -177,7 +200,13 @@ fn a_silent_server_times_out_and_a_cancelled_call_gets_no_answer() {
                 records[3]
             );
         }
-        ["pre_tool_call", "post_tool_call", "agent_shutdown"] => {}
+        ["pre_tool_call", "post_tool_call", "agent_shutdown"] => {
+            assert_eq!(
+                records[4]["verdict"]["reason"], "host_error:context_invalid",
+                "{}",
+                records[4]
+            );
+        }
         other => panic!("the cancelled call's records: {other:?}"),
     }
 }
