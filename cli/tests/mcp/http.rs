@@ -70,30 +70,36 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-#[test]
-fn http_clients_are_authenticated_and_bound_to_their_sessions() {
+/// `hookwire mcp --listen` for alice and bob, with `extra` options: the
+/// governance, the process, its stderr, its address and its metrics
+/// address (when `--metrics-addr` is among `extra`).
+fn listening(
+    extra: &[&str],
+) -> (
+    Governance,
+    Running,
+    mpsc::Receiver<String>,
+    String,
+    Option<String>,
+) {
     let g = governance();
     let clients = g.dir.path().join("clients");
-    std::fs::write(
-        &clients,
-        format!(
-            "# test clients\nalice {}\nbob {}\n",
-            hookwire_mcp_sha(ALICE),
-            hookwire_mcp_sha(BOB)
-        ),
-    )
-    .unwrap();
+    let lines = format!(
+        "# test clients\nalice {}\nbob {}\n",
+        hookwire_mcp_sha(ALICE),
+        hookwire_mcp_sha(BOB)
+    );
+    std::fs::write(&clients, lines).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
         .args([
             "mcp",
             "--print-records",
             "--listen",
             "127.0.0.1:0",
-            "--max-message-bytes",
-            "4096",
             "--clients-file",
         ])
         .arg(&clients)
+        .args(extra)
         .arg("--declaration")
         .arg(&g.declaration)
         .arg("--")
@@ -104,12 +110,83 @@ fn http_clients_are_authenticated_and_bound_to_their_sessions() {
         .spawn()
         .expect("run hookwire mcp --listen");
     let err = err_lines(&mut child);
-    let _proxy = Running(child);
+    let proxy = Running(child);
+    let metrics = extra.contains(&"--metrics-addr").then(|| {
+        let line = line_starting(&err, "hookwire mcp metrics: http://");
+        line.trim_start_matches("hookwire mcp metrics: http://")
+            .trim_end_matches("/metrics")
+            .to_owned()
+    });
     let banner = line_starting(&err, "hookwire mcp: listening on http://");
     let addr = banner
         .trim_start_matches("hookwire mcp: listening on http://")
         .trim_end_matches("/mcp")
         .to_owned();
+    (g, proxy, err, addr, metrics)
+}
+
+/// The records printed on `err` until the session's `agent_shutdown`.
+fn records_until_shutdown(err: &mpsc::Receiver<String>) -> Vec<Value> {
+    let mut records = Vec::new();
+    while records
+        .last()
+        .is_none_or(|r: &Value| r["interception_point"] != "agent_shutdown")
+    {
+        let line = err.recv_timeout(WAIT).expect("the records of the session");
+        if let Ok(r) = serde_json::from_str::<Value>(&line)
+            && r.get("interception_point").is_some()
+        {
+            records.push(r);
+        }
+    }
+    records
+}
+
+/// `GET /metrics`: the whole answer.
+fn scrape(addr: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    raw
+}
+
+#[test]
+fn an_idle_http_session_is_ended() {
+    let (_g, _proxy, err, addr, _) = listening(&["--idle-timeout-s", "1"]);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let alice = format!("Bearer {ALICE}");
+    let (status, headers, _) = http(&addr, "POST", &[("authorization", &alice)], &init);
+    assert_eq!(status, 200);
+    let session = header(&headers, "mcp-session-id").unwrap().to_owned();
+    let records = records_until_shutdown(&err);
+    assert_eq!(points(&records), ["agent_startup", "agent_shutdown"]);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let (status, _, _) = http(
+        &addr,
+        "POST",
+        &[("authorization", &alice), ("mcp-session-id", &session)],
+        &list,
+    );
+    assert_eq!(status, 404, "an idled-out session is gone");
+}
+
+#[test]
+fn http_clients_are_authenticated_and_bound_to_their_sessions() {
+    let (_g, _proxy, err, addr, metrics) = listening(&[
+        "--max-message-bytes",
+        "4096",
+        "--metrics-addr",
+        "127.0.0.1:0",
+    ]);
+    let metrics = metrics.unwrap();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
     .to_string();
@@ -239,18 +316,7 @@ fn http_clients_are_authenticated_and_bound_to_their_sessions() {
     );
     assert_eq!(status, 404, "an ended session");
 
-    let mut records = Vec::new();
-    while records
-        .last()
-        .is_none_or(|r: &Value| r["interception_point"] != "agent_shutdown")
-    {
-        let line = err.recv_timeout(WAIT).expect("the records of the session");
-        if let Ok(r) = serde_json::from_str::<Value>(&line)
-            && r.get("interception_point").is_some()
-        {
-            records.push(r);
-        }
-    }
+    let records = records_until_shutdown(&err);
     assert_eq!(
         points(&records),
         [
@@ -260,6 +326,17 @@ fn http_clients_are_authenticated_and_bound_to_their_sessions() {
             "post_tool_call",
             "agent_shutdown"
         ]
+    );
+    let scraped = scrape(&metrics);
+    assert!(
+        scraped
+            .contains(r#"hookwire_mcp_tool_calls_total{tool="delete_all",outcome="denied_pre"} 1"#),
+        "{scraped}"
+    );
+    assert!(scraped.contains(r#"hookwire_mcp_tool_calls_total{tool="echo",outcome="allowed"} 1"#));
+    assert!(
+        scraped.contains("hookwire_host_"),
+        "the host's series beside the proxy's"
     );
 }
 
