@@ -31,6 +31,7 @@ enum Waited<T> {
 }
 
 impl McpSession {
+    /// Governs one `tools/call`; `None` when it was cancelled.
     pub(super) async fn tools_call(
         self: &Arc<Self>,
         id: &Id,

@@ -46,6 +46,7 @@ impl Default for Client {
     }
 }
 
+/// One session with a Streamable HTTP server.
 pub(super) struct Http {
     client: Client,
     url: hyper::Uri,
@@ -56,6 +57,8 @@ pub(super) struct Http {
 }
 
 impl Http {
+    /// A session with the server at `url`, sending `headers` with every
+    /// message.
     pub(super) fn new(
         client: Client,
         url: String,
@@ -129,6 +132,7 @@ impl Http {
             .map_err(|_| Failure::Timeout(timeout))?
     }
 
+    /// Ends the server's session (`DELETE`), within the call timeout.
     pub(super) async fn close(&self) {
         let session = self
             .session
