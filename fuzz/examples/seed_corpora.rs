@@ -23,8 +23,8 @@ use hookwire::wire::context_to_request;
 use hookwire::{AgentContext, InterceptionPoint, InterceptorResponse, Verdict, json, pb};
 use hookwire_fuzz::wire_context::{POINTS, encode_request};
 use hookwire_fuzz::{
-    chat_request, chat_stream, hook_payload, mcp_message, messages_request, messages_stream, transform,
-    wire_approval, wire_verdict,
+    chat_request, chat_stream, hook_payload, mcp_message, messages_request, messages_stream,
+    transform, wire_approval, wire_verdict,
 };
 use serde_json::{Map, Value, json};
 
