@@ -12,7 +12,7 @@ CARGO_FUZZ_VERSION="0.13.1"
 BUILD_FLAGS=(--sanitizer none --debug-assertions)
 ALL_TARGETS=(json_text wire_context wire_verdict wire_approval transform declaration
   messages_request messages_stream responses_request responses_stream chat_request chat_stream
-  hook_payload_claude hook_payload_gemini hook_payload_cursor hook_payload_copilot)
+  hook_payload_claude hook_payload_gemini hook_payload_cursor hook_payload_copilot mcp_message)
 
 usage() {
   cat <<EOF
@@ -27,7 +27,7 @@ input is in fuzz/artifacts/TARGET/ and the command to reproduce it is printed.
 Targets: json_text wire_context wire_verdict wire_approval transform declaration
 messages_request messages_stream responses_request responses_stream
 chat_request chat_stream hook_payload_claude hook_payload_gemini
-hook_payload_cursor hook_payload_copilot (default: all).
+hook_payload_cursor hook_payload_copilot mcp_message (default: all).
 
 Options:
   --seconds N  how long each target runs (libFuzzer -max_total_time)

@@ -20,9 +20,14 @@
 //!   OpenAI-compatible proxy governed by the declared chain.
 //! - `hookwire hooks serve --declaration FILE --token-file F` (or
 //!   `--listen unix:/path`, the socket's permissions authenticating):
-//!   coding agents (Claude Code, Codex, Gemini CLI) governed through their
+//!   coding agents (Claude Code, Codex, Gemini CLI, Cursor, Copilot) governed through their
 //!   own hooks; `hookwire hook --agent NAME` relays one command hook's
 //!   payload to it, failing closed in the agent's terms.
+//! - `hookwire mcp --declaration FILE [--listen ADDR --clients-file F]
+//!   (--upstream URL | -- CMD ARGS...)`: a Model Context Protocol proxy
+//!   putting every `tools/call` of an MCP client under the declared chain
+//!   (stdio or Streamable HTTP on both sides); `hookwire mcp token` makes
+//!   an HTTP client's token.
 //! - `hookwire approvals serve|token`: the approval service and its web
 //!   page behind an access list, over TLS; fresh approver and host tokens.
 //!
@@ -40,7 +45,9 @@ mod check;
 mod demo;
 mod error;
 mod gateway;
+mod governed;
 mod hooks;
+mod mcp;
 mod metrics_endpoint;
 mod policy;
 
@@ -136,7 +143,8 @@ enum Command {
     /// The approval service (gRPC and web page) and its access tokens.
     #[command(subcommand)]
     Approvals(approvals::ApprovalsCommand),
-    /// Serve the hook routes coding agents (Claude Code, Codex, Gemini CLI) call,
+    /// Serve the hook routes coding agents (Claude Code, Codex, Gemini CLI,
+    /// Cursor, Copilot) call,
     /// governed by a declared chain.
     #[command(subcommand)]
     Hooks(hooks::HooksCommand),
@@ -145,6 +153,9 @@ enum Command {
     /// on stderr; for Copilot its deny on stdout) when the daemon is down,
     /// slow or answers garbage.
     Hook(hooks::HookArgs),
+    /// Serve a Model Context Protocol proxy whose tool calls the declared
+    /// chain governs (or `mcp token`: a client token).
+    Mcp(Box<mcp::McpArgs>),
     /// Signing keys and signed, hash-chained record logs.
     Audit {
         #[command(subcommand)]
@@ -164,6 +175,7 @@ impl Command {
             | Self::Gateway(_)
             | Self::Hooks(_)
             | Self::Hook(_)
+            | Self::Mcp(_)
             | Self::Approvals(_) => {
                 return None;
             }
@@ -233,6 +245,7 @@ fn main() -> ExitCode {
             Command::Approvals(command) => approvals::run(command).await,
             Command::Hooks(hooks::HooksCommand::Serve(args)) => hooks::serve(*args).await,
             Command::Hooks(hooks::HooksCommand::Install(args)) => hooks::install(&args),
+            Command::Mcp(args) => mcp::run(*args).await,
             // Relayed before the runtime starts (`run_hook`).
             Command::Hook(_) => Err(CliError::Hooks(hookwire_hooks::Error::Config(
                 "`hook` runs on its own runtime".into(),

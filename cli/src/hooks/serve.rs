@@ -7,20 +7,17 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire_client::declaration::Declaration;
-use hookwire_client::{Host, HostMetrics};
 use hookwire_hooks::{Agent, HooksConfig, HooksHost, HooksMetrics, Liftable, UnixSocket};
-use hookwire_server::metrics::SharedRegistry;
 
 use super::{HOOKS_ADDR, token_from_file};
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
-use crate::gateway::PrintRecords;
-use crate::metrics_endpoint::{self, MetricsEndpoint};
+use crate::governed::{Governed, HostOptions, PrintTo, governed_host};
+use crate::metrics_endpoint::MetricsEndpoint;
 
 /// What a liftable deny left standing becomes (`--liftable`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -148,24 +145,22 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
                 .into(),
         ));
     }
-    let registry = args.registry.registry()?;
-    let declaration = Declaration::from_path(&args.declaration)?;
-    let signed = args.records.open()?;
-    let mut builder = Host::declared(args.agent_id.clone(), "hookwire").record_sink(signed.clone());
-    if args.print_records {
-        builder = builder.record_sink(PrintRecords);
-    }
-    let metrics_registry: SharedRegistry = Arc::default();
-    let mut hooks_metrics = None;
-    if args.metrics_addr.is_some() {
-        let mut r = metrics_registry
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        builder = builder.metrics(HostMetrics::register(&mut r));
-        hooks_metrics = Some(HooksMetrics::register(&mut r));
-    }
-    let metrics_listener = metrics_endpoint::bind(args.metrics_addr).await?;
-    let host = builder.load(&declaration, &registry)?;
+    let options = HostOptions {
+        agent_id: &args.agent_id,
+        declaration: &args.declaration,
+        registry: &args.registry,
+        records: &args.records,
+        print: args.print_records.then_some(PrintTo::Stdout),
+        metrics_addr: args.metrics_addr,
+        amend: None,
+    };
+    let (governed, hooks_metrics) = governed_host(options, HooksMetrics::register).await?;
+    let Governed {
+        host,
+        signed,
+        metrics_registry,
+        metrics_listener,
+    } = governed;
     let config = HooksConfig {
         max_sessions: args.max_sessions.max(1),
         idle_timeout: Duration::from_secs(args.idle_timeout_s.max(1)),
