@@ -1,0 +1,42 @@
+//! The proxy's settings, shared by every session.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::metrics::McpMetrics;
+
+/// The default bound on one JSON-RPC message, either direction.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 << 20;
+
+/// How the proxy runs.
+#[derive(Debug, Clone)]
+pub struct McpConfig {
+    /// The longest one upstream request may take.
+    pub call_timeout: Duration,
+    /// An HTTP session with no request for this long is ended.
+    pub idle_timeout: Duration,
+    /// The most HTTP sessions open at once.
+    pub max_sessions: usize,
+    /// The most requests of the client in flight per session.
+    pub max_in_flight: usize,
+    /// The largest message accepted from either side, in bytes.
+    pub max_message_bytes: usize,
+    /// Tools removed from `tools/list` and denied when called anyway.
+    pub hidden: BTreeSet<String>,
+    /// The proxy's series, when metrics are served.
+    pub metrics: Option<McpMetrics>,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        Self {
+            call_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(3600),
+            max_sessions: 256,
+            max_in_flight: 64,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            hidden: BTreeSet::new(),
+            metrics: None,
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! The pure mapping core, without I/O: what an MCP message becomes at a
+//! point, and what a combined verdict becomes in MCP. The session module
+//! drives it; everything here is tested over every case in `tests`.
+//!
+//! The shapes the proxy governs are checked against the official SDK's
+//! model types (`rmcp::model::{CallToolRequestParams, CallToolResult,
+//! ListToolsResult}`): a `tools/call` whose parameters, or an upstream
+//! result that, does not deserialize as one is refused. What is relayed
+//! and rewritten is the message's own JSON, so that members the SDK does
+//! not model (a newer revision's, a server's own `_meta`) pass unchanged.
+
+use std::collections::BTreeSet;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ListToolsResult};
+use serde_json::{Map, Value, json};
+
+/// The most `tools/list` pages read from the upstream at startup.
+pub const MAX_TOOL_PAGES: usize = 64;
+/// The most tools read from the upstream at startup.
+pub const MAX_TOOLS: usize = 10_000;
+
+/// A `tools/call` request's parameters, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallParams {
+    /// `params.name`.
+    pub name: String,
+    /// `params.arguments` (`{}` when absent): the `pre_tool_call` target.
+    pub arguments: Value,
+    /// `params._meta.progressToken`, when the client asked for progress.
+    pub progress_token: Option<Value>,
+}
+
+/// Reads a `tools/call`'s parameters; `Err` names what is wrong.
+pub fn call_params(params: &Value) -> Result<CallParams, String> {
+    let typed: CallToolRequestParams = serde_json::from_value(params.clone())
+        .map_err(|e| format!("tools/call parameters are not CallToolRequestParams: {e}"))?;
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(a @ Value::Object(_)) => a.clone(),
+        Some(_) => return Err("tools/call `arguments` is not an object".into()),
+    };
+    let progress_token = params
+        .get("_meta")
+        .and_then(|m| m.get("progressToken"))
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+        .cloned();
+    Ok(CallParams {
+        name: typed.name.into_owned(),
+        arguments,
+        progress_token,
+    })
+}
+
+/// The parameters sent upstream: the client's, with the governed
+/// arguments.
+pub fn forwarded_call(params: &Value, arguments: &Value) -> Value {
+    let mut p = params.as_object().cloned().unwrap_or_default();
+    p.insert("arguments".into(), arguments.clone());
+    Value::Object(p)
+}
+
+/// An upstream `tools/call` result, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallResult {
+    /// The whole result as the upstream sent it.
+    pub raw: Value,
+    /// Its `content`: the `post_tool_call` target.
+    pub content: Value,
+    /// Its `isError`.
+    pub is_error: bool,
+    /// Its `structuredContent`, when present.
+    pub structured: Option<Value>,
+}
+
+/// Reads an upstream `tools/call` result; `Err` names what is wrong.
+pub fn call_result(result: &Value) -> Result<CallResult, String> {
+    let typed: CallToolResult = serde_json::from_value(result.clone())
+        .map_err(|e| format!("the upstream's tools/call result is not a CallToolResult: {e}"))?;
+    Ok(CallResult {
+        raw: result.clone(),
+        content: result.get("content").cloned().unwrap_or(json!([])),
+        is_error: typed.is_error.unwrap_or(false),
+        structured: result.get("structuredContent").cloned(),
+    })
+}
+
+/// The result the client receives when the post verdict permitted with
+/// `content` (the target as governed): the upstream's result, its
+/// `content` replaced when rewritten, and then without its
+/// `structuredContent` (which would still carry what was rewritten).
+pub fn released_result(result: &CallResult, content: &Value) -> Value {
+    if *content == result.content {
+        return result.raw.clone();
+    }
+    let mut r = result.raw.as_object().cloned().unwrap_or_default();
+    r.insert("content".into(), content.clone());
+    r.remove("structuredContent");
+    Value::Object(r)
+}
+
+/// A tool result with `isError: true` carrying `text`: how a deny or a
+/// failure reaches the model.
+pub fn error_result(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+/// The text of a deny at `point`.
+pub fn denied_text(point: &str, reason: Option<&str>, liftable: bool) -> String {
+    let reason = reason.unwrap_or("no reason given");
+    if liftable {
+        format!("hookwire: denied at {point} pending approval: {reason}")
+    } else {
+        format!("hookwire: denied at {point}: {reason}")
+    }
+}
+
+/// The text of a hidden tool called anyway.
+pub fn hidden_text(name: &str) -> String {
+    format!("hookwire: denied: tool {name:?} is not available through this proxy")
+}
+
+/// What a point's combined verdict amounts to, as the core needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdicted {
+    /// Whether the action may run.
+    pub proceeds: bool,
+    /// The target as governed (transforms applied), when it proceeds.
+    pub target: Option<Value>,
+    /// The combined verdict's reason.
+    pub reason: Option<String>,
+    /// Whether the deny was liftable (an approval was asked for).
+    pub liftable: bool,
+}
+
+/// What the proxy does after `pre_tool_call`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pre {
+    /// Call the upstream with these arguments.
+    Call(Value),
+    /// Answer the client with this tool result; do not call.
+    Answer(Value),
+}
+
+/// Settles `pre_tool_call` for a call whose arguments were `original`.
+pub fn settle_pre(v: &Verdicted, original: &Value, hidden: Option<&str>) -> Pre {
+    if let Some(name) = hidden {
+        return Pre::Answer(error_result(&hidden_text(name)));
+    }
+    if !v.proceeds {
+        let text = denied_text("pre_tool_call", v.reason.as_deref(), v.liftable);
+        return Pre::Answer(error_result(&text));
+    }
+    match &v.target {
+        Some(args @ Value::Object(_)) => Pre::Call(args.clone()),
+        // A permit without a target keeps the arguments.
+        None => Pre::Call(original.clone()),
+        // A transform that made the arguments something MCP cannot send.
+        Some(_) => Pre::Answer(error_result(
+            "hookwire: denied: the governed arguments are not a JSON object",
+        )),
+    }
+}
+
+/// Settles `post_tool_call` over the upstream's result: the client's
+/// tool result.
+pub fn settle_post(v: &Verdicted, result: &CallResult) -> Value {
+    if !v.proceeds {
+        let text = denied_text("post_tool_call", v.reason.as_deref(), v.liftable);
+        return error_result(&text);
+    }
+    match &v.target {
+        Some(content @ Value::Array(_)) => released_result(result, content),
+        None => result.raw.clone(),
+        Some(_) => {
+            error_result("hookwire: denied: the governed tool result is not a content array")
+        }
+    }
+}
+
+/// One page of an upstream `tools/list`: the tool names, and the cursor
+/// of the next page.
+pub fn tool_page(result: &Value) -> Result<(Vec<String>, Option<String>), String> {
+    let typed: ListToolsResult = serde_json::from_value(result.clone())
+        .map_err(|e| format!("the upstream's tools/list result is not a ListToolsResult: {e}"))?;
+    let names = typed.tools.iter().map(|t| t.name.to_string()).collect();
+    Ok((names, typed.next_cursor.map(|c| c.to_string())))
+}
+
+/// A `tools/list` result without the `hidden` tools.
+pub fn filtered_tools(result: &Value, hidden: &BTreeSet<String>) -> Value {
+    let mut r = result.as_object().cloned().unwrap_or_default();
+    if let Some(Value::Array(tools)) = r.get_mut("tools") {
+        tools.retain(|t| {
+            t.get("name")
+                .and_then(Value::as_str)
+                .is_none_or(|n| !hidden.contains(n))
+        });
+    }
+    Value::Object(r)
+}
+
+/// The client's `initialize` parameters as sent upstream: without the
+/// `sampling` and `elicitation` capabilities, which the proxy refuses.
+pub fn forwarded_initialize(params: &Value) -> Value {
+    let mut p = params.as_object().cloned().unwrap_or_default();
+    if let Some(Value::Object(caps)) = p.get_mut("capabilities") {
+        caps.remove("sampling");
+        caps.remove("elicitation");
+    }
+    Value::Object(p)
+}
+
+/// What the proxy does with a request from the upstream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerRequest {
+    /// Answer it with this result.
+    Answer(Value),
+    /// Refuse it with this message (`-32601`).
+    Refuse(String),
+    /// Relay it to the client.
+    Relay,
+}
+
+/// Decides a request from the upstream; `can_relay` when the downstream
+/// can carry a request to the client.
+pub fn server_request(method: &str, can_relay: bool) -> ServerRequest {
+    match method {
+        "ping" => ServerRequest::Answer(json!({})),
+        "sampling/createMessage" => ServerRequest::Refuse(
+            "refused by hookwire mcp: sampling is a model call outside any governed turn".into(),
+        ),
+        "elicitation/create" => {
+            ServerRequest::Refuse("refused by hookwire mcp: elicitation is not relayed".into())
+        }
+        _ if can_relay => ServerRequest::Relay,
+        _ => ServerRequest::Refuse(format!(
+            "refused by hookwire mcp: {method} cannot reach an HTTP client (no server-to-client stream)"
+        )),
+    }
+}
+
+/// The request id a `notifications/cancelled` names.
+pub fn cancelled_id(params: &Value) -> Option<crate::jsonrpc::Id> {
+    params
+        .get("requestId")
+        .and_then(crate::jsonrpc::Id::from_value)
+}
+
+/// A `notifications/progress` for a call waiting at a point.
+pub fn progress(token: &Value, count: u64, point: &str) -> Value {
+    crate::jsonrpc::notification(
+        "notifications/progress",
+        json!({
+            "progressToken": token,
+            "progress": count,
+            "message": format!("hookwire: waiting for the verdict at {point} (an approval, or a slow interceptor)"),
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests;

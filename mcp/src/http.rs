@@ -1,0 +1,391 @@
+//! The Streamable HTTP downstream at `/mcp`: every request authenticated
+//! by bearer token ([`Clients`]), each session bound to the client that
+//! opened it, a bounded table of sessions with an idle-out. `POST`
+//! carries one message (a request's answer is JSON, or an event stream
+//! of its progress then its answer when it asked for progress), `DELETE`
+//! ends a session, `GET` is 405: the proxy opens no server-initiated
+//! stream (docs/mcp.md says what that leaves out).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use hookwire_client::{Host, ShutdownReason};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::Error;
+use crate::clients::Clients;
+use crate::config::McpConfig;
+use crate::jsonrpc::{self, Message};
+use crate::session::McpSession;
+use crate::upstream::{HttpClient, UpstreamSpec};
+
+/// The session id header.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+struct Entry {
+    owner: String,
+    session: Arc<McpSession>,
+    last: Instant,
+}
+
+/// The shared state of the HTTP downstream.
+pub struct HttpProxy {
+    host: Host,
+    spec: UpstreamSpec,
+    client: HttpClient,
+    config: Arc<McpConfig>,
+    clients: Clients,
+    table: Mutex<HashMap<String, Entry>>,
+}
+
+impl HttpProxy {
+    /// A proxy for `spec` governed by `host`, open to `clients`.
+    pub fn new(
+        host: Host,
+        spec: UpstreamSpec,
+        config: Arc<McpConfig>,
+        clients: Clients,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            host,
+            spec,
+            client: HttpClient::new(),
+            config,
+            clients,
+            table: Mutex::default(),
+        })
+    }
+
+    fn table(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many sessions are open.
+    pub fn open_sessions(&self) -> usize {
+        self.table().len()
+    }
+
+    /// Ends every session idle past the timeout (or already ended).
+    pub async fn reap_idle(&self) {
+        let idle = self.config.idle_timeout;
+        let gone: Vec<Arc<McpSession>> = {
+            let mut t = self.table();
+            let keys: Vec<String> = t
+                .iter()
+                .filter(|(_, e)| e.session.is_ended() || e.last.elapsed() >= idle)
+                .map(|(k, _)| k.clone())
+                .collect();
+            keys.iter()
+                .filter_map(|k| t.remove(k))
+                .map(|e| e.session)
+                .collect()
+        };
+        for s in gone {
+            s.end(ShutdownReason::Completed).await;
+        }
+    }
+
+    /// Ends every session (the proxy is stopping).
+    pub async fn shutdown_all(&self) {
+        let all: Vec<Arc<McpSession>> = self.table().drain().map(|(_, e)| e.session).collect();
+        for s in all {
+            s.end(ShutdownReason::Cancelled).await;
+        }
+    }
+}
+
+/// Serves `/mcp` on `listener` until `stop`, then ends every session.
+pub async fn serve_http(
+    proxy: Arc<HttpProxy>,
+    listener: tokio::net::TcpListener,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    let router = axum::Router::new()
+        .route("/mcp", post(post_mcp).delete(delete_mcp).get(get_mcp))
+        .with_state(proxy.clone());
+    let weak = Arc::downgrade(&proxy);
+    let period =
+        (proxy.config.idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));
+    let reaper = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(period);
+        loop {
+            tick.tick().await;
+            let Some(p) = weak.upgrade() else { return };
+            p.reap_idle().await;
+        }
+    });
+    let served = axum::serve(listener, router)
+        .with_graceful_shutdown(stop)
+        .await
+        .map_err(Error::Serve);
+    reaper.abort();
+    proxy.shutdown_all().await;
+    served
+}
+
+/// A JSON-RPC error answer with an HTTP status.
+fn refusal(status: StatusCode, code: i64, message: &str) -> Response {
+    let body = jsonrpc::error_response(None, code, message).to_string();
+    let mut r = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        r.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    r
+}
+
+fn json_response(v: &Value, session: Option<&str>) -> Response {
+    let mut r = (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        hookwire::json::encode(v),
+    )
+        .into_response();
+    if let Some(id) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
+        r.headers_mut().insert(SESSION_HEADER, id);
+    }
+    r
+}
+
+/// The client the request's bearer token names.
+fn authenticate(proxy: &HttpProxy, headers: &HeaderMap) -> Result<String, Response> {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        });
+    let Some(token) = token else {
+        tracing::info!(target: "hookwire_mcp::access", "mcp request refused: no bearer token");
+        return Err(refusal(
+            StatusCode::UNAUTHORIZED,
+            jsonrpc::INVALID_REQUEST,
+            "unauthorized: no bearer token",
+        ));
+    };
+    match proxy.clients.authenticate(token.trim()) {
+        Some(name) => Ok(name.to_owned()),
+        None => {
+            tracing::info!(target: "hookwire_mcp::access", "mcp request refused: unknown token");
+            Err(refusal(
+                StatusCode::UNAUTHORIZED,
+                jsonrpc::INVALID_REQUEST,
+                "unauthorized: unknown token",
+            ))
+        }
+    }
+}
+
+/// The session the request names, if its client owns it.
+fn owned_session(
+    proxy: &HttpProxy,
+    headers: &HeaderMap,
+    client: &str,
+) -> Result<(String, Arc<McpSession>), Response> {
+    let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        return Err(refusal(
+            StatusCode::BAD_REQUEST,
+            jsonrpc::INVALID_REQUEST,
+            "no Mcp-Session-Id: initialize first",
+        ));
+    };
+    let mut t = proxy.table();
+    let Some(e) = t.get_mut(id) else {
+        return Err(refusal(
+            StatusCode::NOT_FOUND,
+            jsonrpc::INVALID_REQUEST,
+            "unknown or ended session: initialize again",
+        ));
+    };
+    if e.owner != client {
+        tracing::warn!(target: "hookwire_mcp::access", client = %client, "mcp request refused: another client's session");
+        return Err(refusal(
+            StatusCode::FORBIDDEN,
+            jsonrpc::INVALID_REQUEST,
+            "forbidden: the session belongs to another client",
+        ));
+    }
+    if e.session.is_ended() {
+        t.remove(id);
+        return Err(refusal(
+            StatusCode::NOT_FOUND,
+            jsonrpc::INVALID_REQUEST,
+            "unknown or ended session: initialize again",
+        ));
+    }
+    e.last = Instant::now();
+    Ok((id.to_owned(), e.session.clone()))
+}
+
+async fn post_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap, body: Body) -> Response {
+    let client = match authenticate(&proxy, &headers) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let max = proxy.config.max_message_bytes;
+    let bytes: Bytes = match http_body_util::Limited::new(body, max).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            count(&proxy, "oversized");
+            let m = jsonrpc::Malformed::Oversized(max).to_string();
+            return refusal(StatusCode::PAYLOAD_TOO_LARGE, jsonrpc::INVALID_REQUEST, &m);
+        }
+    };
+    let message = match jsonrpc::decode(&bytes, max) {
+        Ok(m) => m,
+        Err(e) => {
+            count(&proxy, "malformed");
+            tracing::info!(target: "hookwire_mcp::access", client = %client, error = %e, "malformed message from the client");
+            return refusal(StatusCode::BAD_REQUEST, e.code(), &e.to_string());
+        }
+    };
+    if matches!(&message, Message::Request { method, .. } if method == "initialize") {
+        return initialize(&proxy, client, message).await;
+    }
+    let (key, session) = match owned_session(&proxy, &headers, &client) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let progress = match &message {
+        Message::Request { method, params, .. } => {
+            method == "tools/call"
+                && params
+                    .get("_meta")
+                    .and_then(|m| m.get("progressToken"))
+                    .is_some()
+        }
+        _ => false,
+    };
+    if !matches!(message, Message::Request { .. }) {
+        session.handle(message, None).await;
+        return StatusCode::ACCEPTED.into_response();
+    }
+    if !progress {
+        return match session.handle(message, None).await {
+            Some(answer) => json_response(&answer, Some(&key)),
+            // Cancelled: MCP gives it no answer.
+            None => StatusCode::ACCEPTED.into_response(),
+        };
+    }
+    // The progress notifications, then the answer, as events.
+    let (tx, rx) = mpsc::channel::<Value>(64);
+    let answer_tx = tx.clone();
+    tokio::spawn(async move {
+        if let Some(answer) = session.handle(message, Some(tx)).await {
+            let _ = answer_tx.send(answer).await;
+        }
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        let v = rx.recv().await?;
+        let event = format!("event: message\ndata: {}\n\n", hookwire::json::encode(&v));
+        Some((Ok::<_, std::convert::Infallible>(Bytes::from(event)), rx))
+    });
+    let mut r = Response::new(Body::from_stream(stream));
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(v) = HeaderValue::from_str(&key) {
+        h.insert(SESSION_HEADER, v);
+    }
+    r
+}
+
+async fn initialize(proxy: &Arc<HttpProxy>, client: String, message: Message) -> Response {
+    if proxy.open_sessions() >= proxy.config.max_sessions {
+        proxy.reap_idle().await;
+        if proxy.open_sessions() >= proxy.config.max_sessions {
+            let m = format!(
+                "{} sessions are open: no room for another",
+                proxy.config.max_sessions
+            );
+            return refusal(StatusCode::SERVICE_UNAVAILABLE, jsonrpc::OVERLOADED, &m);
+        }
+    }
+    let key = match crate::random_id() {
+        Ok(k) => k,
+        Err(e) => {
+            return refusal(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                jsonrpc::UPSTREAM_FAILED,
+                &e.to_string(),
+            );
+        }
+    };
+    let session = match McpSession::open(
+        &proxy.host,
+        key.clone(),
+        &proxy.spec,
+        &proxy.client,
+        proxy.config.clone(),
+        None,
+    )
+    .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            return refusal(
+                StatusCode::BAD_GATEWAY,
+                jsonrpc::UPSTREAM_FAILED,
+                &e.to_string(),
+            );
+        }
+    };
+    let answer = session.handle(message, None).await.unwrap_or(Value::Null);
+    if answer.get("result").is_none() || session.is_ended() {
+        session.end(ShutdownReason::Error).await;
+        return json_response(&answer, None);
+    }
+    proxy.table().insert(
+        key.clone(),
+        Entry {
+            owner: client.clone(),
+            session,
+            last: Instant::now(),
+        },
+    );
+    tracing::info!(target: "hookwire_mcp::access", client = %client, session = %key, "mcp session opened");
+    json_response(&answer, Some(&key))
+}
+
+async fn delete_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap) -> Response {
+    let client = match authenticate(&proxy, &headers) {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let (key, session) = match owned_session(&proxy, &headers, &client) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    proxy.table().remove(&key);
+    session.end(ShutdownReason::Completed).await;
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn get_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap) -> Response {
+    if let Err(r) = authenticate(&proxy, &headers) {
+        return r;
+    }
+    let mut r = StatusCode::METHOD_NOT_ALLOWED.into_response();
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    r
+}
+
+fn count(proxy: &HttpProxy, outcome: &'static str) {
+    if let Some(m) = &proxy.config.metrics {
+        m.message("client", "unknown", outcome);
+    }
+}

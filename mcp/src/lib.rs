@@ -1,0 +1,75 @@
+//! `hookwire mcp`: a Model Context Protocol proxy that is a hookwire host.
+//! To an MCP client it is the server; to the real server it is a client;
+//! every `tools/call` between them passes `pre_tool_call` and
+//! `post_tool_call` of one hookwire session per MCP session, and whatever
+//! cannot be governed fails closed as a tool error or a JSON-RPC error,
+//! never as a forwarded, ungoverned call. docs/mcp.md is the contract.
+//!
+//! | module | role |
+//! |---|---|
+//! | `jsonrpc` | JSON-RPC 2.0 messages: exact, bounded decoding and classification, error codes |
+//! | `core` | the pure mapping: MCP message → point, verdict → MCP answer (no I/O) |
+//! | `session` | one MCP session: initialize → `agent_startup`, relays, `tools/call`, cancellation, the end |
+//! | `upstream` | the real server: a child over stdio, or Streamable HTTP |
+//! | `stdio` | the stdio downstream (one session on stdin/stdout) |
+//! | `http` | the Streamable HTTP downstream: authentication, session binding, the session table |
+//! | `clients` | the clients file: bearer tokens kept as SHA-256 hashes |
+//! | `lines` | bounded newline-delimited and Server-Sent Events reading |
+//! | `metrics` | the `hookwire_mcp_*` series |
+//!
+//! The official Rust SDK (`rmcp`) supplies the model types the governed
+//! shapes are checked against (`core`); the transports are this crate's
+//! own, because a proxy relays every message it does not govern as the
+//! JSON it is, ids mapped, which rmcp's service layer (typed, closed
+//! request and notification enums, answering for itself) does not do.
+
+mod clients;
+mod config;
+mod core;
+mod error;
+mod http;
+pub mod jsonrpc;
+mod lines;
+mod metrics;
+mod session;
+mod stdio;
+mod upstream;
+
+pub use clients::{Clients, MAX_TOKEN_BYTES, token_sha256};
+pub use config::{DEFAULT_MAX_MESSAGE_BYTES, McpConfig};
+pub use error::Error;
+pub use http::{HttpProxy, serve_http};
+pub use metrics::{CallOutcome, McpMetrics};
+pub use session::McpSession;
+pub use stdio::serve_stdio;
+pub use upstream::{Failure, HttpClient, UpstreamSpec};
+
+/// 128 random bits as hex: session ids.
+pub(crate) fn random_id() -> Result<String, Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::getrandom(&mut bytes)
+        .map_err(|e| Error::Config(format!("no randomness from the operating system: {e}")))?;
+    Ok(hex::encode(bytes))
+}
+
+/// Entry points for the fuzz targets of `fuzz/` (not an API).
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing {
+    /// Decodes one message as either side's would be, and checks that
+    /// what is accepted re-encodes to a message that decodes the same.
+    pub fn decode_message(bytes: &[u8]) {
+        let max = 1 << 16;
+        if let Ok(m) = crate::jsonrpc::decode(bytes, max) {
+            let again = crate::jsonrpc::decode(m.encode().as_bytes(), usize::MAX)
+                .expect("an accepted message re-encodes to an accepted one");
+            assert_eq!(again, m);
+            if let crate::jsonrpc::Message::Request { params, .. } = &m {
+                let _ = crate::core::call_params(params);
+                let _ = crate::core::tool_page(params);
+            }
+            if let crate::jsonrpc::Message::Response { outcome: Ok(r), .. } = &m {
+                let _ = crate::core::call_result(r);
+            }
+        }
+    }
+}
