@@ -32,6 +32,9 @@ pub enum CliError {
     /// `hookwire hooks serve` could not be configured or served.
     #[error(transparent)]
     Hooks(#[from] hookwire_hooks::Error),
+    /// `hookwire mcp` could not be configured or served.
+    #[error(transparent)]
+    Mcp(#[from] hookwire_mcp::Error),
     /// `hookwire policy test` found failing tests, or `eval` a bad input.
     #[error("policy: {0}")]
     PolicyTests(String),

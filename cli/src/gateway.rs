@@ -9,19 +9,15 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use hookwire::InterceptionRecord;
-use hookwire_client::declaration::Declaration;
-use hookwire_client::{Host, HostMetrics, RecordSink};
 use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig, GatewayMetrics};
-use hookwire_server::metrics::SharedRegistry;
 
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
-use crate::metrics_endpoint::{self, MetricsEndpoint};
+use crate::governed::{Governed, HostOptions, PrintTo, governed_host};
+use crate::metrics_endpoint::MetricsEndpoint;
 
 /// Where the gateway listens unless told otherwise.
 pub(crate) const GATEWAY_ADDR: &str = "127.0.0.1:8080";
@@ -89,38 +85,24 @@ pub(crate) struct GatewayArgs {
     records: RecordsArgs,
 }
 
-/// Prints each record as one JSON line.
-pub(crate) struct PrintRecords;
-
-impl RecordSink for PrintRecords {
-    fn record(&self, record: &InterceptionRecord) {
-        println!("{}", record.to_json());
-    }
-}
-
 /// Serves the gateway until interrupted (Ctrl-C), then ends every open
 /// session.
 pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
-    let registry = args.registry.registry()?;
-    let declaration = Declaration::from_path(&args.declaration)?;
-    let signed = args.records.open()?;
-    let mut builder = Host::declared(args.agent_id.clone(), "hookwire").record_sink(signed.clone());
-    if args.print_records {
-        builder = builder.record_sink(PrintRecords);
-    }
-    let metrics_registry: SharedRegistry = Arc::default();
-    let gateway_metrics = match args.metrics_addr {
-        Some(_) => {
-            let mut r = metrics_registry
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            builder = builder.metrics(HostMetrics::register(&mut r));
-            Some(GatewayMetrics::register(&mut r))
-        }
-        None => None,
+    let options = HostOptions {
+        agent_id: &args.agent_id,
+        declaration: &args.declaration,
+        registry: &args.registry,
+        records: &args.records,
+        print: args.print_records.then_some(PrintTo::Stdout),
+        metrics_addr: args.metrics_addr,
     };
-    let metrics_listener = metrics_endpoint::bind(args.metrics_addr).await?;
-    let host = builder.load(&declaration, &registry)?;
+    let (governed, gateway_metrics) = governed_host(options, GatewayMetrics::register).await?;
+    let Governed {
+        host,
+        signed,
+        metrics_registry,
+        metrics_listener,
+    } = governed;
     let mut pool = CredentialPool::new();
     for var in &args.key_env {
         pool = pool.with_env(var)?;

@@ -10,20 +10,17 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire_client::declaration::Declaration;
-use hookwire_client::{Host, HostMetrics};
 use hookwire_hooks::{Agent, CallOutcome, HooksConfig, HooksHost, Liftable, MAX_PAYLOAD_BYTES};
-use hookwire_server::metrics::SharedRegistry;
 use tokio::io::AsyncReadExt;
 
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
-use crate::gateway::PrintRecords;
-use crate::metrics_endpoint::{self, MetricsEndpoint};
+use crate::governed::{Governed, HostOptions, PrintTo, governed_host};
+use crate::metrics_endpoint::MetricsEndpoint;
 
 /// Where the daemon listens unless told otherwise.
 pub(crate) const HOOKS_ADDR: &str = "127.0.0.1:8790";
@@ -269,22 +266,21 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
             ));
         }
     };
-    let registry = args.registry.registry()?;
-    let declaration = Declaration::from_path(&args.declaration)?;
-    let signed = args.records.open()?;
-    let mut builder = Host::declared(args.agent_id.clone(), "hookwire").record_sink(signed.clone());
-    if args.print_records {
-        builder = builder.record_sink(PrintRecords);
-    }
-    let metrics_registry: SharedRegistry = Arc::default();
-    if args.metrics_addr.is_some() {
-        let mut r = metrics_registry
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        builder = builder.metrics(HostMetrics::register(&mut r));
-    }
-    let metrics_listener = metrics_endpoint::bind(args.metrics_addr).await?;
-    let host = builder.load(&declaration, &registry)?;
+    let options = HostOptions {
+        agent_id: &args.agent_id,
+        declaration: &args.declaration,
+        registry: &args.registry,
+        records: &args.records,
+        print: args.print_records.then_some(PrintTo::Stdout),
+        metrics_addr: args.metrics_addr,
+    };
+    let (governed, _) = governed_host(options, |_| ()).await?;
+    let Governed {
+        host,
+        signed,
+        metrics_registry,
+        metrics_listener,
+    } = governed;
     let config = HooksConfig {
         max_sessions: args.max_sessions.max(1),
         idle_timeout: Duration::from_secs(args.idle_timeout_s.max(1)),

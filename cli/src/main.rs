@@ -22,6 +22,11 @@
 //!   agents (Claude Code, Codex, Gemini CLI) governed through their own hooks; `hookwire
 //!   hook --agent NAME` relays one command hook's payload to it, failing
 //!   closed in the agent's terms.
+//! - `hookwire mcp --declaration FILE [--listen ADDR --clients-file F]
+//!   (--upstream URL | -- CMD ARGS...)`: a Model Context Protocol proxy
+//!   putting every `tools/call` of an MCP client under the declared chain
+//!   (stdio or Streamable HTTP on both sides); `hookwire mcp token` makes
+//!   an HTTP client's token.
 //! - `hookwire approvals serve|token`: the approval service and its web
 //!   page behind an access list, over TLS; fresh approver and host tokens.
 //!
@@ -39,7 +44,9 @@ mod check;
 mod demo;
 mod error;
 mod gateway;
+mod governed;
 mod hooks;
+mod mcp;
 mod metrics_endpoint;
 mod policy;
 
@@ -143,6 +150,9 @@ enum Command {
     /// print the agent's output; exit 2, the reason on stderr, when the
     /// daemon is down, slow or answers garbage.
     Hook(hooks::HookArgs),
+    /// Serve a Model Context Protocol proxy whose tool calls the declared
+    /// chain governs (or `mcp token`: a client token).
+    Mcp(Box<mcp::McpArgs>),
     /// Signing keys and signed, hash-chained record logs.
     Audit {
         #[command(subcommand)]
@@ -162,6 +172,7 @@ impl Command {
             | Self::Gateway(_)
             | Self::Hooks(_)
             | Self::Hook(_)
+            | Self::Mcp(_)
             | Self::Approvals(_) => {
                 return None;
             }
@@ -231,6 +242,7 @@ fn main() -> ExitCode {
             Command::Approvals(command) => approvals::run(command).await,
             Command::Hooks(hooks::HooksCommand::Serve(args)) => hooks::serve(*args).await,
             Command::Hooks(hooks::HooksCommand::Install(args)) => hooks::install(&args),
+            Command::Mcp(args) => mcp::run(*args).await,
             // Relayed before the runtime starts (`run_hook`).
             Command::Hook(_) => Err(CliError::Hooks(hookwire_hooks::Error::Config(
                 "`hook` runs on its own runtime".into(),

@@ -41,13 +41,28 @@ impl MetricsEndpoint {
         registry: SharedRegistry,
         label: &str,
     ) -> Result<Self, CliError> {
+        Self::serve_announced(listener, registry, label, false)
+    }
+
+    /// [`MetricsEndpoint::serve`], printing the address on stderr when
+    /// `on_stderr` (a command whose stdout is a protocol channel).
+    pub(crate) fn serve_announced(
+        listener: Option<TcpListener>,
+        registry: SharedRegistry,
+        label: &str,
+        on_stderr: bool,
+    ) -> Result<Self, CliError> {
         let Some(listener) = listener else {
             return Ok(Self { running: None });
         };
         let bound = listener
             .local_addr()
             .map_err(hookwire_server::Error::LocalAddr)?;
-        println!("{label}http://{bound}/metrics");
+        if on_stderr {
+            eprintln!("{label}http://{bound}/metrics");
+        } else {
+            println!("{label}http://{bound}/metrics");
+        }
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(serve_metrics(listener, registry, async move {
             let _ = stopped.await;

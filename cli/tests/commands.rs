@@ -11,6 +11,7 @@ mod gateway;
 mod hooks;
 mod hooks_gemini;
 mod hooks_install;
+mod mcp;
 mod metrics;
 mod operable;
 mod policy;

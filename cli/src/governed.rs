@@ -1,0 +1,107 @@
+//! The long-lived governed host the proxy commands share (`gateway`,
+//! `hooks serve`, `mcp`): the declaration loaded against the registry
+//! the options build, the signed record log, records printed when asked,
+//! and the host's metrics in the registry a `--metrics-addr` endpoint
+//! serves (bound before anything starts, so that a busy port fails the
+//! start). One implementation, so that the three commands record, sign
+//! and measure alike.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, PoisonError};
+
+use hookwire::InterceptionRecord;
+use hookwire_client::declaration::Declaration;
+use hookwire_client::prometheus_client::registry::Registry;
+use hookwire_client::{Host, HostMetrics, RecordSink};
+use hookwire_server::metrics::SharedRegistry;
+use tokio::net::TcpListener;
+
+use crate::args::RegistryArgs;
+use crate::audit::{RecordsArgs, SignedRecords};
+use crate::error::CliError;
+use crate::metrics_endpoint;
+
+/// Where `--print-records` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PrintTo {
+    /// Standard output (log lines go to stderr).
+    Stdout,
+    /// Standard error, for a command whose stdout is a protocol channel.
+    Stderr,
+}
+
+/// Prints each record as one JSON line.
+pub(crate) struct PrintRecords(pub(crate) PrintTo);
+
+impl RecordSink for PrintRecords {
+    fn record(&self, record: &InterceptionRecord) {
+        match self.0 {
+            PrintTo::Stdout => println!("{}", record.to_json()),
+            PrintTo::Stderr => eprintln!("{}", record.to_json()),
+        }
+    }
+}
+
+/// What a governed command needs to set its host up.
+pub(crate) struct HostOptions<'a> {
+    /// The contexts' `agent.id`.
+    pub(crate) agent_id: &'a str,
+    /// The host declaration document.
+    pub(crate) declaration: &'a Path,
+    /// The approval resolver options.
+    pub(crate) registry: &'a RegistryArgs,
+    /// The signed record log options.
+    pub(crate) records: &'a RecordsArgs,
+    /// Where records are printed, when they are.
+    pub(crate) print: Option<PrintTo>,
+    /// The metrics endpoint's address, when metrics are served.
+    pub(crate) metrics_addr: Option<SocketAddr>,
+}
+
+/// The host and what runs beside it.
+pub(crate) struct Governed {
+    /// The host the declaration built.
+    pub(crate) host: Host,
+    /// The signed record log (`finish` it when the command ends).
+    pub(crate) signed: SignedRecords,
+    /// The registry the metrics endpoint serves.
+    pub(crate) metrics_registry: SharedRegistry,
+    /// The metrics endpoint's bound listener, when asked for.
+    pub(crate) metrics_listener: Option<TcpListener>,
+}
+
+/// Builds the host; `more_metrics` registers the command's own series in
+/// the same registry when metrics are served, and returns its handle.
+pub(crate) async fn governed_host<M>(
+    o: HostOptions<'_>,
+    more_metrics: impl FnOnce(&mut Registry) -> M,
+) -> Result<(Governed, Option<M>), CliError> {
+    let registry = o.registry.registry()?;
+    let declaration = Declaration::from_path(o.declaration)?;
+    let signed = o.records.open()?;
+    let mut builder = Host::declared(o.agent_id.to_owned(), "hookwire").record_sink(signed.clone());
+    if let Some(to) = o.print {
+        builder = builder.record_sink(PrintRecords(to));
+    }
+    let metrics_registry: SharedRegistry = Arc::default();
+    let mut own = None;
+    if o.metrics_addr.is_some() {
+        let mut r = metrics_registry
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        builder = builder.metrics(HostMetrics::register(&mut r));
+        own = Some(more_metrics(&mut r));
+    }
+    let metrics_listener = metrics_endpoint::bind(o.metrics_addr).await?;
+    let host = builder.load(&declaration, &registry)?;
+    Ok((
+        Governed {
+            host,
+            signed,
+            metrics_registry,
+            metrics_listener,
+        },
+        own,
+    ))
+}

@@ -1,0 +1,241 @@
+//! `hookwire mcp`: the Model Context Protocol proxy (`hookwire-mcp`). An
+//! MCP server to its client (stdio, or Streamable HTTP with `--listen`),
+//! an MCP client to the real server (a command after `--`, or
+//! `--upstream URL`); every `tools/call` between them governed by the
+//! declared chain. Everything the command prints goes to stderr, since
+//! stdout may be the MCP channel. `hookwire mcp token` makes an HTTP
+//! client's token. See `docs/mcp.md`.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookwire_mcp::{Clients, HttpProxy, McpConfig, McpMetrics, UpstreamSpec};
+
+use crate::args::RegistryArgs;
+use crate::audit::RecordsArgs;
+use crate::error::CliError;
+use crate::governed::{Governed, HostOptions, PrintTo, governed_host};
+use crate::metrics_endpoint::MetricsEndpoint;
+
+/// The `mcp` subcommands beside the proxy itself.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum McpCommand {
+    /// Print a fresh client token and the clients-file line holding its
+    /// hash.
+    #[command(after_help = "Example:\n  hookwire mcp token --name cursor >> token.txt")]
+    Token {
+        /// The client's name in the clients file.
+        #[arg(long, value_name = "NAME")]
+        name: String,
+    },
+}
+
+/// The options of `hookwire mcp`.
+#[derive(Debug, clap::Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "Examples:\n  \
+# stdio in front of a stdio server (what an MCP client launches instead of the server)\n  \
+hookwire mcp --declaration policy.json -- npx -y @modelcontextprotocol/server-filesystem /srv\n  \
+# Streamable HTTP in front of a Streamable HTTP server, clients by token\n  \
+hookwire mcp --declaration policy.json --listen 127.0.0.1:8791 \\\n    \
+--clients-file mcp-clients --upstream http://127.0.0.1:8000/mcp --metrics-addr 127.0.0.1:9465\n  \
+# a client token and its clients-file line\n  \
+hookwire mcp token --name cursor"
+)]
+pub(crate) struct McpArgs {
+    #[command(subcommand)]
+    pub(crate) command: Option<McpCommand>,
+    /// The host declaration whose chain governs every MCP session.
+    #[arg(long, value_name = "FILE", required = true)]
+    declaration: Option<PathBuf>,
+    /// The upstream's Streamable HTTP endpoint, e.g.
+    /// `http://127.0.0.1:8000/mcp` (else the command after `--`).
+    #[arg(long, value_name = "URL", conflicts_with = "server_command")]
+    upstream: Option<String>,
+    /// A header sent with every upstream request, `NAME: VALUE`
+    /// (repeatable; never logged).
+    #[arg(long = "upstream-header", value_name = "HEADER", requires = "upstream")]
+    upstream_header: Vec<String>,
+    /// Serve Streamable HTTP at `http://ADDR/mcp` instead of stdio (port
+    /// 0: any free port, printed on stderr). Loopback only unless
+    /// `--allow-remote`.
+    #[arg(long, value_name = "ADDR", requires = "clients_file")]
+    listen: Option<SocketAddr>,
+    /// Listen on a non-loopback address (clients still need a token).
+    #[arg(long, requires = "listen")]
+    allow_remote: bool,
+    /// The HTTP clients: one `NAME SHA256-HEX` line each (`hookwire mcp
+    /// token` makes one).
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    clients_file: Option<PathBuf>,
+    /// The longest one upstream request may take.
+    #[arg(long, default_value_t = 60_000, value_name = "MS")]
+    call_timeout_ms: u64,
+    /// An HTTP session with no request for this long is ended
+    /// (`agent_shutdown`).
+    #[arg(long, default_value_t = 3600, value_name = "SECONDS")]
+    idle_timeout_s: u64,
+    /// The most HTTP sessions open at once.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    max_sessions: usize,
+    /// The most requests in flight per session.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    max_in_flight: usize,
+    /// The largest JSON-RPC message accepted from either side.
+    #[arg(long, default_value_t = hookwire_mcp::DEFAULT_MAX_MESSAGE_BYTES, value_name = "BYTES")]
+    max_message_bytes: usize,
+    /// A tool removed from `tools/list` and denied when called anyway
+    /// (repeatable).
+    #[arg(long = "hide-tool", value_name = "NAME")]
+    hide_tool: Vec<String>,
+    /// The `agent.id` of the contexts.
+    #[arg(long, default_value = "hookwire-mcp", value_name = "ID")]
+    agent_id: String,
+    /// Print every interception record as a JSON line on stderr.
+    #[arg(long)]
+    print_records: bool,
+    /// Serve Prometheus metrics at `GET /metrics` on this address: the
+    /// host's series and `hookwire_mcp_*`.
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
+    #[command(flatten)]
+    registry: RegistryArgs,
+    #[command(flatten)]
+    records: RecordsArgs,
+    /// The upstream server's command and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    server_command: Vec<String>,
+}
+
+fn config_error(m: String) -> CliError {
+    CliError::Mcp(hookwire_mcp::Error::Config(m))
+}
+
+/// Prints a fresh client token and its clients-file line.
+pub(crate) fn token(name: &str) -> Result<(), CliError> {
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_graphic()) {
+        return Err(config_error(
+            "the name must be printable ASCII without spaces".into(),
+        ));
+    }
+    let token = hookwire_approvals::auth::new_token()?;
+    println!("token: {token}");
+    println!();
+    println!("Give the token to {name} only; add this line to the clients file:");
+    println!("{name} {}", hookwire_mcp::token_sha256(&token));
+    Ok(())
+}
+
+/// Runs the proxy until stdin ends (stdio) or Ctrl-C.
+pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
+    if let Some(McpCommand::Token { name }) = &args.command {
+        return token(name);
+    }
+    let spec = upstream_spec(&args)?;
+    let declaration = args
+        .declaration
+        .clone()
+        .ok_or_else(|| config_error("--declaration is required".into()))?;
+    let options = HostOptions {
+        agent_id: &args.agent_id,
+        declaration: &declaration,
+        registry: &args.registry,
+        records: &args.records,
+        print: args.print_records.then_some(PrintTo::Stderr),
+        metrics_addr: args.metrics_addr,
+    };
+    let (governed, metrics) = governed_host(options, McpMetrics::register).await?;
+    let Governed {
+        host,
+        signed,
+        metrics_registry,
+        metrics_listener,
+    } = governed;
+    let config = Arc::new(McpConfig {
+        call_timeout: Duration::from_millis(args.call_timeout_ms.max(1)),
+        idle_timeout: Duration::from_secs(args.idle_timeout_s.max(1)),
+        max_sessions: args.max_sessions.max(1),
+        max_in_flight: args.max_in_flight.max(1),
+        max_message_bytes: args.max_message_bytes.max(1024),
+        hidden: args.hide_tool.iter().cloned().collect::<BTreeSet<_>>(),
+        metrics,
+    });
+    let metrics = MetricsEndpoint::serve_announced(
+        metrics_listener,
+        metrics_registry,
+        "hookwire mcp metrics: ",
+        true,
+    )?;
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let served = match args.listen {
+        None => hookwire_mcp::serve_stdio(host, spec, config, stop).await,
+        Some(addr) => {
+            if !args.allow_remote && !addr.ip().is_loopback() {
+                return Err(config_error(format!(
+                    "{addr} is not a loopback address (pass --allow-remote to listen there)"
+                )));
+            }
+            let clients = read_clients(args.clients_file.as_deref())?;
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|source| hookwire_mcp::Error::Bind { addr, source })?;
+            let bound = listener
+                .local_addr()
+                .map_err(|source| hookwire_mcp::Error::Bind { addr, source })?;
+            eprintln!("hookwire mcp: listening on http://{bound}/mcp");
+            let proxy = HttpProxy::new(host, spec, config, clients);
+            hookwire_mcp::serve_http(proxy, listener, stop).await
+        }
+    };
+    let stopped = metrics.stop().await;
+    served?;
+    stopped?;
+    signed.finish()
+}
+
+fn upstream_spec(args: &McpArgs) -> Result<UpstreamSpec, CliError> {
+    match (&args.upstream, args.server_command.split_first()) {
+        (Some(url), None) => {
+            let headers = args
+                .upstream_header
+                .iter()
+                .map(|h| match h.split_once(':') {
+                    Some((n, v)) if !n.trim().is_empty() => {
+                        Ok((n.trim().to_owned(), v.trim().to_owned()))
+                    }
+                    _ => Err(config_error("--upstream-header takes `NAME: VALUE`".into())),
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(UpstreamSpec::Http {
+                url: url.clone(),
+                headers,
+            })
+        }
+        (None, Some((program, rest))) => Ok(UpstreamSpec::Command {
+            program: program.clone(),
+            args: rest.to_vec(),
+        }),
+        (Some(_), Some(_)) => Err(config_error(
+            "give one upstream: --upstream URL or a command after --".into(),
+        )),
+        (None, None) => Err(config_error(
+            "no upstream: give --upstream URL or a command after --".into(),
+        )),
+    }
+}
+
+fn read_clients(path: Option<&std::path::Path>) -> Result<Clients, CliError> {
+    let Some(path) = path else {
+        return Err(config_error("--listen needs --clients-file".into()));
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| config_error(format!("cannot read {}: {e}", path.display())))?;
+    Ok(Clients::parse(&text).map_err(|e| config_error(format!("{}: {e}", path.display())))?)
+}
