@@ -1,0 +1,270 @@
+//! `hookwire mcp` end to end with the official MCP SDKs (pinned, installed
+//! by `scripts/setup.sh`): the Python SDK's client (`ClientSession` over
+//! `stdio_client` and `streamable_http_client`, tests/fixtures/mcp/client.py)
+//! talks to the proxy, which governs the Python SDK's server
+//! (tests/fixtures/mcp/upstream.py, over stdio or Streamable HTTP) or the
+//! TypeScript SDK's (tests/fixtures/mcp/ts/upstream.mjs, over stdio) with
+//! the Rego policy of tests/fixtures/mcp/policy/, served here over gRPC and
+//! watched so that every emission is known. The upstreams append every call
+//! they receive to a file, so a denied call is proven never to reach them;
+//! the proxy's signed records are read back and matched to the emissions.
+//!
+//! This module holds the fixtures (paths, the watched policy, the proxy's
+//! command line, the SDK client runner, records); the cases are in its
+//! children by concern. The proxy is the `hookwire` binary built beside
+//! this test binary (`cargo build -p hookwire-cli`), or `HOOKWIRE_BIN`.
+
+mod approval;
+mod failures;
+mod governed;
+mod http;
+mod malformed;
+mod proxy;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hookwire_policy::{Policies, PolicyOptions, PolicyService};
+use hookwire_server::prelude::*;
+use serde_json::{Value, json};
+
+pub(crate) use proxy::{Proxy, Upstream};
+
+/// The tool the proxy is told to hide (`--hide-tool`).
+const HIDDEN: &str = "internal_debug";
+
+/// The API key `read_config` returns.
+const SECRET: &str = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c";
+
+/// Every bounded wait of these tests.
+const WAIT: Duration = Duration::from_secs(60);
+
+fn fixtures() -> PathBuf {
+    hookwire_testkit::workspace_root().join("tests/fixtures/mcp")
+}
+
+/// The venv's interpreter, once it is known to import the pinned MCP SDK.
+fn python() -> PathBuf {
+    let python = hookwire_testkit::workspace_root().join(".cache/venv/bin/python");
+    let out = std::process::Command::new(&python)
+        .args([
+            "-c",
+            "import mcp.server.mcpserver, mcp.client.streamable_http; \
+             from importlib.metadata import version; print(version('mcp'))",
+        ])
+        .output();
+    let version = out
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    assert_eq!(
+        version.as_deref(),
+        Some("2.3.0"),
+        "the MCP SDK (mcp==2.3.0) is missing from {}: run scripts/setup.sh",
+        python.display()
+    );
+    python
+}
+
+/// The TypeScript upstream's script, once its SDK is installed.
+fn ts_upstream() -> PathBuf {
+    let dir = fixtures().join("ts");
+    let sdk = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
+    let version = std::fs::read(&sdk)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|p| p["version"].as_str().map(str::to_owned));
+    assert_eq!(
+        version.as_deref(),
+        Some("1.32.2"),
+        "{} is missing: run scripts/setup.sh (npm ci in tests/fixtures/mcp/ts)",
+        sdk.display()
+    );
+    dir.join("upstream.mjs")
+}
+
+// ---------------------------------------------------------------------------
+// The policy, watched.
+
+/// One emission the policy service received.
+#[derive(Debug, Clone)]
+pub(crate) struct Seen {
+    pub(crate) point: InterceptionPoint,
+    pub(crate) session: String,
+    pub(crate) tool: Option<String>,
+    pub(crate) target: Option<Value>,
+    pub(crate) context: Value,
+}
+
+/// The test policy, recording every context it decides on.
+struct Watched {
+    inner: PolicyService,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+#[async_trait]
+impl Interceptor for Watched {
+    type Response = Result<Verdict, hookwire_policy::Error>;
+
+    fn manifest(&self) -> Manifest {
+        self.inner.manifest()
+    }
+
+    async fn intercept(&self, ctx: &AgentContext) -> Self::Response {
+        hookwire_testkit::check_context(ctx);
+        self.seen.lock().unwrap().push(Seen {
+            point: ctx.point(),
+            session: ctx.session_id().to_owned(),
+            tool: ctx.tool_name().map(str::to_owned),
+            target: ctx.target().cloned(),
+            context: ctx.to_json(),
+        });
+        self.inner.intercept(ctx).await
+    }
+}
+
+/// The policy service on 127.0.0.1:0 and what it has seen.
+pub(crate) struct Policy {
+    server: RunningServer,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Policy {
+    /// Serves tests/fixtures/mcp/policy.
+    pub(crate) async fn serve() -> Self {
+        let policies = Policies::load(fixtures().join("policy"), PolicyOptions::default())
+            .expect("the MCP test policy loads");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let watched = Watched {
+            inner: PolicyService::new(policies),
+            seen: seen.clone(),
+        };
+        let server = spawn_local(watched).await.expect("serve on 127.0.0.1:0");
+        Self { server, seen }
+    }
+
+    /// The service's `http://127.0.0.1:PORT`.
+    pub(crate) fn endpoint(&self) -> String {
+        self.server.endpoint()
+    }
+
+    /// Every emission so far, in arrival order.
+    pub(crate) fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The proxy's records.
+
+/// The `record` members of a signed record log, in order (an absent file:
+/// none yet).
+pub(crate) fn read_records(path: &std::path::Path) -> Vec<Value> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let line: Value = serde_json::from_str(l).expect("a record line is JSON");
+            line["record"].clone()
+        })
+        .collect()
+}
+
+/// Waits (bounded) until `done` holds for the records in `path`: the proxy
+/// writes its last records as a session ends, which the client does not
+/// wait for.
+pub(crate) async fn records_when(
+    path: &std::path::Path,
+    what: &str,
+    done: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    let until = Instant::now() + WAIT;
+    loop {
+        let records = read_records(path);
+        if done(&records) {
+            return records;
+        }
+        assert!(
+            Instant::now() < until,
+            "{what} not recorded within {WAIT:?}: {records:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A record's point name.
+pub(crate) fn point_of(record: &Value) -> &str {
+    record["interception_point"].as_str().unwrap_or_default()
+}
+
+/// A record's verdict reason, if any.
+pub(crate) fn reason_of(record: &Value) -> Option<&str> {
+    record["verdict"]["reason"].as_str()
+}
+
+/// Asserts that the records are exactly the emissions the policy service
+/// received, one for one in order per session (the policy declares every
+/// point the proxy emits at, so the service sees every emission), and
+/// that each session ended with `agent_shutdown`.
+pub(crate) fn assert_records_match(records: &[Value], seen: &[Seen]) {
+    let mut sessions: Vec<&str> = seen.iter().map(|s| s.session.as_str()).collect();
+    sessions.dedup();
+    let recorded: Vec<(&str, &str)> = records
+        .iter()
+        .map(|r| (r["session_id"].as_str().unwrap_or_default(), point_of(r)))
+        .collect();
+    let emitted: Vec<(&str, &str)> = seen
+        .iter()
+        .map(|s| (s.session.as_str(), s.point.as_str()))
+        .collect();
+    for session in sessions {
+        let r: Vec<&str> = recorded
+            .iter()
+            .filter(|(s, _)| *s == session)
+            .map(|(_, p)| *p)
+            .collect();
+        let e: Vec<&str> = emitted
+            .iter()
+            .filter(|(s, _)| *s == session)
+            .map(|(_, p)| *p)
+            .collect();
+        assert_eq!(r, e, "session {session}: records vs emissions");
+        assert_eq!(r.first(), Some(&"agent_startup"), "session {session}");
+        assert_eq!(r.last(), Some(&"agent_shutdown"), "session {session}");
+    }
+    assert_eq!(records.len(), seen.len(), "one record per emission");
+}
+
+/// The calls an upstream received, as `(tool, arguments)`.
+pub(crate) fn upstream_calls(path: &std::path::Path) -> Vec<(String, Value)> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("a call line is JSON");
+            (
+                v["tool"].as_str().unwrap().to_owned(),
+                v["arguments"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// A `call` step of the client's scenario.
+pub(crate) fn call(name: &str, arguments: Value) -> Value {
+    json!({"op": "call", "name": name, "arguments": arguments})
+}
+
+/// Asserts that a step's tool result is a deny naming `reason` and not
+/// carrying `never`.
+pub(crate) fn assert_denied(step: &Value, reason: &str, never: &str) {
+    assert_eq!(step["is_error"], true, "{step}");
+    let text = step["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("hookwire: denied"), "{step}");
+    assert!(text.contains(reason), "{step}");
+    assert!(!text.contains(never), "the denied payload leaked: {step}");
+}
