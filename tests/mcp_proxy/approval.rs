@@ -13,7 +13,9 @@ use hookwire::approval::ApprovalResolution;
 use hookwire_approvals::{ApprovalQueue, ApproverIdentity, QueueEvent};
 use serde_json::json;
 
-use super::{Proxy, Upstream, WAIT, assert_records_match, point_of, records_when, upstream_calls};
+use super::{
+    Proxy, Upstream, WAIT, assert_records_match, point_of, records_after_shutdown, upstream_calls,
+};
 
 /// Decides the requests reaching `queue`, in arrival order, with
 /// `decisions` (true: approve); returns the requests' amounts.
@@ -98,10 +100,7 @@ async fn an_escalated_call_waits_for_an_approver_who_approves_one_and_rejects_an
             json!({"amount": 250, "to": "acct-9"})
         )]
     );
-    let records = records_when(&proxy.records, "agent_shutdown", |r| {
-        r.iter().any(|r| point_of(r) == "agent_shutdown")
-    })
-    .await;
+    let records = records_after_shutdown(&proxy.records).await;
     assert_records_match(&records, &proxy.policy.seen());
     let pre: Vec<_> = records
         .iter()
@@ -132,9 +131,6 @@ async fn an_escalation_no_approver_decides_is_denied_at_its_deadline() {
         "{out}"
     );
     assert!(upstream_calls(&proxy.calls).is_empty());
-    let records = records_when(&proxy.records, "agent_shutdown", |r| {
-        r.iter().any(|r| point_of(r) == "agent_shutdown")
-    })
-    .await;
+    let records = records_after_shutdown(&proxy.records).await;
     assert_records_match(&records, &proxy.policy.seen());
 }

@@ -10,7 +10,10 @@
 use hookwire::InterceptionPoint as P;
 use serde_json::{Value, json};
 
-use super::{Proxy, Upstream, assert_records_match, call, point_of, records_when, upstream_calls};
+use super::{
+    Proxy, Upstream, assert_failure_recorded, assert_records_match, call, point_of,
+    records_after_shutdown, upstream_calls,
+};
 
 /// Checks a tool result reporting an upstream failure and the failed
 /// call's `post_tool_call` emission, and returns that emission's context.
@@ -34,14 +37,12 @@ fn check_failed_call(step: &Value, proxy: &Proxy, tool: &str, says: &str) -> Val
 }
 
 /// The records of the proxy's one session once it has ended, checked
-/// against the emissions.
-async fn ended(proxy: &Proxy) -> Vec<Value> {
-    let records = records_when(&proxy.records, "agent_shutdown", |r| {
-        r.iter().any(|r| point_of(r) == "agent_shutdown")
-    })
-    .await;
+/// against the emissions, the failure (`what`) among them.
+async fn ended(proxy: &Proxy, what: &str) -> Vec<Value> {
+    let records = records_after_shutdown(&proxy.records).await;
     assert_records_match(&records, &proxy.policy.seen());
     proxy.verify_records();
+    assert_failure_recorded(&records, what);
     records
 }
 
@@ -68,7 +69,7 @@ async fn upstream_dies_mid_call(upstream: Upstream) {
         .map(|c| c.0)
         .collect();
     assert_eq!(calls, ["echo", "crash"]);
-    let records = ended(&proxy).await;
+    let records = ended(&proxy, "the server dying mid-call").await;
     let shutdown = records.last().unwrap();
     assert_eq!(point_of(shutdown), "agent_shutdown");
     let last = proxy.policy.seen().last().cloned().unwrap();
@@ -103,7 +104,7 @@ async fn upstream_answers_garbage(upstream: Upstream) {
         .map(|c| c.0)
         .collect();
     assert_eq!(calls, ["garble"]);
-    ended(&proxy).await;
+    ended(&proxy, "a malformed result").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -136,5 +137,5 @@ async fn a_server_silent_past_the_call_timeout_is_a_tool_error_not_a_hang() {
     check_failed_call(&steps[0], &proxy, "slow", "8000 ms");
     // A slow call does not end the session.
     assert_eq!(steps[1]["text"], "still here", "{out}");
-    ended(&proxy).await;
+    ended(&proxy, "the call timing out").await;
 }

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::{
     HIDDEN, Proxy, SECRET, Upstream, assert_denied, assert_records_match, call, point_of,
-    reason_of, records_when, upstream_calls,
+    reason_of, records_after_shutdown, upstream_calls,
 };
 
 /// The scenario both upstreams run, and what it must show.
@@ -79,10 +79,7 @@ pub(crate) fn check_governed(out: &Value, proxy: &Proxy) {
 
 /// Checks the emissions and records of [`scenario`]'s one session.
 pub(crate) async fn check_records(proxy: &Proxy) {
-    let records = records_when(&proxy.records, "agent_shutdown", |r| {
-        r.iter().any(|r| point_of(r) == "agent_shutdown")
-    })
-    .await;
+    let records = records_after_shutdown(&proxy.records).await;
     let seen = proxy.policy.seen();
     assert_records_match(&records, &seen);
     let points: Vec<P> = seen.iter().map(|s| s.point).collect();
@@ -126,6 +123,12 @@ pub(crate) async fn check_records(proxy: &Proxy) {
     // The post_tool_call of read_config saw the key (and replaced it).
     assert!(seen[5].context.to_string().contains(SECRET));
     assert_eq!(seen[6].tool.as_deref(), Some(HIDDEN));
+    // The hidden call's record says what the client got: a deny.
+    assert_eq!(
+        records[6]["verdict"]["decision"], "deny",
+        "the record of the refused hidden call: {:#}",
+        records[6]
+    );
     // Payload-free records: the key is in none.
     assert!(!records.iter().any(|r| r.to_string().contains(SECRET)));
     proxy.verify_records();

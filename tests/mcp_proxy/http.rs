@@ -4,13 +4,14 @@
 //! server over stdio and over Streamable HTTP (`--upstream URL`); a client
 //! without a token or with an unknown one is refused before any session
 //! exists; another client presenting a session's id is refused that
-//! session, which goes on untouched.
+//! session, which goes on untouched; a server opening its SSE answers
+//! with priming events (as rmcp's does by default) is understood.
 
 use serde_json::json;
 
 use super::governed::{check_governed, check_records, scenario};
 use super::proxy::{HttpUpstream, token};
-use super::{Proxy, Upstream, call, point_of, records_when, upstream_calls};
+use super::{Proxy, Upstream, call, point_of, records_after_shutdown, upstream_calls};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_client_over_http_is_governed_in_front_of_the_stdio_server() {
@@ -42,6 +43,29 @@ async fn the_python_client_over_stdio_is_governed_in_front_of_the_http_server() 
     let out = proxy.stdio_client(&upstream.upstream(), scenario()).await;
     check_governed(&out, &proxy);
     check_records(&proxy).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_priming_its_sse_answers_is_understood() {
+    // Streamable HTTP servers SHOULD open an SSE answer with a priming
+    // event (an id, empty data) so that clients can resume; the official
+    // SDKs' clients skip it, and so must the proxy.
+    let proxy = Proxy::new().await;
+    let upstream = HttpUpstream::priming(&proxy.calls).await;
+    let scenario = json!([
+        call("echo", json!({"text": "primed"})),
+        call("delete_file", json!({"path": "/srv/data/precious.db"})),
+    ]);
+    let out = proxy.stdio_client(&upstream.upstream(), scenario).await;
+    assert!(out.get("fatal").is_none(), "{out}");
+    assert_eq!(out["steps"][0]["text"], "primed", "{out}");
+    assert_eq!(out["steps"][1]["is_error"], true, "{out}");
+    assert_eq!(
+        upstream_calls(&proxy.calls),
+        [("echo".to_owned(), json!({"text": "primed"}))]
+    );
+    let records = records_after_shutdown(&proxy.records).await;
+    super::assert_records_match(&records, &proxy.policy.seen());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -106,10 +130,7 @@ async fn another_client_is_refused_a_session_it_does_not_own() {
         "bob's call never reached the server"
     );
     // One session, Alice's; Bob's attempts emitted nothing.
-    let records = records_when(&proxy.records, "agent_shutdown", |r| {
-        r.iter().any(|r| point_of(r) == "agent_shutdown")
-    })
-    .await;
+    let records = records_after_shutdown(&proxy.records).await;
     let seen = proxy.policy.seen();
     super::assert_records_match(&records, &seen);
     assert_eq!(

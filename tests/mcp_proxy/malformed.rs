@@ -11,7 +11,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::proxy::token;
 use super::{
-    Proxy, Upstream, WAIT, assert_records_match, call, point_of, records_when, upstream_calls,
+    Proxy, Upstream, WAIT, assert_records_match, call, point_of, records_after_shutdown,
+    upstream_calls,
 };
 
 /// The proxy over stdio, driven line by line.
@@ -138,10 +139,7 @@ async fn malformed_messages_on_stdin_are_json_rpc_errors_and_the_session_goes_on
     assert!(status.success(), "{status}");
     let calls = upstream_calls(&proxy.calls);
     assert_eq!(calls, [("echo".to_owned(), json!({"text": "ok"}))]);
-    let records = records_when(&proxy.records, "agent_shutdown", |r| {
-        r.iter().any(|r| point_of(r) == "agent_shutdown")
-    })
-    .await;
+    let records = records_after_shutdown(&proxy.records).await;
     assert_records_match(&records, &proxy.policy.seen());
 }
 

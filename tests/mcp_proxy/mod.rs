@@ -159,7 +159,8 @@ impl Policy {
 // The proxy's records.
 
 /// The `record` members of a signed record log, in order (an absent file:
-/// none yet).
+/// none yet), each with the line's host facts (`extensions`, travelling
+/// beside the closed §10.3 record) copied in as `facts`.
 pub(crate) fn read_records(path: &std::path::Path) -> Vec<Value> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
@@ -168,15 +169,38 @@ pub(crate) fn read_records(path: &std::path::Path) -> Vec<Value> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let line: Value = serde_json::from_str(l).expect("a record line is JSON");
-            line["record"].clone()
+            let mut record = line["record"].clone();
+            record["facts"] = line.get("extensions").cloned().unwrap_or(Value::Null);
+            record
         })
         .collect()
+}
+
+/// The records of a proxy's sessions once one has ended (`agent_shutdown`
+/// recorded).
+pub(crate) async fn records_after_shutdown(path: &std::path::Path) -> Vec<Value> {
+    records_when(path, "agent_shutdown", |r| {
+        r.iter().any(|r| point_of(r) == "agent_shutdown")
+    })
+    .await
+}
+
+/// Asserts that a failed call left a `host_error:*` in the records (a
+/// record's reason, or a host fact naming one), as issue 27 asks of every
+/// failure, so the audit trail does not read as an allowed call.
+pub(crate) fn assert_failure_recorded(records: &[Value], what: &str) {
+    assert!(
+        records
+            .iter()
+            .any(|r| r.to_string().contains("host_error:")),
+        "{what}: no record names a host_error: {records:#?}"
+    );
 }
 
 /// Waits (bounded) until `done` holds for the records in `path`: the proxy
 /// writes its last records as a session ends, which the client does not
 /// wait for.
-pub(crate) async fn records_when(
+async fn records_when(
     path: &std::path::Path,
     what: &str,
     done: impl Fn(&[Value]) -> bool,

@@ -265,10 +265,21 @@ pub(crate) struct HttpUpstream {
 impl HttpUpstream {
     /// Starts it, its calls logged to `calls`.
     pub(crate) async fn start(calls: &Path) -> Self {
+        Self::spawn(calls, false).await
+    }
+
+    /// Starts it with an event store: every SSE answer opens with a
+    /// priming event (an event id, empty data).
+    pub(crate) async fn priming(calls: &Path) -> Self {
+        Self::spawn(calls, true).await
+    }
+
+    async fn spawn(calls: &Path, prime: bool) -> Self {
         let mut child = Command::new(python())
             .arg(fixtures().join("upstream.py"))
             .args(["--transport", "http", "--calls"])
             .arg(calls)
+            .args(prime.then_some("--prime"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
