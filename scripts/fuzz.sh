@@ -11,7 +11,7 @@ CARGO_FUZZ_VERSION="0.13.1"
 # checks on so that arithmetic bugs panic.
 BUILD_FLAGS=(--sanitizer none --debug-assertions)
 ALL_TARGETS=(json_text wire_context wire_verdict wire_approval transform declaration
-  messages_request messages_stream responses_request responses_stream chat_request chat_stream hook_payload)
+  messages_request messages_stream responses_request responses_stream chat_request chat_stream hook_payload mcp_message)
 
 usage() {
   cat <<EOF
@@ -25,7 +25,7 @@ input is in fuzz/artifacts/TARGET/ and the command to reproduce it is printed.
 
 Targets: json_text wire_context wire_verdict wire_approval transform declaration
 messages_request messages_stream responses_request responses_stream
-chat_request chat_stream hook_payload (default: all).
+chat_request chat_stream hook_payload mcp_message (default: all).
 
 Options:
   --seconds N  how long each target runs (libFuzzer -max_total_time)

@@ -95,6 +95,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
         records: &args.records,
         print: args.print_records.then_some(PrintTo::Stdout),
         metrics_addr: args.metrics_addr,
+        amend: None,
     };
     let (governed, gateway_metrics) = governed_host(options, GatewayMetrics::register).await?;
     let Governed {

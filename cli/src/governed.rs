@@ -12,9 +12,11 @@ use std::sync::{Arc, PoisonError};
 
 use hookwire::InterceptionRecord;
 use hookwire_client::declaration::Declaration;
+use hookwire_client::declaration::Registry as Kinds;
 use hookwire_client::prometheus_client::registry::Registry;
 use hookwire_client::{Host, HostMetrics, RecordSink};
 use hookwire_server::metrics::SharedRegistry;
+use serde_json::Value;
 use tokio::net::TcpListener;
 
 use crate::args::RegistryArgs;
@@ -57,7 +59,13 @@ pub(crate) struct HostOptions<'a> {
     pub(crate) print: Option<PrintTo>,
     /// The metrics endpoint's address, when metrics are served.
     pub(crate) metrics_addr: Option<SocketAddr>,
+    /// What the command adds before the document loads: kinds of its
+    /// own in the registry, bindings in the document.
+    pub(crate) amend: Option<&'a Amend<'a>>,
 }
+
+/// A command's additions to the registry and the declaration document.
+pub(crate) type Amend<'a> = dyn Fn(Kinds, Value) -> Result<(Kinds, Value), CliError> + 'a;
 
 /// The host and what runs beside it.
 pub(crate) struct Governed {
@@ -77,8 +85,24 @@ pub(crate) async fn governed_host<M>(
     o: HostOptions<'_>,
     more_metrics: impl FnOnce(&mut Registry) -> M,
 ) -> Result<(Governed, Option<M>), CliError> {
-    let registry = o.registry.registry()?;
-    let declaration = Declaration::from_path(o.declaration)?;
+    let mut registry = o.registry.registry()?;
+    let declaration = match o.amend {
+        None => Declaration::from_path(o.declaration)?,
+        Some(amend) => {
+            let text = std::fs::read_to_string(o.declaration).map_err(|e| {
+                hookwire_client::Error::Registry(format!(
+                    "cannot read {}: {e}",
+                    o.declaration.display()
+                ))
+            })?;
+            let document = hookwire::json::decode(&text).map_err(|e| {
+                hookwire_client::Error::Registry(format!("{}: {e}", o.declaration.display()))
+            })?;
+            let (r, document) = amend(registry, document)?;
+            registry = r;
+            Declaration::from_value(&document)?
+        }
+    };
     let signed = o.records.open()?;
     let mut builder = Host::declared(o.agent_id.to_owned(), "hookwire").record_sink(signed.clone());
     if let Some(to) = o.print {

@@ -273,6 +273,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
         records: &args.records,
         print: args.print_records.then_some(PrintTo::Stdout),
         metrics_addr: args.metrics_addr,
+        amend: None,
     };
     let (governed, _) = governed_host(options, |_| ()).await?;
     let Governed {

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire_mcp::{Clients, HttpProxy, McpConfig, McpMetrics, UpstreamSpec};
+use hookwire_mcp::{Clients, HiddenTools, HttpProxy, McpConfig, McpMetrics, UpstreamSpec};
 
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
@@ -141,6 +141,14 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
         .declaration
         .clone()
         .ok_or_else(|| config_error("--declaration is required".into()))?;
+    // Hidden tools are a binding of the chain: a hidden tool called anyway
+    // is a deny on the record (docs/mcp.md, "Hidden tools").
+    let hidden = HiddenTools::default();
+    let hide: BTreeSet<String> = args.hide_tool.iter().cloned().collect();
+    let amend = |kinds, document| {
+        let kinds = hidden.register(kinds)?;
+        Ok((kinds, hookwire_mcp::with_hidden_binding(document, &hide)))
+    };
     let options = HostOptions {
         agent_id: &args.agent_id,
         declaration: &declaration,
@@ -148,6 +156,7 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
         records: &args.records,
         print: args.print_records.then_some(PrintTo::Stderr),
         metrics_addr: args.metrics_addr,
+        amend: Some(&amend),
     };
     let (governed, metrics) = governed_host(options, McpMetrics::register).await?;
     let Governed {
@@ -162,7 +171,7 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
         max_sessions: args.max_sessions.max(1),
         max_in_flight: args.max_in_flight.max(1),
         max_message_bytes: args.max_message_bytes.max(1024),
-        hidden: args.hide_tool.iter().cloned().collect::<BTreeSet<_>>(),
+        hidden: hidden.names(),
         metrics,
     });
     let metrics = MetricsEndpoint::serve_announced(
@@ -237,5 +246,5 @@ fn read_clients(path: Option<&std::path::Path>) -> Result<Clients, CliError> {
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| config_error(format!("cannot read {}: {e}", path.display())))?;
-    Ok(Clients::parse(&text).map_err(|e| config_error(format!("{}: {e}", path.display())))?)
+    Clients::parse(&text).map_err(|e| config_error(format!("{}: {e}", path.display())))
 }

@@ -23,8 +23,8 @@ use hookwire::wire::context_to_request;
 use hookwire::{AgentContext, InterceptionPoint, InterceptorResponse, Verdict, json, pb};
 use hookwire_fuzz::wire_context::{POINTS, encode_request};
 use hookwire_fuzz::{
-    chat_request, chat_stream, hook_payload, messages_request, messages_stream, transform,
-    wire_approval, wire_verdict,
+    chat_request, chat_stream, hook_payload, mcp_message, messages_request, messages_stream,
+    transform, wire_approval, wire_verdict,
 };
 use serde_json::{Map, Value, json};
 
@@ -80,6 +80,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     declarations(&mut seeds, &vectors, root)?;
     for input in hook_payload::seeds() {
         seeds.add("hook_payload", input);
+    }
+    for input in mcp_message::seeds() {
+        seeds.add("mcp_message", input);
     }
     for input in messages_request::seeds() {
         seeds.add("messages_request", input);

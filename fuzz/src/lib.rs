@@ -16,6 +16,7 @@ pub mod chat_stream;
 pub mod declaration;
 pub mod hook_payload;
 pub mod json_text;
+pub mod mcp_message;
 pub mod messages_request;
 pub mod messages_stream;
 pub mod responses_request;

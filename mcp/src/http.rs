@@ -157,7 +157,7 @@ fn json_response(v: &Value, session: Option<&str>) -> Response {
 }
 
 /// The client the request's bearer token names.
-fn authenticate(proxy: &HttpProxy, headers: &HeaderMap) -> Result<String, Response> {
+fn authenticate(proxy: &HttpProxy, headers: &HeaderMap) -> Result<String, Box<Response>> {
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -167,21 +167,21 @@ fn authenticate(proxy: &HttpProxy, headers: &HeaderMap) -> Result<String, Respon
         });
     let Some(token) = token else {
         tracing::info!(target: "hookwire_mcp::access", "mcp request refused: no bearer token");
-        return Err(refusal(
+        return Err(Box::new(refusal(
             StatusCode::UNAUTHORIZED,
             jsonrpc::INVALID_REQUEST,
             "unauthorized: no bearer token",
-        ));
+        )));
     };
     match proxy.clients.authenticate(token.trim()) {
         Some(name) => Ok(name.to_owned()),
         None => {
             tracing::info!(target: "hookwire_mcp::access", "mcp request refused: unknown token");
-            Err(refusal(
+            Err(Box::new(refusal(
                 StatusCode::UNAUTHORIZED,
                 jsonrpc::INVALID_REQUEST,
                 "unauthorized: unknown token",
-            ))
+            )))
         }
     }
 }
@@ -191,37 +191,37 @@ fn owned_session(
     proxy: &HttpProxy,
     headers: &HeaderMap,
     client: &str,
-) -> Result<(String, Arc<McpSession>), Response> {
+) -> Result<(String, Arc<McpSession>), Box<Response>> {
     let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
-        return Err(refusal(
+        return Err(Box::new(refusal(
             StatusCode::BAD_REQUEST,
             jsonrpc::INVALID_REQUEST,
             "no Mcp-Session-Id: initialize first",
-        ));
+        )));
     };
     let mut t = proxy.table();
     let Some(e) = t.get_mut(id) else {
-        return Err(refusal(
+        return Err(Box::new(refusal(
             StatusCode::NOT_FOUND,
             jsonrpc::INVALID_REQUEST,
             "unknown or ended session: initialize again",
-        ));
+        )));
     };
     if e.owner != client {
         tracing::warn!(target: "hookwire_mcp::access", client = %client, "mcp request refused: another client's session");
-        return Err(refusal(
+        return Err(Box::new(refusal(
             StatusCode::FORBIDDEN,
             jsonrpc::INVALID_REQUEST,
             "forbidden: the session belongs to another client",
-        ));
+        )));
     }
     if e.session.is_ended() {
         t.remove(id);
-        return Err(refusal(
+        return Err(Box::new(refusal(
             StatusCode::NOT_FOUND,
             jsonrpc::INVALID_REQUEST,
             "unknown or ended session: initialize again",
-        ));
+        )));
     }
     e.last = Instant::now();
     Ok((id.to_owned(), e.session.clone()))
@@ -230,7 +230,7 @@ fn owned_session(
 async fn post_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap, body: Body) -> Response {
     let client = match authenticate(&proxy, &headers) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let max = proxy.config.max_message_bytes;
     let bytes: Bytes = match http_body_util::Limited::new(body, max).collect().await {
@@ -254,7 +254,7 @@ async fn post_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap, body:
     }
     let (key, session) = match owned_session(&proxy, &headers, &client) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let progress = match &message {
         Message::Request { method, params, .. } => {
@@ -363,11 +363,11 @@ async fn initialize(proxy: &Arc<HttpProxy>, client: String, message: Message) ->
 async fn delete_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap) -> Response {
     let client = match authenticate(&proxy, &headers) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let (key, session) = match owned_session(&proxy, &headers, &client) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     proxy.table().remove(&key);
     session.end(ShutdownReason::Completed).await;
@@ -376,7 +376,7 @@ async fn delete_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap) -> 
 
 async fn get_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap) -> Response {
     if let Err(r) = authenticate(&proxy, &headers) {
-        return r;
+        return *r;
     }
     let mut r = StatusCode::METHOD_NOT_ALLOWED.into_response();
     r.headers_mut()

@@ -14,6 +14,7 @@
 //! | `stdio` | the stdio downstream (one session on stdin/stdout) |
 //! | `http` | the Streamable HTTP downstream: authentication, session binding, the session table |
 //! | `clients` | the clients file: bearer tokens kept as SHA-256 hashes |
+//! | `hidden` | hidden tools as a binding kind of the chain |
 //! | `lines` | bounded newline-delimited and Server-Sent Events reading |
 //! | `metrics` | the `hookwire_mcp_*` series |
 //!
@@ -27,6 +28,7 @@ mod clients;
 mod config;
 mod core;
 mod error;
+mod hidden;
 mod http;
 pub mod jsonrpc;
 mod lines;
@@ -38,6 +40,7 @@ mod upstream;
 pub use clients::{Clients, MAX_TOKEN_BYTES, token_sha256};
 pub use config::{DEFAULT_MAX_MESSAGE_BYTES, McpConfig};
 pub use error::Error;
+pub use hidden::{HIDDEN_BINDING_ID, HIDDEN_KIND, HIDDEN_REASON, HiddenTools, with_hidden_binding};
 pub use http::{HttpProxy, serve_http};
 pub use metrics::{CallOutcome, McpMetrics};
 pub use session::McpSession;
@@ -56,7 +59,8 @@ pub(crate) fn random_id() -> Result<String, Error> {
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing {
     /// Decodes one message as either side's would be, and checks that
-    /// what is accepted re-encodes to a message that decodes the same.
+    /// what is accepted re-encodes to a message that decodes the same;
+    /// splits the bytes as a Server-Sent Events stream, bounded.
     pub fn decode_message(bytes: &[u8]) {
         let max = 1 << 16;
         if let Ok(m) = crate::jsonrpc::decode(bytes, max) {
@@ -69,6 +73,16 @@ pub mod fuzzing {
             }
             if let crate::jsonrpc::Message::Response { outcome: Ok(r), .. } = &m {
                 let _ = crate::core::call_result(r);
+            }
+        }
+        // The same bytes as a streamed answer, cut in two.
+        let mut events = crate::lines::SseEvents::default();
+        let (a, b) = bytes.split_at(bytes.len() / 2);
+        for chunk in [a, b] {
+            for event in events.feed(chunk, 1024) {
+                if let crate::lines::Event::Data(d) = event {
+                    assert!(d.len() <= 1024, "an event over its bound");
+                }
             }
         }
     }

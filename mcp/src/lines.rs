@@ -61,7 +61,8 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, max: usize) -> std::i
 }
 
 /// Splits a Server-Sent Events stream into the `data` of its events,
-/// bounded per event.
+/// bounded per event; events without data, or with empty data, are
+/// skipped.
 #[derive(Debug, Default)]
 pub struct SseEvents {
     pending: Vec<u8>,
@@ -99,7 +100,9 @@ impl SseEvents {
             if line.is_empty() {
                 if self.over {
                     out.push(Event::Oversized);
-                } else if self.has_data {
+                } else if self.has_data && !self.data.iter().all(u8::is_ascii_whitespace) {
+                    // An event with empty data (a server priming its
+                    // stream with an id and a retry) carries no message.
                     out.push(Event::Data(std::mem::take(&mut self.data)));
                 }
                 self.data.clear();
@@ -172,6 +175,11 @@ mod tests {
         got.extend(s.feed(b"data: x", 100));
         assert_eq!(got, vec![Event::Data(b"{\"a\":\n1}".to_vec())]);
         assert_eq!(s.feed(b"\r\n\r\n", 100), vec![Event::Data(b"x".to_vec())]);
+        assert_eq!(
+            s.feed(b"id: 0\nretry: 3000\ndata: \n\ndata: {}\n\n", 100),
+            vec![Event::Data(b"{}".to_vec())],
+            "a priming event is skipped"
+        );
         assert_eq!(
             s.feed(b"data: 0123456789\n\ndata: ok\n\n", 5),
             vec![Event::Oversized, Event::Data(b"ok".to_vec())]

@@ -86,9 +86,11 @@ pub async fn serve_stdio(
                     .await;
             }
             Ok(m @ Message::Request { .. }) => {
-                let (s, tx) = (session.clone(), tx.clone());
+                // Admitted now, so that a cancellation read next finds it.
+                let answering = session.begin(m, None);
+                let tx = tx.clone();
                 tasks.spawn(async move {
-                    if let Some(answer) = s.handle(m, None).await {
+                    if let Some(answer) = answering.await {
                         let _ = tx.send(answer).await;
                     }
                 });

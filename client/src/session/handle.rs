@@ -199,6 +199,34 @@ impl Session {
         self.checked(InterceptionPoint::PostToolCall, members).await
     }
 
+    /// `post_tool_call` for a call whose result cannot be had: its
+    /// executor failed, went silent or answered what cannot be read (a
+    /// tool server that exited, timed out or sent garbage), or the call
+    /// was abandoned. No context can be built from a result that does not
+    /// exist, so the emission is denied `host_error:context_invalid`
+    /// before any interceptor runs (§6.3), its record naming `problem`
+    /// (which must not carry a payload), and the call's pair is closed.
+    /// Refused like [`Session::post_tool_call`] when no permitted
+    /// `pre_tool_call` with the call's id waits for it.
+    pub async fn post_tool_call_unavailable(
+        &self,
+        call: &ToolCall,
+        problem: &str,
+    ) -> Result<Emission, Error> {
+        let result = ToolResult {
+            value: Value::Null,
+            is_error: true,
+        };
+        let members = post_tool_members(call, &result);
+        let invalid = hookwire::InvalidContext::Json {
+            member: "tool_result".into(),
+            problem: problem.to_owned(),
+        };
+        self.state
+            .refused(InterceptionPoint::PostToolCall, members, &invalid)
+            .await
+    }
+
     /// `output`: before the final response reaches the caller. The
     /// verdicted content is reachable only through
     /// [`OutputDecision::release`], which refuses it unless the verdict

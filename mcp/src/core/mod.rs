@@ -84,17 +84,30 @@ pub fn call_result(result: &Value) -> Result<CallResult, String> {
     })
 }
 
+/// The note that leads a rewritten result whose structured copy was
+/// withheld.
+pub const STRUCTURED_WITHHELD: &str = "hookwire: this result was rewritten at post_tool_call; its structuredContent, which the rewrite cannot reach, is withheld";
+
 /// The result the client receives when the post verdict permitted with
 /// `content` (the target as governed): the upstream's result, its
-/// `content` replaced when rewritten, and then without its
-/// `structuredContent` (which would still carry what was rewritten).
+/// `content` replaced when rewritten. A rewritten result that carried
+/// `structuredContent` cannot keep it (it would still hold what was
+/// rewritten) nor drop it from a success (a client checking the tool's
+/// `outputSchema` refuses a success without it): it becomes an error
+/// result, which the schema does not bind, led by a note saying why.
 pub fn released_result(result: &CallResult, content: &Value) -> Value {
     if *content == result.content {
         return result.raw.clone();
     }
     let mut r = result.raw.as_object().cloned().unwrap_or_default();
-    r.insert("content".into(), content.clone());
-    r.remove("structuredContent");
+    if r.remove("structuredContent").is_some() {
+        let mut blocks = vec![json!({"type": "text", "text": STRUCTURED_WITHHELD})];
+        blocks.extend(content.as_array().cloned().unwrap_or_default());
+        r.insert("content".into(), Value::Array(blocks));
+        r.insert("isError".into(), Value::Bool(true));
+    } else {
+        r.insert("content".into(), content.clone());
+    }
     Value::Object(r)
 }
 

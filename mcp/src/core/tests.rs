@@ -163,11 +163,24 @@ fn a_post_permit_relays_or_rewrites_the_content() {
     );
     let redacted = json!([{"type": "text", "text": "key=[redacted]"}]);
     let out = settle_post(&permit(Some(redacted.clone())), &result);
-    assert_eq!(out["content"], redacted);
+    assert_eq!(out["content"][0]["text"], STRUCTURED_WITHHELD);
+    assert_eq!(out["content"][1], redacted[0]);
+    assert_eq!(
+        out["isError"], true,
+        "an error result: no outputSchema binds it"
+    );
     assert_eq!(out["_meta"], json!({"m": 1}));
     assert!(
         out.get("structuredContent").is_none(),
-        "the unredacted copy is dropped"
+        "the unredacted copy is withheld"
+    );
+    assert!(!out.to_string().contains("abc"));
+    let plain = call_result(&json!({"content": [{"type": "text", "text": "key=abc"}]})).unwrap();
+    let out = settle_post(&permit(Some(redacted.clone())), &plain);
+    assert_eq!(
+        out,
+        json!({"content": redacted}),
+        "without a structured copy: the rewrite as is"
     );
     let bad = settle_post(&permit(Some(json!("flat"))), &result);
     assert_eq!(bad["isError"], true);

@@ -31,6 +31,7 @@ enum Waited<T> {
 }
 
 impl McpSession {
+    /// Governs one `tools/call`; `None` when it was cancelled.
     pub(super) async fn tools_call(
         self: &Arc<Self>,
         id: &Id,
@@ -105,12 +106,27 @@ impl McpSession {
         };
         let sent = ToolCall::new(call.id.clone(), call.name.clone(), args.clone());
         let upstream = self.upstream_call(id, params, &args, cancel).await;
-        let (value, is_error, structured, result, mut outcome) = match upstream {
-            Upstream::Result(r) => {
-                let (v, e, s) = (r.content.clone(), r.is_error, r.structured.clone());
-                (v, e, s, Some(Ok(r)), CallOutcome::Allowed)
+        let (result, mut outcome) = match upstream {
+            Upstream::Result(r) => (Ok(r), CallOutcome::Allowed),
+            Upstream::Error(error) => (Err(error), CallOutcome::Allowed),
+            // No result exists: the post_tool_call is the host's
+            // `host_error:context_invalid`, naming the failure.
+            Upstream::Failed(text) => {
+                let _ = self.hw.post_tool_call_unavailable(&sent, &text).await;
+                return (
+                    Some(Ok(core::error_result(&text))),
+                    CallOutcome::UpstreamFailed,
+                );
             }
-            Upstream::Error(error) => {
+            Upstream::Cancelled => {
+                let problem = "the client cancelled the call while the upstream ran it";
+                let _ = self.hw.post_tool_call_unavailable(&sent, problem).await;
+                return (None, CallOutcome::Cancelled);
+            }
+        };
+        let (value, is_error, structured) = match &result {
+            Ok(r) => (r.content.clone(), r.is_error, r.structured.clone()),
+            Err(error) => {
                 let text = format!(
                     "hookwire: the upstream answered tools/call with an error: {}",
                     error
@@ -118,28 +134,8 @@ impl McpSession {
                         .and_then(Value::as_str)
                         .unwrap_or("no message")
                 );
-                (
-                    Value::String(text),
-                    true,
-                    None,
-                    Some(Err(error)),
-                    CallOutcome::Allowed,
-                )
+                (Value::String(text), true, None)
             }
-            Upstream::Failed(text) => (
-                Value::String(text),
-                true,
-                None,
-                None,
-                CallOutcome::UpstreamFailed,
-            ),
-            Upstream::Cancelled => (
-                Value::String("hookwire: cancelled by the client".into()),
-                true,
-                None,
-                None,
-                CallOutcome::Cancelled,
-            ),
         };
         let mut extra = Map::new();
         if let Some(s) = structured {
@@ -150,11 +146,6 @@ impl McpSession {
             json!({"tool_call": call_json(&sent), "tool_result": {"value": value, "is_error": is_error}}),
             extra,
         );
-        if outcome == CallOutcome::Cancelled {
-            // The pair is closed on the record; nobody waits for an answer.
-            let _ = post.await;
-            return (None, outcome);
-        }
         let post = match self.waited(post, p, "post_tool_call", cancel).await {
             Waited::Cancelled => return (None, CallOutcome::Cancelled),
             Waited::Done(Ok(e)) => e,
@@ -165,13 +156,10 @@ impl McpSession {
             outcome = CallOutcome::DeniedPost;
         }
         let answer = match result {
-            Some(Ok(r)) => core::settle_post(&v, &r),
+            Ok(r) => core::settle_post(&v, &r),
             // The upstream's JSON-RPC error, relayed when permitted.
-            Some(Err(error)) if v.proceeds => return (Some(Err(error)), outcome),
-            _ if v.proceeds => {
-                core::error_result(value.as_str().unwrap_or("hookwire: the upstream failed"))
-            }
-            _ => core::settle_post(&v, &empty_result()),
+            Err(error) if v.proceeds => return (Some(Err(error)), outcome),
+            Err(_) => core::settle_post(&v, &empty_result()),
         };
         (Some(Ok(answer)), outcome)
     }
@@ -255,6 +243,10 @@ impl McpSession {
         let mut count = 0u64;
         loop {
             tokio::select! {
+                // The emission is polled first, so that even a call
+                // cancelled before it began has its emission, and the
+                // host's cancellation record.
+                biased;
                 done = &mut emission => return Waited::Done(done),
                 _ = cancel.wait_for(|c| *c) => return Waited::Cancelled,
                 _ = tick.tick(), if notify.is_some() => {

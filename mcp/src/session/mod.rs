@@ -10,20 +10,22 @@
 //! still booked, and each call's `tool_call.id` is its JSON-RPC id.
 
 mod call;
+mod inbound;
+mod start;
 
 use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use hookwire_client::{Host, Session, ShutdownReason};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::McpConfig;
-use crate::core::{self, MAX_TOOL_PAGES, MAX_TOOLS, ServerRequest};
+use crate::core;
 use crate::jsonrpc::{self, Id, Message};
-use crate::upstream::{Failure, HttpClient, Link, UpstreamSpec};
+use crate::upstream::{HttpClient, Link, UpstreamSpec};
 
 /// Where a message to the client goes: the stdio writer, or one HTTP
 /// request's event stream.
@@ -101,8 +103,8 @@ impl McpSession {
         if let Some(m) = &session.config.metrics {
             m.sessions(1);
         }
-        tokio::spawn(serve_inbound(Arc::downgrade(&session), inbound));
-        tokio::spawn(watch_link(Arc::downgrade(&session)));
+        tokio::spawn(inbound::serve_inbound(Arc::downgrade(&session), inbound));
+        tokio::spawn(inbound::watch_link(Arc::downgrade(&session)));
         Ok(session)
     }
 
@@ -134,30 +136,138 @@ impl McpSession {
         message: Message,
         notify: Option<Notifier>,
     ) -> Option<Value> {
-        match message {
+        self.begin(message, notify).await
+    }
+
+    /// Admits one message of the client at once (a request is in flight,
+    /// and can be cancelled, from this call on) and returns the future
+    /// answering it, for the caller to run concurrently.
+    pub fn begin(
+        self: &Arc<Self>,
+        message: Message,
+        notify: Option<Notifier>,
+    ) -> impl Future<Output = Option<Value>> + Send + 'static {
+        let s = self.clone();
+        let admitted = match &message {
             Message::Request { id, method, params } => {
-                let started = std::time::Instant::now();
-                let answer = self.request(id.clone(), &method, params, notify).await;
-                tracing::info!(
-                    target: "hookwire_mcp::access",
-                    session = %self.key,
-                    method = %method,
-                    id = %id.as_call_id(),
-                    outcome = answer.as_ref().map_or("cancelled", outcome_of),
-                    ms = started.elapsed().as_millis() as u64,
-                    "mcp request"
-                );
-                answer
+                Some(s.admit(id, method, params, notify.clone()))
             }
-            Message::Notification { method, params } => {
-                self.notification(&method, params).await;
-                None
-            }
-            Message::Response { id, outcome } => {
-                self.client_response(id, outcome).await;
-                None
+            _ => None,
+        };
+        async move {
+            match (message, admitted) {
+                (Message::Request { id, method, params }, Some(admitted)) => {
+                    let started = std::time::Instant::now();
+                    let answer = match admitted {
+                        Err(refusal) => Some(refusal),
+                        Ok(cancel) => {
+                            let a = s.request(id.clone(), &method, params, cancel).await;
+                            let mut st = s.state();
+                            st.in_flight.remove(&id);
+                            s.drained.send_replace(st.in_flight.len());
+                            a
+                        }
+                    };
+                    tracing::info!(
+                        target: "hookwire_mcp::access",
+                        session = %s.key,
+                        method = %method,
+                        id = %id.as_call_id(),
+                        outcome = answer.as_ref().map_or("cancelled", outcome_of),
+                        ms = started.elapsed().as_millis() as u64,
+                        "mcp request"
+                    );
+                    answer
+                }
+                (Message::Notification { method, params }, _) => {
+                    s.notification(&method, params).await;
+                    None
+                }
+                (Message::Response { id, outcome }, _) => {
+                    s.client_response(id, outcome).await;
+                    None
+                }
+                (Message::Request { .. }, None) => None,
             }
         }
+    }
+
+    /// Puts a request in flight, or refuses it (the answer).
+    fn admit(
+        &self,
+        id: &Id,
+        method: &str,
+        params: &Value,
+        notify: Option<Notifier>,
+    ) -> Result<Option<watch::Receiver<bool>>, Value> {
+        let refuse = |code, m: String| Err(jsonrpc::error_response(Some(id), code, m));
+        // A broken upstream ends the session: nothing more is admitted,
+        // even before the end is through.
+        if let Some(why) = self.link_reason() {
+            return refuse(
+                jsonrpc::UPSTREAM_FAILED,
+                format!("the session has ended: {why}"),
+            );
+        }
+        if self.is_ended() {
+            return refuse(jsonrpc::UPSTREAM_FAILED, "the session has ended".into());
+        }
+        let mut st = self.state();
+        if method == "initialize" {
+            if st.initialized {
+                return refuse(
+                    jsonrpc::INVALID_REQUEST,
+                    "the session is already initialized".into(),
+                );
+            }
+            return Ok(None);
+        }
+        if !st.initialized && method != "ping" {
+            drop(st);
+            self.count("request", "refused");
+            return refuse(
+                jsonrpc::INVALID_REQUEST,
+                format!("{method} before initialize"),
+            );
+        }
+        if st.in_flight.contains_key(id) {
+            drop(st);
+            self.count("request", "refused");
+            return refuse(
+                jsonrpc::INVALID_REQUEST,
+                "a request with this id is already in flight".into(),
+            );
+        }
+        if st.in_flight.len() >= self.config.max_in_flight {
+            drop(st);
+            self.count("request", "refused");
+            return refuse(
+                jsonrpc::OVERLOADED,
+                format!(
+                    "{} requests are in flight in this session",
+                    self.config.max_in_flight
+                ),
+            );
+        }
+        let progress = if method == "tools/call" {
+            core::call_params(params)
+                .ok()
+                .and_then(|p| p.progress_token)
+                .zip(notify.or_else(|| self.to_client.clone()))
+        } else {
+            None
+        };
+        let (tx, rx) = watch::channel(false);
+        st.in_flight.insert(
+            id.clone(),
+            InFlight {
+                cancel: tx,
+                upstream: None,
+                progress,
+            },
+        );
+        self.drained.send_replace(st.in_flight.len());
+        Ok(Some(rx))
     }
 
     async fn request(
@@ -165,77 +275,13 @@ impl McpSession {
         id: Id,
         method: &str,
         params: Value,
-        notify: Option<Notifier>,
+        cancel: Option<watch::Receiver<bool>>,
     ) -> Option<Value> {
-        let refuse = |code, m: String| Some(jsonrpc::error_response(Some(&id), code, m));
-        if self.is_ended() {
-            let why = self
-                .link_reason()
-                .unwrap_or_else(|| "the session has ended".into());
-            return refuse(
-                jsonrpc::UPSTREAM_FAILED,
-                format!("the session has ended: {why}"),
-            );
-        }
-        let initialized = self.state().initialized;
-        if method == "initialize" {
-            if initialized {
-                return refuse(
-                    jsonrpc::INVALID_REQUEST,
-                    "the session is already initialized".into(),
-                );
-            }
+        let Some(cancel) = cancel else {
+            // `initialize`, admitted without an in-flight entry.
             return Some(self.initialize(&id, &params).await);
-        }
-        if !initialized && method != "ping" {
-            self.count("request", "refused");
-            return refuse(
-                jsonrpc::INVALID_REQUEST,
-                format!("{method} before initialize"),
-            );
-        }
-        let progress = core::call_params(&params)
-            .ok()
-            .and_then(|p| p.progress_token)
-            .zip(notify.clone().or_else(|| self.to_client.clone()));
-        let cancel = {
-            let mut st = self.state();
-            if st.in_flight.contains_key(&id) {
-                drop(st);
-                self.count("request", "refused");
-                return refuse(
-                    jsonrpc::INVALID_REQUEST,
-                    "a request with this id is already in flight".into(),
-                );
-            }
-            if st.in_flight.len() >= self.config.max_in_flight {
-                drop(st);
-                self.count("request", "refused");
-                return refuse(
-                    jsonrpc::OVERLOADED,
-                    format!(
-                        "{} requests are in flight in this session",
-                        self.config.max_in_flight
-                    ),
-                );
-            }
-            let (tx, rx) = watch::channel(false);
-            st.in_flight.insert(
-                id.clone(),
-                InFlight {
-                    cancel: tx,
-                    upstream: None,
-                    progress: if method == "tools/call" {
-                        progress
-                    } else {
-                        None
-                    },
-                },
-            );
-            self.drained.send_replace(st.in_flight.len());
-            rx
         };
-        let answer = match method {
+        match method {
             "tools/call" => self.tools_call(&id, params, cancel).await,
             "tools/list" => self.relay(&id, method, params, cancel).await.map(|a| {
                 let hidden = &self.config.hidden;
@@ -247,108 +293,7 @@ impl McpSession {
                 }
             }),
             _ => self.relay(&id, method, params, cancel).await,
-        };
-        let mut st = self.state();
-        st.in_flight.remove(&id);
-        self.drained.send_replace(st.in_flight.len());
-        answer
-    }
-
-    /// `initialize`: the upstream's, its tool list, then `agent_startup`.
-    async fn initialize(self: &Arc<Self>, id: &Id, params: &Value) -> Value {
-        let fail = |f: &Failure| jsonrpc::error_response(Some(id), f.code(), f.to_string());
-        let answer = match self
-            .link
-            .request("initialize", core::forwarded_initialize(params))
-            .await
-        {
-            Ok(Ok(result)) => result,
-            Ok(Err(error)) => {
-                self.end(ShutdownReason::Error).await;
-                return json!({"jsonrpc": "2.0", "id": id.to_value(), "error": error});
-            }
-            Err(f) => {
-                self.end(ShutdownReason::Error).await;
-                return fail(&f);
-            }
-        };
-        let started = async {
-            self.link
-                .send(Message::Notification {
-                    method: "notifications/initialized".into(),
-                    params: Value::Null,
-                })
-                .await?;
-            self.list_tools().await
-        };
-        let tools = match started.await {
-            Ok(tools) => tools,
-            Err(f) => {
-                self.end(ShutdownReason::Error).await;
-                return fail(&f);
-            }
-        };
-        match self.hw.start(tools.iter().cloned()).await {
-            Ok(e) if e.proceeds() => {
-                *self.tools.lock().unwrap_or_else(PoisonError::into_inner) = tools;
-                self.state().initialized = true;
-                jsonrpc::result_response(id, answer)
-            }
-            Ok(e) => {
-                let reason = e.reason().unwrap_or("no reason given").to_owned();
-                self.end(ShutdownReason::Error).await;
-                jsonrpc::error_response(
-                    Some(id),
-                    jsonrpc::SESSION_DENIED,
-                    format!("hookwire: agent_startup denied: {reason}"),
-                )
-            }
-            Err(e) => {
-                self.end(ShutdownReason::Error).await;
-                jsonrpc::error_response(
-                    Some(id),
-                    jsonrpc::SESSION_DENIED,
-                    format!("hookwire: agent_startup failed closed: {e}"),
-                )
-            }
         }
-    }
-
-    /// Every page of the upstream's `tools/list`, bounded.
-    async fn list_tools(&self) -> Result<BTreeSet<String>, Failure> {
-        let mut names = BTreeSet::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_TOOL_PAGES {
-            let params = match &cursor {
-                Some(c) => json!({"cursor": c}),
-                None => json!({}),
-            };
-            let result = match self.link.request("tools/list", params).await? {
-                Ok(r) => r,
-                Err(e) => {
-                    return Err(Failure::Failed(format!(
-                        "the upstream refused tools/list: {}",
-                        e.get("message")
-                            .and_then(Value::as_str)
-                            .unwrap_or("no message")
-                    )));
-                }
-            };
-            let (page, next) = core::tool_page(&result).map_err(Failure::Failed)?;
-            names.extend(page);
-            if names.len() > MAX_TOOLS {
-                return Err(Failure::Failed(format!(
-                    "the upstream lists more than {MAX_TOOLS} tools"
-                )));
-            }
-            match next {
-                Some(c) if !c.is_empty() => cursor = Some(c),
-                _ => return Ok(names),
-            }
-        }
-        Err(Failure::Failed(format!(
-            "the upstream's tools/list has more than {MAX_TOOL_PAGES} pages"
-        )))
     }
 
     /// Relays a request the proxy does not govern.
@@ -446,9 +391,9 @@ impl McpSession {
         if let Some(m) = &self.config.metrics {
             m.sessions(-1);
         }
-        for f in self.state().in_flight.values() {
-            f.cancel.send_replace(true);
-        }
+        // Requests in flight are not cancelled: their emissions finish
+        // (the shutdown waits for them) and their upstream calls fail as
+        // the connection closes, so each still gets its answer.
         if self.hw.is_started()
             && !self.hw.is_closed()
             && let Err(e) = self.hw.shutdown(reason).await
@@ -468,98 +413,5 @@ fn outcome_of(answer: &Value) -> &'static str {
         "tool_error"
     } else {
         "ok"
-    }
-}
-
-/// Handles what the upstream sends unasked, until the session is gone.
-async fn serve_inbound(session: std::sync::Weak<McpSession>, mut inbound: mpsc::Receiver<Message>) {
-    while let Some(message) = inbound.recv().await {
-        let Some(s) = session.upgrade() else { return };
-        let count = |outcome| {
-            if let Some(m) = &s.config.metrics {
-                m.message("upstream", message.kind(), outcome);
-            }
-        };
-        match &message {
-            Message::Request { id, method, params } => {
-                match core::server_request(method, s.to_client.is_some()) {
-                    ServerRequest::Answer(result) => {
-                        count("governed");
-                        let _ = s
-                            .link
-                            .send(Message::Response {
-                                id: id.clone(),
-                                outcome: Ok(result),
-                            })
-                            .await;
-                    }
-                    ServerRequest::Refuse(why) => {
-                        count("refused");
-                        let error = jsonrpc::error_object(jsonrpc::METHOD_NOT_FOUND, why);
-                        let _ = s
-                            .link
-                            .send(Message::Response {
-                                id: id.clone(),
-                                outcome: Err(error),
-                            })
-                            .await;
-                    }
-                    ServerRequest::Relay => {
-                        count("relayed");
-                        let down = s.next_down.fetch_add(1, Ordering::Relaxed);
-                        s.state().relayed.insert(down, id.clone());
-                        if let Some(tx) = &s.to_client {
-                            let relayed = Message::Request {
-                                id: Id::Num(down),
-                                method: method.clone(),
-                                params: params.clone(),
-                            };
-                            let _ = tx.send(relayed.to_value()).await;
-                        }
-                    }
-                }
-            }
-            Message::Notification { method, params } => {
-                // A call's progress goes where that call's answer goes.
-                let target = if method == "notifications/progress" {
-                    let token = params.get("progressToken");
-                    s.state().in_flight.values().find_map(|f| {
-                        f.progress
-                            .as_ref()
-                            .filter(|(t, _)| Some(t) == token)
-                            .map(|(_, n)| n.clone())
-                    })
-                } else {
-                    None
-                };
-                match target.or_else(|| s.to_client.clone()) {
-                    Some(tx) => {
-                        count("relayed");
-                        let _ = tx.send(message.to_value()).await;
-                    }
-                    None => count("dropped"),
-                }
-            }
-            Message::Response { .. } => {}
-        }
-    }
-}
-
-/// Ends the session once its upstream connection broke and its calls in
-/// flight have answered (so their `post_tool_call` comes before
-/// `agent_shutdown`), within a bound.
-async fn watch_link(session: std::sync::Weak<McpSession>) {
-    let (reason, mut drained) = {
-        let Some(s) = session.upgrade() else { return };
-        let link_broken = async { s.link.broken().await };
-        let reason = link_broken.await;
-        (reason, s.drained.subscribe())
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(30), drained.wait_for(|n| *n == 0)).await;
-    if let Some(s) = session.upgrade() {
-        if !s.is_ended() {
-            tracing::warn!(session = %s.key, reason = %reason, "mcp session ends: its upstream broke");
-        }
-        s.end(ShutdownReason::Error).await;
     }
 }

@@ -17,7 +17,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use super::{Failure, Shared};
-use crate::jsonrpc::{self, Message};
+use crate::jsonrpc::{self, Id, Message};
 use crate::lines::{Event, SseEvents};
 
 /// The HTTP client every upstream session shares (one connection pool).
@@ -46,6 +46,7 @@ impl Default for Client {
     }
 }
 
+/// One session with a Streamable HTTP server.
 pub(super) struct Http {
     client: Client,
     url: hyper::Uri,
@@ -56,6 +57,8 @@ pub(super) struct Http {
 }
 
 impl Http {
+    /// A session with the server at `url`, sending `headers` with every
+    /// message.
     pub(super) fn new(
         client: Client,
         url: String,
@@ -129,6 +132,7 @@ impl Http {
             .map_err(|_| Failure::Timeout(timeout))?
     }
 
+    /// Ends the server's session (`DELETE`), within the call timeout.
     pub(super) async fn close(&self) {
         let session = self
             .session
@@ -164,6 +168,10 @@ struct Exchange {
 
 impl Exchange {
     async fn post(&self, message: &Message, initialize: bool) -> Result<(), Failure> {
+        let want = match message {
+            Message::Request { id, .. } => Some(id.clone()),
+            _ => None,
+        };
         let failed = |m: String| Failure::Failed(m);
         let mut req = Request::builder()
             .method(Method::POST)
@@ -247,7 +255,7 @@ impl Exchange {
             if bytes.is_empty() {
                 return Ok(());
             }
-            return self.deliver(&bytes, initialize).await;
+            return self.deliver(&bytes, initialize).await.map(drop);
         }
         let mut events = SseEvents::default();
         while let Some(frame) = body.frame().await {
@@ -257,7 +265,13 @@ impl Exchange {
             };
             for event in events.feed(data, max) {
                 match event {
-                    Event::Data(bytes) => self.deliver(&bytes, initialize).await?,
+                    Event::Data(bytes) => {
+                        // The answer ends the exchange, even on a stream
+                        // the server keeps open.
+                        if self.deliver(&bytes, initialize).await? == want && want.is_some() {
+                            return Ok(());
+                        }
+                    }
                     Event::Oversized => {
                         return Err(failed(format!(
                             "the upstream sent a message over {max} bytes"
@@ -269,7 +283,9 @@ impl Exchange {
         Ok(())
     }
 
-    async fn deliver(&self, bytes: &[u8], initialize: bool) -> Result<(), Failure> {
+    /// Routes one message from the server; the id it answers, if it is an
+    /// answer.
+    async fn deliver(&self, bytes: &[u8], initialize: bool) -> Result<Option<Id>, Failure> {
         let message = jsonrpc::decode(bytes, self.shared.max_bytes)
             .map_err(|e| Failure::Failed(format!("the upstream sent a malformed message ({e})")))?;
         if initialize
@@ -281,7 +297,11 @@ impl Exchange {
         {
             *self.version.lock().unwrap_or_else(PoisonError::into_inner) = Some(v.to_owned());
         }
+        let answers = match &message {
+            Message::Response { id, .. } => Some(id.clone()),
+            _ => None,
+        };
         self.shared.route(message).await;
-        Ok(())
+        Ok(answers)
     }
 }

@@ -159,7 +159,7 @@ impl Shared {
 
 enum Transport {
     Stdio(stdio::Stdio),
-    Http(http::Http),
+    Http(Box<http::Http>),
 }
 
 /// One session's connection to the upstream.
@@ -210,12 +210,12 @@ impl Link {
             UpstreamSpec::Command { program, args } => {
                 Transport::Stdio(stdio::Stdio::spawn(program, args, shared.clone())?)
             }
-            UpstreamSpec::Http { url, headers } => Transport::Http(http::Http::new(
+            UpstreamSpec::Http { url, headers } => Transport::Http(Box::new(http::Http::new(
                 client.clone(),
                 url.clone(),
                 headers.clone(),
                 shared.clone(),
-            )?),
+            )?)),
         };
         Ok(Self { shared, transport })
     }

@@ -21,12 +21,15 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// Lines queued for the child's stdin.
 const WRITE_QUEUE: usize = 64;
 
+/// The child and the queue to its stdin.
 pub(super) struct Stdio {
     tx: Mutex<Option<mpsc::Sender<String>>>,
     child: Arc<Mutex<Option<Child>>>,
 }
 
 impl Stdio {
+    /// Spawns `program` and the tasks that write its stdin and read its
+    /// stdout (routing what it sends through `shared`).
     pub(super) fn spawn(
         program: &str,
         args: &[String],
@@ -92,6 +95,7 @@ impl Stdio {
         })
     }
 
+    /// Queues one message for the child's stdin.
     pub(super) async fn send(&self, message: &Message) -> Result<(), Failure> {
         let tx = self.tx.lock().await.clone();
         let Some(tx) = tx else {
@@ -102,16 +106,17 @@ impl Stdio {
             .map_err(|_| Failure::Failed("the upstream's stdin is closed".into()))
     }
 
+    /// Closes the child's stdin, waits for its exit within the grace,
+    /// then kills it.
     pub(super) async fn close(&self) {
         self.tx.lock().await.take();
         let mut guard = self.child.lock().await;
-        if let Some(child) = guard.as_mut() {
-            if tokio::time::timeout(EXIT_GRACE, child.wait())
+        if let Some(child) = guard.as_mut()
+            && tokio::time::timeout(EXIT_GRACE, child.wait())
                 .await
                 .is_err()
-            {
-                let _ = child.kill().await;
-            }
+        {
+            let _ = child.kill().await;
         }
         guard.take();
     }
