@@ -175,11 +175,13 @@ fn main() {
     if let Some(i) = args.iter().position(|a| a == peer::GATEWAY_FLAG) {
         peer::serve_gateway(&args[i + 1..]);
     }
-    if let Some(i) = args.iter().position(|a| a == mcp::UPSTREAM_FLAG) {
-        mcp::serve_upstream(&args[i + 1..]);
-    }
+    // The proxy first: its upstream command (after its `--`) carries the
+    // upstream's flag.
     if let Some(i) = args.iter().position(|a| a == mcp::PROXY_FLAG) {
         mcp::serve_proxy(&args[i + 1..]);
+    }
+    if let Some(i) = args.iter().position(|a| a == mcp::UPSTREAM_FLAG) {
+        mcp::serve_upstream(&args[i + 1..]);
     }
     let quick = args.iter().any(|a| a == "--quick");
     let plan = if quick { QUICK } else { FULL };

@@ -26,6 +26,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::serve::ListenerExt as _;
+
 use hookwire::Profile;
 use hookwire_mcp::{Clients, HttpProxy, McpConfig, UpstreamSpec, serve_http, serve_stdio};
 use rmcp::model::{
@@ -118,6 +120,12 @@ pub fn serve_upstream(args: &[String]) -> ! {
                 let app = axum::Router::new().nest_service("/mcp", service);
                 let listener = bind().await;
                 print_ports(&[listener.local_addr().expect("address").port()]);
+                // An SSE answer is written in pieces: without TCP_NODELAY,
+                // Nagle's algorithm and the client's delayed ACK hold each
+                // answer ~40 ms.
+                let listener = listener.tap_io(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
                 let _ = axum::serve(listener, app).await;
                 1
             })
