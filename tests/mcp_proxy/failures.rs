@@ -3,46 +3,47 @@
 //! TypeScript), a server answering a call with a result that is not a
 //! tool result, and one that does not answer within `--call-timeout-ms`.
 //! Each is a tool error to the client naming the failure, never a hang,
-//! and leaves its trail: the call's `post_tool_call` emission says the
-//! call failed, the session's end is recorded, and the records are the
-//! emissions.
+//! and leaves its trail: the host records the call's `post_tool_call` as a
+//! `host_error` deny (no result to ask the chain about), the session's end
+//! is recorded, and the records are the emissions.
 
 use hookwire::InterceptionPoint as P;
 use serde_json::{Value, json};
 
 use super::{
-    Proxy, Upstream, assert_failure_recorded, assert_records_match, call, point_of,
+    Proxy, Upstream, assert_failure_recorded, assert_records_match, call, host_decided, point_of,
     records_after_shutdown, upstream_calls,
 };
 
-/// Checks a tool result reporting an upstream failure and the failed
-/// call's `post_tool_call` emission, and returns that emission's context.
-fn check_failed_call(step: &Value, proxy: &Proxy, tool: &str, says: &str) -> Value {
+/// Checks a tool result reporting an upstream failure.
+fn check_failed_step(step: &Value, says: &str) {
     assert_eq!(step["is_error"], true, "{step}");
     let text = step["text"].as_str().unwrap_or_default();
     assert!(text.starts_with("hookwire: the upstream"), "{step}");
     assert!(text.contains(says), "{step}");
-    let seen = proxy.policy.seen();
-    let post = seen
-        .iter()
-        .rev()
-        .find(|s| s.point == P::PostToolCall && s.tool.as_deref() == Some(tool))
-        .unwrap_or_else(|| panic!("no post_tool_call for the failed {tool}: {seen:#?}"));
-    assert_eq!(
-        post.context["tool_result"]["is_error"], true,
-        "{}",
-        post.context
-    );
-    post.context.clone()
 }
 
 /// The records of the proxy's one session once it has ended, checked
-/// against the emissions, the failure (`what`) among them.
-async fn ended(proxy: &Proxy, what: &str) -> Vec<Value> {
+/// against the emissions: the failed call of `tool` has its
+/// `post_tool_call` recorded by the host as a `host_error` deny, without
+/// the policy being asked about a result there is none of.
+async fn ended(proxy: &Proxy, tool: &str) -> Vec<Value> {
     let records = records_after_shutdown(&proxy.records).await;
-    assert_records_match(&records, &proxy.policy.seen());
+    let seen = proxy.policy.seen();
+    assert_records_match(&records, &seen);
     proxy.verify_records();
-    assert_failure_recorded(&records, what);
+    assert_failure_recorded(&records, tool);
+    let failed = records
+        .iter()
+        .find(|r| point_of(r) == "post_tool_call" && host_decided(r))
+        .unwrap_or_else(|| panic!("no host-decided post_tool_call: {records:#?}"));
+    assert_eq!(failed["verdict"]["decision"], "deny", "{failed:#}");
+    assert!(
+        !seen
+            .iter()
+            .any(|s| s.point == P::PostToolCall && s.tool.as_deref() == Some(tool)),
+        "the policy was asked about a result there is none of: {seen:#?}"
+    );
     records
 }
 
@@ -57,7 +58,7 @@ async fn upstream_dies_mid_call(upstream: Upstream) {
     assert!(out.get("fatal").is_none(), "{out}");
     let steps = out["steps"].as_array().unwrap();
     assert_eq!(steps[0]["text"], "before", "{out}");
-    check_failed_call(&steps[1], &proxy, "crash", "upstream");
+    check_failed_step(&steps[1], "upstream");
     // The session is gone with its server: a later call is a protocol
     // error (or a tool error), never a forwarded call.
     assert!(
@@ -69,7 +70,7 @@ async fn upstream_dies_mid_call(upstream: Upstream) {
         .map(|c| c.0)
         .collect();
     assert_eq!(calls, ["echo", "crash"]);
-    let records = ended(&proxy, "the server dying mid-call").await;
+    let records = ended(&proxy, "crash").await;
     let shutdown = records.last().unwrap();
     assert_eq!(point_of(shutdown), "agent_shutdown");
     let last = proxy.policy.seen().last().cloned().unwrap();
@@ -98,13 +99,13 @@ async fn upstream_answers_garbage(upstream: Upstream) {
     let steps = out["steps"].as_array().unwrap();
     // The malformed result never reaches the client as a result.
     assert_ne!(steps[0]["text"], "not a list", "{out}");
-    check_failed_call(&steps[0], &proxy, "garble", "upstream");
+    check_failed_step(&steps[0], "upstream");
     let calls: Vec<String> = upstream_calls(&proxy.calls)
         .into_iter()
         .map(|c| c.0)
         .collect();
     assert_eq!(calls, ["garble"]);
-    ended(&proxy, "a malformed result").await;
+    ended(&proxy, "garble").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -134,8 +135,8 @@ async fn a_server_silent_past_the_call_timeout_is_a_tool_error_not_a_hang() {
     );
     assert!(out.get("fatal").is_none(), "{out}");
     let steps = out["steps"].as_array().unwrap();
-    check_failed_call(&steps[0], &proxy, "slow", "8000 ms");
+    check_failed_step(&steps[0], "8000 ms");
     // A slow call does not end the session.
     assert_eq!(steps[1]["text"], "still here", "{out}");
-    ended(&proxy, "the call timing out").await;
+    ended(&proxy, "slow").await;
 }

@@ -29,8 +29,9 @@ pub(crate) fn scenario() -> Value {
 }
 
 /// Checks what the client got for [`scenario`] and what the server
-/// received.
-pub(crate) fn check_governed(out: &Value, proxy: &Proxy) {
+/// received; `structured`: the server sends `structuredContent` (the
+/// Python SDK's does, for its tools' output schemas).
+pub(crate) fn check_governed(out: &Value, proxy: &Proxy, structured: bool) {
     assert!(out.get("fatal").is_none(), "{out}");
     let steps = out["steps"].as_array().unwrap();
     let tools: Vec<&str> = steps[0]["tools"]
@@ -48,8 +49,17 @@ pub(crate) fn check_governed(out: &Value, proxy: &Proxy) {
     assert_denied(&steps[1], "policy:destructive_tool", "precious.db");
     assert_eq!(steps[2]["is_error"], false, "{out}");
     assert_eq!(steps[2]["text"], "mail [email] today", "{out}");
-    assert_eq!(steps[3]["is_error"], false, "{out}");
+    // A rewritten result whose structuredContent the rewrite cannot reach
+    // is an error result (exempt from the output schema) carrying the
+    // rewritten text after the proxy's note; otherwise a plain result.
     let config = steps[3]["text"].as_str().unwrap();
+    assert_eq!(steps[3]["is_error"], structured, "{out}");
+    if structured {
+        assert!(
+            config.starts_with("hookwire: this result was rewritten at post_tool_call"),
+            "{out}"
+        );
+    }
     assert!(config.contains("api_key=[redacted]"), "{out}");
     assert!(
         !steps[3].to_string().contains(SECRET),
@@ -82,6 +92,8 @@ pub(crate) async fn check_records(proxy: &Proxy) {
     let records = records_after_shutdown(&proxy.records).await;
     let seen = proxy.policy.seen();
     assert_records_match(&records, &seen);
+    // The hidden tool's call never reaches the policy: the proxy's own
+    // binding, first in the chain, refuses it.
     let points: Vec<P> = seen.iter().map(|s| s.point).collect();
     assert_eq!(
         points,
@@ -92,7 +104,6 @@ pub(crate) async fn check_records(proxy: &Proxy) {
             P::PostToolCall,
             P::PreToolCall,  // read_config
             P::PostToolCall, // the key replaced
-            P::PreToolCall,  // the hidden tool: recorded, refused
             P::PreToolCall,  // echo
             P::PostToolCall,
             P::AgentShutdown,
@@ -122,7 +133,9 @@ pub(crate) async fn check_records(proxy: &Proxy) {
     assert_eq!(records[5]["verdict"]["decision"], "transform");
     // The post_tool_call of read_config saw the key (and replaced it).
     assert!(seen[5].context.to_string().contains(SECRET));
-    assert_eq!(seen[6].tool.as_deref(), Some(HIDDEN));
+    assert!(seen.iter().all(|s| s.tool.as_deref() != Some(HIDDEN)));
+    assert_eq!(point_of(&records[6]), "pre_tool_call");
+    assert_eq!(reason_of(&records[6]), Some("mcp:tool_hidden"));
     // The hidden call's record says what the client got: a deny.
     assert_eq!(
         records[6]["verdict"]["decision"], "deny",
@@ -139,7 +152,7 @@ async fn the_python_client_over_stdio_is_governed_in_front_of_the_python_server(
     let proxy = Proxy::new().await;
     let out = proxy.stdio_client(&Upstream::Python, scenario()).await;
     assert_eq!(out["server_name"], "hookwire-test-upstream", "{out}");
-    check_governed(&out, &proxy);
+    check_governed(&out, &proxy, true);
     check_records(&proxy).await;
 }
 
@@ -148,6 +161,6 @@ async fn the_python_client_over_stdio_is_governed_in_front_of_the_typescript_ser
     let proxy = Proxy::new().await;
     let out = proxy.stdio_client(&Upstream::TypeScript, scenario()).await;
     assert_eq!(out["server_name"], "hookwire-test-upstream-ts", "{out}");
-    check_governed(&out, &proxy);
+    check_governed(&out, &proxy, false);
     check_records(&proxy).await;
 }

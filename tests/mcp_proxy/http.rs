@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::governed::{check_governed, check_records, scenario};
 use super::proxy::{HttpUpstream, token};
-use super::{Proxy, Upstream, call, point_of, records_after_shutdown, upstream_calls};
+use super::{Proxy, Upstream, call, records_after_shutdown, upstream_calls};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_client_over_http_is_governed_in_front_of_the_stdio_server() {
@@ -20,7 +20,7 @@ async fn the_python_client_over_http_is_governed_in_front_of_the_stdio_server() 
     let out = listening.client(Some(token("alice")), scenario()).await;
     assert!(out.get("fatal").is_none(), "{out}\n{}", listening.log());
     assert!(out["session_id"].is_string(), "Mcp-Session-Id: {out}");
-    check_governed(&out, &proxy);
+    check_governed(&out, &proxy, true);
     // The SDK's DELETE on close ends the session.
     check_records(&proxy).await;
 }
@@ -32,7 +32,7 @@ async fn the_python_client_over_http_is_governed_in_front_of_the_http_server() {
     let listening = proxy.listen(&upstream.upstream()).await;
     let out = listening.client(Some(token("alice")), scenario()).await;
     assert!(out.get("fatal").is_none(), "{out}\n{}", listening.log());
-    check_governed(&out, &proxy);
+    check_governed(&out, &proxy, true);
     check_records(&proxy).await;
 }
 
@@ -41,7 +41,7 @@ async fn the_python_client_over_stdio_is_governed_in_front_of_the_http_server() 
     let proxy = Proxy::new().await;
     let upstream = HttpUpstream::start(&proxy.calls).await;
     let out = proxy.stdio_client(&upstream.upstream(), scenario()).await;
-    check_governed(&out, &proxy);
+    check_governed(&out, &proxy, true);
     check_records(&proxy).await;
 }
 

@@ -11,8 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::proxy::token;
 use super::{
-    Proxy, Upstream, WAIT, assert_records_match, call, point_of, records_after_shutdown,
-    upstream_calls,
+    Proxy, Upstream, WAIT, assert_records_match, call, records_after_shutdown, upstream_calls,
 };
 
 /// The proxy over stdio, driven line by line.
