@@ -210,3 +210,45 @@ fn a_silent_server_times_out_and_a_cancelled_call_gets_no_answer() {
         other => panic!("the cancelled call's records: {other:?}"),
     }
 }
+
+#[test]
+fn server_requests_are_relayed_to_the_client_or_refused() {
+    let mut p = StdioProxy::start(&[], &StdioProxy::stdio_upstream());
+    p.initialize();
+    p.send_raw(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_client", "arguments": {}}})
+            .to_string(),
+    );
+    let asked = p.recv();
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    assert!(asked["id"].is_i64(), "the proxy's own id: {asked}");
+    p.send_raw(
+        &json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": "file:///work"}]}})
+            .to_string(),
+    );
+    let answer = p.recv();
+    assert_eq!(
+        answer["id"], 1,
+        "sampling never reaches the client: {answer}"
+    );
+    let seen: Value = serde_json::from_str(text_of(&answer)).unwrap();
+    assert_eq!(seen["roots"], json!({"roots": [{"uri": "file:///work"}]}));
+    assert_eq!(seen["sampling"]["code"], -32601);
+    assert!(
+        seen["sampling"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("refused by hookwire mcp: sampling"),
+        "{seen}"
+    );
+    let records = p.finish();
+    assert_eq!(
+        points(&records),
+        [
+            "agent_startup",
+            "pre_tool_call",
+            "post_tool_call",
+            "agent_shutdown"
+        ]
+    );
+}

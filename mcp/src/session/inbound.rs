@@ -48,9 +48,32 @@ pub(super) async fn serve_inbound(session: Weak<McpSession>, mut inbound: mpsc::
                             .await;
                     }
                     ServerRequest::Relay => {
-                        count("relayed");
                         let down = s.next_down.fetch_add(1, Ordering::Relaxed);
-                        s.state().relayed.insert(down, id.clone());
+                        let room = {
+                            let mut st = s.state();
+                            let room = st.relayed.len() < s.config.max_in_flight;
+                            if room {
+                                st.relayed.insert(down, id.clone());
+                            }
+                            room
+                        };
+                        if !room {
+                            // A client that does not answer cannot make the
+                            // proxy remember without bound.
+                            count("refused");
+                            let why = format!(
+                                "refused by hookwire mcp: {} requests to the client are unanswered",
+                                s.config.max_in_flight
+                            );
+                            let error = jsonrpc::error_object(jsonrpc::OVERLOADED, why);
+                            let refusal = Message::Response {
+                                id: id.clone(),
+                                outcome: Err(error),
+                            };
+                            let _ = s.link.send(refusal).await;
+                            continue;
+                        }
+                        count("relayed");
                         if let Some(tx) = &s.to_client {
                             let relayed = Message::Request {
                                 id: Id::Num(down),

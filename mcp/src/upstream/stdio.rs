@@ -5,6 +5,7 @@
 
 use std::process::Stdio as ProcessStdio;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -25,6 +26,8 @@ const WRITE_QUEUE: usize = 64;
 pub(super) struct Stdio {
     tx: Mutex<Option<mpsc::Sender<String>>>,
     child: Arc<Mutex<Option<Child>>>,
+    /// Set once the session closes the child: its end is expected.
+    closing: Arc<AtomicBool>,
 }
 
 impl Stdio {
@@ -64,6 +67,8 @@ impl Stdio {
             // Dropping stdin closes it: the child's signal to exit.
         });
         let reader_child = child.clone();
+        let closing = Arc::new(AtomicBool::new(false));
+        let expected = closing.clone();
         tokio::spawn(async move {
             let mut out = BufReader::new(stdout);
             let reason = loop {
@@ -82,7 +87,11 @@ impl Stdio {
                     Err(e) => break format!("cannot read from the upstream: {e}"),
                 }
             };
-            tracing::warn!(reason = %reason, "mcp upstream connection broken");
+            if expected.load(Ordering::Acquire) {
+                tracing::debug!(reason = %reason, "mcp upstream closed");
+            } else {
+                tracing::warn!(reason = %reason, "mcp upstream connection broken");
+            }
             shared.break_with(reason);
             // A child that broke the protocol is not left running.
             if let Some(c) = reader_child.lock().await.as_mut() {
@@ -92,6 +101,7 @@ impl Stdio {
         Ok(Self {
             tx: Mutex::new(Some(tx)),
             child,
+            closing,
         })
     }
 
@@ -109,6 +119,7 @@ impl Stdio {
     /// Closes the child's stdin, waits for its exit within the grace,
     /// then kills it.
     pub(super) async fn close(&self) {
+        self.closing.store(true, Ordering::Release);
         self.tx.lock().await.take();
         let mut guard = self.child.lock().await;
         if let Some(child) = guard.as_mut()
