@@ -6,12 +6,16 @@
 #   grpcio / grpcio-tools of examples/python/requirements.txt, and the stubs
 #   generated from proto/ into .cache/python/; the official `openai` SDK of
 #   examples/gateway/requirements.txt and the `openai-agents` and `anthropic`
-#   SDKs of tests/gateway-requirements.txt for the gateway's tests;
+#   SDKs of tests/gateway-requirements.txt for the gateway's tests; the
+#   official MCP SDK (`mcp`, its MCPServer ex-FastMCP) of tests/mcp-requirements.txt
+#   for the MCP proxy's tests;
 # - the Node interceptor example: `npm ci` in examples/node (package-lock.json).
 # - the approval web test: Debian's chromium (installed when root) and
 #   `npm ci` of playwright-core in tests/web.
 # - the coding-agent hooks test: `npm ci` of the pinned Claude Code CLI in
 #   tests/agents.
+# - the MCP proxy's tests: `npm ci` of the official TypeScript MCP SDK in
+#   tests/fixtures/mcp/ts (its stdio upstream server).
 # - the metrics tests: Debian's prometheus package for `promtool` (installed
 #   when root).
 # Each step is skipped when what it would produce is already in place.
@@ -61,6 +65,20 @@ if [ ! -f "${GW_STAMP}" ] || [ "$(cat "${GW_STAMP}")" != "${GW_SHA}" ] ||
     die "pip install -r ${GW_REQS} -r ${SDK_REQS} failed (is PyPI reachable?)"
   echo "${GW_SHA}" >"${GW_STAMP}"
   echo "setup: installed ${GW_REQS} and ${SDK_REQS} into ${VENV}"
+fi
+# The official MCP SDK (exact version) for the MCP proxy's tests: the
+# client over stdio and Streamable HTTP and the upstream server of
+# tests/fixtures/mcp/, stamped with its file's SHA-256. In mcp 2.x FastMCP
+# is `mcp.server.mcpserver.MCPServer` (`mcp.server.fastmcp` only raises a
+# pointer to the rename), so that is the module checked.
+MCP_REQS="tests/mcp-requirements.txt"
+MCP_STAMP="${VENV}/.hookwire-mcp-requirements-sha256"
+if [ ! -f "${MCP_STAMP}" ] || [ "$(cat "${MCP_STAMP}")" != "$(sha_of "${MCP_REQS}")" ] ||
+  ! "${VENV}/bin/python" -c 'import mcp, mcp.server.mcpserver, mcp.client.stdio, mcp.client.streamable_http' >/dev/null 2>&1; then
+  "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check -r "${MCP_REQS}" ||
+    die "pip install -r ${MCP_REQS} failed (is PyPI reachable?)"
+  sha_of "${MCP_REQS}" >"${MCP_STAMP}"
+  echo "setup: installed ${MCP_REQS} into ${VENV}"
 fi
 # Stamped with the proto's SHA-256: regenerated only when proto/ changes.
 "${VENV}/bin/python" examples/python/hookwire_py.py generate-stubs
@@ -120,6 +138,20 @@ if [ ! -f "${AGENTS_STAMP}" ] || [ "$(cat "${AGENTS_STAMP}")" != "${AGENTS_LOCK_
     die "npm ci in ${AGENTS_DIR} failed (is the npm registry reachable?)"
   echo "${AGENTS_LOCK_SHA}" >"${AGENTS_STAMP}"
   echo "setup: npm ci in ${AGENTS_DIR}"
+fi
+
+# --- MCP proxy tests: the official TypeScript MCP SDK -----------------------
+# tests/mcp_proxy/ runs tests/fixtures/mcp/ts/upstream.mjs, an MCP server on
+# @modelcontextprotocol/sdk (pinned in its package-lock.json), over stdio
+# behind `hookwire mcp`.
+MCP_TS_DIR="tests/fixtures/mcp/ts"
+MCP_TS_STAMP="${MCP_TS_DIR}/node_modules/.hookwire-lock-sha256"
+MCP_TS_LOCK_SHA="$(sha_of "${MCP_TS_DIR}/package-lock.json")"
+if [ ! -f "${MCP_TS_STAMP}" ] || [ "$(cat "${MCP_TS_STAMP}")" != "${MCP_TS_LOCK_SHA}" ]; then
+  (cd "${MCP_TS_DIR}" && npm ci --no-audit --no-fund --loglevel=error) ||
+    die "npm ci in ${MCP_TS_DIR} failed (is the npm registry reachable?)"
+  echo "${MCP_TS_LOCK_SHA}" >"${MCP_TS_STAMP}"
+  echo "setup: npm ci in ${MCP_TS_DIR}"
 fi
 
 # --- Metrics tests: promtool -----------------------------------------------

@@ -45,8 +45,9 @@ fn claude() -> PathBuf {
     bin
 }
 
-/// The `hookwire` command built beside this test binary.
-fn hookwire() -> PathBuf {
+/// The `hookwire` command built beside this test binary (also the MCP
+/// proxy tests' proxy).
+pub(crate) fn hookwire() -> PathBuf {
     if let Some(bin) = std::env::var_os("HOOKWIRE_BIN") {
         return bin.into();
     }

@@ -15,6 +15,7 @@ mod effects;
 mod gateway_apis;
 mod gateway_metrics;
 mod hardening;
+mod mcp_proxy;
 mod metrics;
 mod model_upstream;
 mod mtls;

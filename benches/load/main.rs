@@ -32,7 +32,11 @@
 //! - `hookwire gateway` against the LiteLLM proxy on the same mock
 //!   upstream, for each wire API whole and streamed: added latency at a
 //!   fixed rate and the maximum sustained rate (`peer/`; installs LiteLLM
-//!   with `scripts/litellm.sh`, and fails the run when it cannot).
+//!   with `scripts/litellm.sh`, and fails the run when it cannot);
+//! - a `tools/call` through `hookwire mcp` with one remote allow
+//!   interceptor against the same call made directly to the same fast
+//!   `rmcp` upstream, over stdio and over Streamable HTTP: p50/p99, what
+//!   the proxy adds, calls/s (`mcp/`).
 //!
 //! It prints one report, writes it to `BENCHMARKS.md`, and ends with the
 //! `ratios:` line. The child process runs the same binary with `--serve`.
@@ -41,7 +45,7 @@
 //! `BENCHMARKS.md` alone); `--no-write`
 //! (leave `BENCHMARKS.md` alone); `--only <section>` (one of `deadline`,
 //! `remote`, `metrics`, `local`, `fanout`, `throughput`, `spawn`, `hooks`, `growth`, `audit`, `policy`,
-//! `gateway_peer`; implies
+//! `gateway_peer`, `mcp`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
 //! a profiler: `remote` (unary), `stream`, `floor`, `floor-deadline`, `local`, `canon`,
 //! `concurrent`, `concurrent-stream`, `concurrent-floor`, `policy` (in-process Rego decisions), or
@@ -53,7 +57,8 @@
 //! accounting), one per section (`remote.rs` for `remote` and `deadline`,
 //! `metrics.rs`, `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `hooks.rs`, `growth.rs`,
 //! `audit.rs`, `policy.rs` with its own services' process, `peer/` with its
-//! mock upstream's and gateway's processes),
+//! mock upstream's and gateway's processes, `mcp/` with its upstream's and
+//! proxy's),
 //! `profile.rs` (`--profile`), and the shared `fixtures.rs`, `measure.rs`,
 //! `report.rs` and `serve.rs` (the services themselves).
 
@@ -65,6 +70,7 @@ mod fixtures;
 mod growth;
 mod hooks;
 mod local;
+mod mcp;
 mod measure;
 mod metrics;
 mod peer;
@@ -174,6 +180,14 @@ fn main() {
     }
     if let Some(i) = args.iter().position(|a| a == peer::GATEWAY_FLAG) {
         peer::serve_gateway(&args[i + 1..]);
+    }
+    // The proxy first: its upstream command (after its `--`) carries the
+    // upstream's flag.
+    if let Some(i) = args.iter().position(|a| a == mcp::PROXY_FLAG) {
+        mcp::serve_proxy(&args[i + 1..]);
+    }
+    if let Some(i) = args.iter().position(|a| a == mcp::UPSTREAM_FLAG) {
+        mcp::serve_upstream(&args[i + 1..]);
     }
     let quick = args.iter().any(|a| a == "--quick");
     let plan = if quick { QUICK } else { FULL };
@@ -308,6 +322,12 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Result<Report, S
             .await
             .map_err(|e| format!("gateway_peer: {e}"))?;
     }
+    let mut mcp_tables = String::new();
+    if want("mcp") {
+        mcp::section(plan, ep, &mut headline, &mut mcp_tables)
+            .await
+            .map_err(|e| format!("mcp: {e}"))?;
+    }
     let growth = if want("growth") {
         eprintln!("growth ...");
         growth::growth(plan, ep, &remote.floor_channel).await
@@ -318,6 +338,7 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Result<Report, S
     Ok(Report {
         headline,
         peer: peer_tables,
+        mcp: mcp_tables,
         growth,
         request_bytes: bytes_1k,
         remote_1k_us: remote_1k,

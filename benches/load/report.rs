@@ -158,6 +158,8 @@ pub struct Report {
     pub headline: Vec<Headline>,
     /// The `gateway_peer` section's tables (Markdown), or empty.
     pub peer: String,
+    /// The `mcp` section's table (Markdown), or empty.
+    pub mcp: String,
     pub growth: Growth,
     pub request_bytes: usize,
     pub remote_1k_us: f64,
@@ -191,6 +193,7 @@ impl Report {
             );
         }
         s.push_str(&self.peer);
+        s.push_str(&self.mcp);
 
         s.push_str(
             "\n### Growth: context size (1 allow interceptor)\n\n\
@@ -261,6 +264,10 @@ impl Report {
             "stream_throughput_vs_tonic",
             "gateway_vs_litellm",
             "gateway_rate_vs_litellm",
+            "mcp_stdio_vs_direct",
+            "mcp_http_vs_direct",
+            "mcp_stdio_added_p50_ms",
+            "mcp_http_added_p50_ms",
         ];
         let mut line = String::from("ratios:");
         for k in keys {
@@ -389,6 +396,14 @@ const METHOD: &str = "
   a marked input at `pre_call` and a marked answer at `post_call` (so it
   runs). `gateway_vs_litellm` and `gateway_rate_vs_litellm` are the Chat
   Completions (whole) row with the allow interceptor.
+- MCP (`mcp`, `benches/load/mcp/`): a fast upstream on the official Rust
+  SDK (`rmcp`, one `echo` tool) reached directly and through the
+  `hookwire-mcp` library in its own process (what `hookwire mcp` serves),
+  its host bound to the allow service above; over stdio each client
+  launches its server (the proxy launches the upstream), over Streamable
+  HTTP both reach one upstream process. One minimal JSON-RPC client on
+  every path, every answer checked. `mcp_*_added_p50_ms` is the proxied
+  p50 minus the direct one, in ms (target ≤ 0.5).
 - Memory: the measuring process's allocator counts (only while a memory
   column is measured, so no other row pays for it) bytes and calls
   allocated per emission, and bytes still live per open session.

@@ -46,8 +46,9 @@ const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
 const MAX_REQUEST: usize = 1 << 20;
 
 /// Exits the process when stdin reaches end of file (the parent exited or
-/// closed it), or after [`MAX_LIFETIME`].
-fn exit_with_parent() {
+/// closed it), or after [`MAX_LIFETIME`] (the `mcp` section's children
+/// too).
+pub fn exit_with_parent() {
     std::thread::spawn(|| {
         let mut line = String::new();
         let stdin = std::io::stdin();
@@ -63,7 +64,8 @@ fn exit_with_parent() {
     });
 }
 
-fn runtime() -> tokio::runtime::Runtime {
+/// A child's runtime: two workers, as the measuring process.
+pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -71,7 +73,8 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("child runtime")
 }
 
-fn print_ports(ports: &[u16]) {
+/// Tells the parent where the child listens: one `ports …` line.
+pub fn print_ports(ports: &[u16]) {
     let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "ports {}", ports.join(" "));

@@ -25,7 +25,7 @@
 //! gateway does not route yet (404 on its route) is shown as such.
 
 mod apis;
-mod children;
+pub mod children;
 mod litellm;
 mod load;
 pub mod stats;
