@@ -188,6 +188,11 @@ class Server:
         self._server = server
         return self.port
 
+    @property
+    def draining(self) -> asyncio.Event:
+        """Set once :meth:`stop` began: streams stop reading from then on."""
+        return self._draining
+
     async def stop(self, grace: float = DEFAULT_GRACE) -> None:
         """Graceful stop: health turns NOT_SERVING, new calls are refused,
         Multiplex streams stop reading and end once their emissions are
