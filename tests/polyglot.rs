@@ -64,7 +64,7 @@ impl Lang {
             Self::Python => (
                 root.join(".cache/venv/bin/python"),
                 root.join("examples/python/policy.py"),
-                root.join(".cache/python/.proto-sha256"),
+                root.join(".cache/venv/.hookwire-sdk-python-sha256"),
             ),
             Self::Node => (
                 PathBuf::from("node"),
