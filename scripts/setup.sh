@@ -72,7 +72,7 @@ PKG_DIR="sdks/python"
 PKG_STAMP="${VENV}/.hookwire-sdk-python-sha256"
 PKG_SHA="$(cat "${PKG_DIR}/requirements-dev.txt" "${PKG_DIR}/pyproject.toml" | sha256sum | cut -d' ' -f1)"
 if [ ! -f "${PKG_STAMP}" ] || [ "$(cat "${PKG_STAMP}")" != "${PKG_SHA}" ] ||
-  ! "${VENV}/bin/python" -c 'import hookwire.server, agent_hooks, pytest' >/dev/null 2>&1; then
+  ! "${VENV}/bin/python" -c 'import hookwire.server, agent_hooks, agent_framework, pytest' >/dev/null 2>&1; then
   "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check -r "${PKG_DIR}/requirements-dev.txt" ||
     die "pip install -r ${PKG_DIR}/requirements-dev.txt failed (is PyPI reachable?)"
   "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e "${PKG_DIR}" ||
