@@ -206,6 +206,20 @@ impl Service {
         counts
     }
 
+    /// How many calls came over each transport (`unary`, `multiplex`), as
+    /// the service logged them (the Python package logs it; the Node
+    /// helper does not, its calls count under `""`).
+    fn calls_by_transport(&self) -> BTreeMap<String, usize> {
+        let text = std::fs::read_to_string(&self.call_log).unwrap_or_default();
+        let mut counts = BTreeMap::new();
+        for line in text.lines() {
+            let v = json::decode(line).expect("a call log line is exact JSON");
+            let transport = v["transport"].as_str().unwrap_or_default().to_owned();
+            *counts.entry(transport).or_default() += 1;
+        }
+        counts
+    }
+
     /// Sends SIGTERM and waits for the process to exit.
     fn terminate(mut self, within: Duration) -> ExitStatus {
         let pid = self.child.id().to_string();
@@ -520,6 +534,16 @@ async fn policy_governs_a_full_turn(lang: Lang) {
     .map(|(p, n)| (p.to_owned(), n))
     .collect();
     assert_eq!(service.calls_by_point(), expected);
+    // The Python package declares the Multiplex stream: the host takes it
+    // once its `Describe` probe has answered (the first emission may still
+    // go unary while the probe is under way).
+    if lang == Lang::Python {
+        let transports = service.calls_by_transport();
+        assert!(
+            transports.get("multiplex").copied().unwrap_or(0) >= 9,
+            "{transports:?}"
+        );
+    }
 }
 
 /// The escalation is lifted by an in-process approval resolver, which is

@@ -34,16 +34,17 @@ def arg_parser(description: Optional[str] = None) -> argparse.ArgumentParser:
 
 
 class CallLog:
-    """One JSON line per call, ``{"point", "context"}``, appended before the
-    hook runs: what the service saw, for tests and debugging."""
+    """One JSON line per call, ``{"point", "context", "transport"}``,
+    appended before the hook runs: what the service saw and how it came
+    (``unary`` or ``multiplex``), for tests and debugging."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.lock = threading.Lock()
 
-    def __call__(self, point: str, ctx: Context) -> None:
+    def __call__(self, point: str, ctx: Context, transport: str) -> None:
         """Appends the call's line."""
-        line = jsonx.dumps({"point": point, "context": ctx}) + "\n"
+        line = jsonx.dumps({"point": point, "context": ctx, "transport": transport}) + "\n"
         with self.lock, open(self.path, "a", encoding="utf-8") as f:
             f.write(line)
 

@@ -43,23 +43,26 @@ class Failure(Exception):
 
 class Dispatch:
     """Answers emissions for one policy: its hooks by point, the thread
-    pool its synchronous hooks run on, and the optional call observer."""
+    pool its synchronous hooks run on (bounded: a synchronous hook still
+    running past its deadline holds a thread until it returns), and the
+    optional call observer."""
 
     def __init__(self, hooks: dict[str, Hook], workers: int,
-                 observe: Optional[Callable[[str, Context], None]] = None) -> None:
+                 observe: Optional[Callable[[str, Context, str], None]] = None) -> None:
         self.hooks = hooks
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hookwire-hook")
         self.observe = observe
 
-    async def answer(self, point: str, request: Any, timeout: Optional[float]) -> Any:
+    async def answer(self, point: str, request: Any, timeout: Optional[float], transport: str) -> Any:
         """The ``InterceptorResponse`` for one request, within ``timeout``
-        seconds (None: unbounded), or raises :class:`Failure`."""
+        seconds (None: unbounded), or raises :class:`Failure`; ``transport``
+        (``unary`` or ``multiplex``) is what the observer is told."""
         try:
             ctx = context_from_request(point, request)
         except InvalidContext as e:
             raise Failure(grpc.StatusCode.INVALID_ARGUMENT, "invalid context: %s" % e) from None
         if self.observe is not None:
-            self.observe(point, ctx)
+            self.observe(point, ctx, transport)
         hook = self.hooks.get(point)
         if hook is None:
             return to_pb(pb, validate_response(allow(), point))

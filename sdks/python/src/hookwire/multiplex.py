@@ -58,7 +58,7 @@ class Stream:
 
     async def _emission(self, id_: int, point: str, request: Any, timeout: float | None) -> None:
         try:
-            answer = pb.MultiplexResponse(id=id_, response=await self.dispatch.answer(point, request, timeout))
+            answer = pb.MultiplexResponse(id=id_, response=await self.dispatch.answer(point, request, timeout, "multiplex"))
         except Failure as f:
             answer = _error(id_, f.code, f.message)
         # Answered only while still ours: a cancel answered it already.

@@ -135,7 +135,7 @@ class _Servicer(pb_grpc.InterceptorServicer):  # type: ignore[misc]
     def _unary(self, point: str) -> Callable[..., Any]:
         async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
             try:
-                return await self._dispatch.answer(point, request, context.time_remaining())
+                return await self._dispatch.answer(point, request, context.time_remaining(), "unary")
             except Failure as f:
                 await context.abort(f.code, f.message)
 
@@ -153,7 +153,7 @@ class Server:
 
     def __init__(self, policy: Interceptor, host: str = "127.0.0.1", port: int = 0,
                  points: Optional[list[str]] = None, workers: int = DEFAULT_WORKERS,
-                 observe: Optional[Callable[[str, Context], None]] = None) -> None:
+                 observe: Optional[Callable[[str, Context, str], None]] = None) -> None:
         if points is not None:
             _check_points(points)
         self.policy = policy
