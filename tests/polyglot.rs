@@ -1045,18 +1045,30 @@ async fn latency(lang: Lang) {
     let service = Service::spawn(lang, &["--points", "pre_tool_call"]);
     let (b, _) = testkit::host();
     let host = b
-        .bind(InterceptorBinding::remote(REMOTE, service.url()).at([AgentStartup, PreToolCall]))
+        .bind(InterceptorBinding::remote(REMOTE, service.url()).at([
+            AgentStartup,
+            Input,
+            PreToolCall,
+        ]))
         .build()
         .unwrap();
     let session: Session = host.session("latency").unwrap();
     session.start(["bash"]).await.unwrap();
     session.input(json!("go"), InputRole::User).await.unwrap();
-    let call = ToolCall::new("c", "bash", json!({"cmd": "ls -la /tmp", "timeout_s": 30}));
-    for _ in 0..50 {
-        session.pre_tool_call(&call).await.unwrap();
+    // Each call its own id: a call's pre_tool_call comes once (§3.1 rule 5).
+    let call = |i: usize| {
+        ToolCall::new(
+            format!("c{i}"),
+            "bash",
+            json!({"cmd": "ls -la /tmp", "timeout_s": 30}),
+        )
+    };
+    for i in 0..50 {
+        session.pre_tool_call(&call(i)).await.unwrap();
     }
     let mut samples: Vec<Duration> = Vec::new();
-    for _ in 0..500 {
+    for i in 50..550 {
+        let call = call(i);
         let t = Instant::now();
         assert!(session.pre_tool_call(&call).await.unwrap().proceeds());
         samples.push(t.elapsed());
