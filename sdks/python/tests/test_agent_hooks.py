@@ -37,8 +37,9 @@ def run(coro):
     asyncio.run(asyncio.wait_for(coro, WAIT * 3))
 
 
-async def started(policy=None):
-    server = hookwire.Server(policy or Remote(), "127.0.0.1", 0)
+async def started(policy=None, transports=None):
+    observe = (lambda point, ctx, transport: transports.append(transport)) if transports is not None else None
+    server = hookwire.Server(policy or Remote(), "127.0.0.1", 0, observe=observe)
     port = await server.start()
     return server, "http://127.0.0.1:%d" % port
 
@@ -47,10 +48,13 @@ def builder():
     return AgentContextBuilder(agent_id="a", framework="test", session_id="s")
 
 
-def test_remote_deny_blocks_and_transform_applies():
+@pytest.mark.parametrize("multiplex", [False, True])
+def test_remote_deny_blocks_and_transform_applies(multiplex):
+    transports = []
+
     async def scenario():
-        server, url = await started()
-        remote = RemoteInterceptor(url)
+        server, url = await started(transports=transports)
+        remote = RemoteInterceptor(url, multiplex=multiplex)
         try:
             await decide(remote)
         finally:
@@ -70,14 +74,16 @@ def test_remote_deny_blocks_and_transform_applies():
             b.post_tool_call(call_id="c1", name="ls", args={}, value="key AKIAABCDEFGHIJKLMNOP")
         )
         assert out.target == "[redacted]"
+        assert transports == ["multiplex" if multiplex else "unary"] * 3
 
     run(scenario())
 
 
-def test_failures_fail_closed():
+@pytest.mark.parametrize("multiplex", [False, True])
+def test_failures_fail_closed(multiplex):
     async def scenario():
         server, url = await started()
-        remote = RemoteInterceptor(url, timeout=0.3)
+        remote = RemoteInterceptor(url, timeout=0.3, multiplex=multiplex)
         try:
             await decide(server, remote)
         finally:

@@ -4,7 +4,8 @@ Microsoft Agent Framework's ``create_agent_hooks_middleware``).
 
 :class:`RemoteInterceptor` implements the SDK's interceptor protocol
 (``intercept(context) -> verdict``) by calling the service's unary RPC for
-the context's point over gRPC. Every failure fails closed in the SDK's
+the context's point over gRPC, or with ``multiplex=True`` over one
+``Multiplex`` stream (per-emission deadlines, cancellation). Every failure fails closed in the SDK's
 own terms: a passed deadline raises ``TimeoutError``, which the emitter
 records as ``deny host_error:interceptor_timeout``; an unreachable or
 crashing service, an error status, a context that cannot be encoded or an
@@ -29,6 +30,7 @@ import grpc
 from . import jsonx
 from .context import InvalidContext
 from .encode import request_from_context
+from .mux_client import MultiplexClient, StreamFailure
 from .points import RPC
 from .server import MAX_MESSAGE_BYTES
 from .v1 import interceptor_pb2 as pb
@@ -89,13 +91,15 @@ class RemoteInterceptor:
 
     ``endpoint``: ``http://host:port`` or ``host:port``; ``credentials``:
     ``grpc.ssl_channel_credentials(...)`` for TLS; ``timeout``: seconds per
-    call (the emitter's own timeout still applies above it). The channel
+    call (the emitter's own timeout still applies above it); ``multiplex``:
+    send the emissions over one ``Multiplex`` stream (the service must
+    serve it, as the hookwire package and the Rust SDK do). The channel
     opens on first use, in the running event loop; :meth:`close` ends it.
     """
 
     def __init__(self, endpoint: str, *, timeout: float = DEFAULT_TIMEOUT,
                  credentials: Optional[grpc.ChannelCredentials] = None,
-                 metadata: Optional[Mapping[str, str]] = None) -> None:
+                 metadata: Optional[Mapping[str, str]] = None, multiplex: bool = False) -> None:
         if not timeout > 0:
             raise ValueError("timeout must be positive")
         self.endpoint = endpoint
@@ -105,6 +109,8 @@ class RemoteInterceptor:
         self._metadata = tuple((metadata or {}).items())
         self._channel: Optional[grpc.aio.Channel] = None
         self._stub: Any = None
+        self.multiplex = multiplex
+        self._mux: Optional[MultiplexClient] = None
 
     def _connect(self) -> Any:
         if self._stub is None:
@@ -125,7 +131,16 @@ class RemoteInterceptor:
             point, request = request_from_context(context)
         except InvalidContext as e:
             raise RemoteFailure("context not encodable: %s" % e) from None
-        method = getattr(self._connect(), RPC[point])
+        stub = self._connect()
+        if self.multiplex:
+            if self._mux is None:
+                self._mux = MultiplexClient(stub)
+            try:
+                response = await self._mux.call(point, request, self.timeout)
+            except StreamFailure as e:
+                raise RemoteFailure("hookwire service: %s" % e) from None
+            return verdict_from_pb(response)
+        method = getattr(stub, RPC[point])
         try:
             response = await method(request, timeout=self.timeout, metadata=self._metadata or None,
                                     wait_for_ready=False)
@@ -140,7 +155,10 @@ class RemoteInterceptor:
         return await self._connect().Describe(pb.DescribeRequest(), timeout=self.timeout)
 
     async def close(self) -> None:
-        """Closes the channel (a later call opens a new one)."""
+        """Closes the stream and the channel (a later call opens new ones)."""
+        if self._mux is not None:
+            await self._mux.close()
+            self._mux = None
         if self._channel is not None:
             await self._channel.close()
         self._channel = self._stub = None
