@@ -60,6 +60,7 @@ def run(policy: Interceptor, args: Optional[Any] = None) -> None:
     observe = CallLog(args.call_log) if args.call_log else None
 
     async def main() -> None:
+        """Serves until a signal sets ``stop``."""
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

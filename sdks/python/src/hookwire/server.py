@@ -79,6 +79,7 @@ class Interceptor:
         _check_points([point])
 
         def register(fn: Hook) -> Hook:
+            """Records ``fn`` and hands it back unchanged."""
             self._hooks[point] = fn
             return fn
 
@@ -134,6 +135,7 @@ class _Servicer(pb_grpc.InterceptorServicer):  # type: ignore[misc]
 
     def _unary(self, point: str) -> Callable[..., Any]:
         async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            """One unary RPC: the answer, or the failure's status."""
             try:
                 return await self._dispatch.answer(point, request, context.time_remaining(), "unary")
             except Failure as f:
@@ -142,9 +144,11 @@ class _Servicer(pb_grpc.InterceptorServicer):  # type: ignore[misc]
         return call
 
     async def Describe(self, request: Any, context: grpc.aio.ServicerContext) -> Any:  # noqa: N802
+        """The manifest, built once at start."""
         return self._described
 
     async def Multiplex(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
+        """One Multiplex stream, run to its end (:mod:`hookwire.multiplex`)."""
         await Stream(self._dispatch, context, self._draining).serve()
 
 
