@@ -195,3 +195,31 @@ def test_the_deadline_is_kept_and_the_service_survives():
         assert seen.get("cancelled"), "the hook was stopped at the deadline"
 
     run(scenario())
+
+
+def test_time_remaining_reaches_sync_and_async_hooks():
+    policy = hookwire.Interceptor("clock", "1")
+    seen = []
+
+    @policy.hook("pre_tool_call")
+    def sync_hook(ctx):
+        seen.append(hookwire.time_remaining())
+        return hookwire.allow()
+
+    @policy.hook("output")
+    async def async_hook(ctx):
+        seen.append(hookwire.time_remaining())
+        return hookwire.allow()
+
+    async def scenario():
+        async with serving(policy) as (_, stub):
+            await stub.PreToolCall(pre_tool_call("ls"), timeout=WAIT)
+            out = pb.OutputRequest(core=pre_tool_call("x").core, output=pb.JsonValue(json='{"content":"x"}'))
+            await stub.Output(out, timeout=WAIT)
+            await stub.PreToolCall(pre_tool_call("ls"))
+
+    run(scenario())
+    # grpc-timeout travels rounded up to its unit: allow a second over.
+    assert 0 < seen[0] <= WAIT + 1 and 0 < seen[1] <= WAIT + 1
+    assert seen[2] is None
+    assert hookwire.time_remaining() is None

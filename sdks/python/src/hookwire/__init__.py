@@ -12,6 +12,7 @@ exact JSON in :mod:`hookwire.jsonx`.
 
 from .cli import arg_parser, run
 from .context import Context, InvalidContext
+from .dispatch import time_remaining
 from .jsonx import InvalidJson
 from .points import POINTS, SPEC
 from .server import Interceptor, Server, manifest, serve
@@ -22,5 +23,5 @@ __version__ = "0.1.0"
 __all__ = [
     "POINTS", "SPEC", "Context", "Interceptor", "InvalidContext", "InvalidJson", "InvalidVerdict",
     "Response", "Server", "allow", "arg_parser", "deny", "escalate", "manifest", "run", "serve",
-    "transform", "validate", "warn",
+    "time_remaining", "transform", "validate", "warn",
 ]

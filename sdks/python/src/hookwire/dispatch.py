@@ -14,8 +14,11 @@ passed deadline ``DEADLINE_EXCEEDED``.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import inspect
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
@@ -26,6 +29,18 @@ from .v1 import interceptor_pb2 as pb
 from .verdict import InvalidVerdict, allow, to_pb, validate_response
 
 log = logging.getLogger("hookwire")
+
+_deadline: contextvars.ContextVar[Optional[float]] = contextvars.ContextVar("hookwire_deadline", default=None)
+
+
+def time_remaining() -> Optional[float]:
+    """Seconds left before the host's deadline for the emission being
+    decided (in a hook, sync or async), or None without one. A slow
+    synchronous policy checks it and gives up early: past the deadline the
+    host has already denied (``host_error:interceptor_timeout``)."""
+    deadline = _deadline.get()
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
 
 Hook = Callable[[Context], Any]
 """A point's hook: takes the :class:`Context`, returns a verdict or a
@@ -66,6 +81,7 @@ class Dispatch:
         hook = self.hooks.get(point)
         if hook is None:
             return to_pb(pb, validate_response(allow(), point))
+        _deadline.set(None if timeout is None else time.monotonic() + timeout)
         try:
             result = await asyncio.wait_for(self._run(hook, ctx), timeout)
         except asyncio.TimeoutError:
@@ -87,7 +103,9 @@ class Dispatch:
         if inspect.iscoroutinefunction(hook):
             return await hook(ctx)
         loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(self.pool, hook, ctx)
+        # The hook's thread sees this emission's deadline (time_remaining).
+        run = functools.partial(contextvars.copy_context().run, hook, ctx)
+        result = await loop.run_in_executor(self.pool, run)
         if inspect.isawaitable(result):
             result = await result
         return result
