@@ -2,9 +2,11 @@
 # Prepares what hookwire's tests need, idempotently, into .cache/ and the
 # example folders only:
 # - the official AGENT-HOOKS conformance vectors (pinned wheel, hash-checked);
-# - the Python interceptor example: a venv in .cache/venv with the exact
-#   grpcio / grpcio-tools of examples/python/requirements.txt, and the stubs
-#   generated from proto/ into .cache/python/; the official `openai` SDK of
+# - the Python interceptor package and example: a venv in .cache/venv with the
+#   exact grpcio / grpcio-tools of examples/python/requirements.txt, the build
+#   and test pins of sdks/python/requirements-dev.txt (hatchling, pytest, the
+#   official agent-hooks-sdk) and the `hookwire` package of sdks/python,
+#   installed editable (its stubs are checked in); the official `openai` SDK of
 #   examples/gateway/requirements.txt and the `openai-agents` and `anthropic`
 #   SDKs of tests/gateway-requirements.txt for the gateway's tests; the
 #   official MCP SDK (`mcp`, its MCPServer ex-FastMCP) of tests/mcp-requirements.txt
@@ -80,8 +82,22 @@ if [ ! -f "${MCP_STAMP}" ] || [ "$(cat "${MCP_STAMP}")" != "$(sha_of "${MCP_REQS
   sha_of "${MCP_REQS}" >"${MCP_STAMP}"
   echo "setup: installed ${MCP_REQS} into ${VENV}"
 fi
-# Stamped with the proto's SHA-256: regenerated only when proto/ changes.
-"${VENV}/bin/python" examples/python/hookwire_py.py generate-stubs
+# The hookwire package (sdks/python): its build and test pins, then the
+# package itself, editable and built offline from those pins (no isolated
+# build env, no download at build time). Stamped with both files' SHA-256;
+# tests/polyglot.rs and cli/tests wait for the stamp.
+PKG_DIR="sdks/python"
+PKG_STAMP="${VENV}/.hookwire-sdk-python-sha256"
+PKG_SHA="$(cat "${PKG_DIR}/requirements-dev.txt" "${PKG_DIR}/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+if [ ! -f "${PKG_STAMP}" ] || [ "$(cat "${PKG_STAMP}")" != "${PKG_SHA}" ] ||
+  ! "${VENV}/bin/python" -c 'import hookwire.server, agent_hooks, agent_framework, pytest' >/dev/null 2>&1; then
+  "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check -r "${PKG_DIR}/requirements-dev.txt" ||
+    die "pip install -r ${PKG_DIR}/requirements-dev.txt failed (is PyPI reachable?)"
+  "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e "${PKG_DIR}" ||
+    die "pip install -e ${PKG_DIR} failed"
+  echo "${PKG_SHA}" >"${PKG_STAMP}"
+  echo "setup: installed ${PKG_DIR} (editable) and its pins into ${VENV}"
+fi
 
 # --- Node example ----------------------------------------------------------
 command -v npm >/dev/null 2>&1 || die "node and npm are required for examples/node"

@@ -64,7 +64,7 @@ impl Lang {
             Self::Python => (
                 root.join(".cache/venv/bin/python"),
                 root.join("examples/python/policy.py"),
-                root.join(".cache/python/.proto-sha256"),
+                root.join(".cache/venv/.hookwire-sdk-python-sha256"),
             ),
             Self::Node => (
                 PathBuf::from("node"),
@@ -202,6 +202,20 @@ impl Service {
         let mut counts = BTreeMap::new();
         for (point, _) in self.calls() {
             *counts.entry(point).or_default() += 1;
+        }
+        counts
+    }
+
+    /// How many calls came over each transport (`unary`, `multiplex`), as
+    /// the service logged them (the Python package logs it; the Node
+    /// helper does not, its calls count under `""`).
+    fn calls_by_transport(&self) -> BTreeMap<String, usize> {
+        let text = std::fs::read_to_string(&self.call_log).unwrap_or_default();
+        let mut counts = BTreeMap::new();
+        for line in text.lines() {
+            let v = json::decode(line).expect("a call log line is exact JSON");
+            let transport = v["transport"].as_str().unwrap_or_default().to_owned();
+            *counts.entry(transport).or_default() += 1;
         }
         counts
     }
@@ -520,6 +534,16 @@ async fn policy_governs_a_full_turn(lang: Lang) {
     .map(|(p, n)| (p.to_owned(), n))
     .collect();
     assert_eq!(service.calls_by_point(), expected);
+    // The Python package declares the Multiplex stream: the host takes it
+    // once its `Describe` probe has answered (the first emission may still
+    // go unary while the probe is under way).
+    if lang == Lang::Python {
+        let transports = service.calls_by_transport();
+        assert!(
+            transports.get("multiplex").copied().unwrap_or(0) >= 9,
+            "{transports:?}"
+        );
+    }
 }
 
 /// The escalation is lifted by an in-process approval resolver, which is
@@ -1021,18 +1045,30 @@ async fn latency(lang: Lang) {
     let service = Service::spawn(lang, &["--points", "pre_tool_call"]);
     let (b, _) = testkit::host();
     let host = b
-        .bind(InterceptorBinding::remote(REMOTE, service.url()).at([AgentStartup, PreToolCall]))
+        .bind(InterceptorBinding::remote(REMOTE, service.url()).at([
+            AgentStartup,
+            Input,
+            PreToolCall,
+        ]))
         .build()
         .unwrap();
     let session: Session = host.session("latency").unwrap();
     session.start(["bash"]).await.unwrap();
     session.input(json!("go"), InputRole::User).await.unwrap();
-    let call = ToolCall::new("c", "bash", json!({"cmd": "ls -la /tmp", "timeout_s": 30}));
-    for _ in 0..50 {
-        session.pre_tool_call(&call).await.unwrap();
+    // Each call its own id: a call's pre_tool_call comes once (§3.1 rule 5).
+    let call = |i: usize| {
+        ToolCall::new(
+            format!("c{i}"),
+            "bash",
+            json!({"cmd": "ls -la /tmp", "timeout_s": 30}),
+        )
+    };
+    for i in 0..50 {
+        session.pre_tool_call(&call(i)).await.unwrap();
     }
     let mut samples: Vec<Duration> = Vec::new();
-    for _ in 0..500 {
+    for i in 50..550 {
+        let call = call(i);
         let t = Instant::now();
         assert!(session.pre_tool_call(&call).await.unwrap().proceeds());
         samples.push(t.elapsed());

@@ -83,8 +83,10 @@ fn the_python_example_serves_health_and_passes() {
     let root = workspace_root();
     let python: PathBuf = root.join(".cache/venv/bin/python");
     assert!(
-        root.join(".cache/python/.proto-sha256").exists() && python.exists(),
-        "the Python venv and stubs are missing: run scripts/setup.sh before cargo test"
+        root.join(".cache/venv/.hookwire-sdk-python-sha256")
+            .exists()
+            && python.exists(),
+        "the Python venv and the hookwire package are missing: run scripts/setup.sh before cargo test"
     );
     let mut child = Command::new(python)
         .arg(root.join("examples/python/policy.py"))

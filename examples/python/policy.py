@@ -21,7 +21,7 @@ import sys
 import time
 from decimal import Decimal, InvalidOperation
 
-import hookwire_py as hw
+import hookwire as hw
 
 SHELL_TOOLS = {"bash", "sh", "shell", "zsh"}
 
@@ -113,6 +113,8 @@ def amount_of(args):
 
 
 class Policy(hw.Interceptor):
+    """The policy: one method per point it decides on."""
+
     name = "python-policy"
     version = "0.1.0"
     description = (
@@ -122,6 +124,7 @@ class Policy(hw.Interceptor):
     points = ["input", "pre_tool_call", "post_tool_call", "output"]
 
     def __init__(self, wire_limit=10000):
+        super().__init__()
         self.wire_limit = wire_limit
 
     def input(self, ctx):
@@ -211,7 +214,7 @@ def main():
     limit = args.wire_limit
     limit = int(limit) if limit == limit.to_integral_value() else float(limit)
     service = (Probes if args.probes else Policy)(wire_limit=limit)
-    hw.main(service, args)
+    hw.run(service, args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,6 @@
+"""Puts the tests' helpers on the path."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
