@@ -130,7 +130,12 @@ impl Daemon {
 }
 
 /// Runs `hookwire hook --agent claude-code` with `payload` on stdin.
-pub(crate) fn hook(endpoint: &str, token_file: Option<&Path>, payload: &[u8], extra: &[&str]) -> Output {
+pub(crate) fn hook(
+    endpoint: &str,
+    token_file: Option<&Path>,
+    payload: &[u8],
+    extra: &[&str],
+) -> Output {
     hook_as("claude-code", endpoint, token_file, payload, extra)
 }
 
