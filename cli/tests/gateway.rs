@@ -134,6 +134,28 @@ pub(crate) fn line_starting(rx: &mpsc::Receiver<String>, prefix: &str) -> String
     }
 }
 
+/// Starts `hookwire policy serve` over the Rego files of `policies` on a
+/// free loopback port; the running service and its endpoint URL.
+pub(crate) fn policy_serve(policies: &std::path::Path) -> (Running, String) {
+    let mut policy = std::process::Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["policy", "serve"])
+        .arg(policies)
+        .args(["--addr", "127.0.0.1:0", "--no-watch"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run hookwire policy serve");
+    let lines = lines_of(&mut policy);
+    let policy = Running(policy);
+    let banner = line_starting(&lines, "policy serving ");
+    let endpoint = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("the policy service's URL in its banner")
+        .to_owned();
+    (policy, endpoint)
+}
+
 /// POSTs `body` to the gateway's chat completions; the status and JSON.
 pub(crate) fn chat(addr: &str, body: &Value) -> (u16, Value) {
     let mut stream = TcpStream::connect(addr).expect("connect to the gateway");

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::gateway::{Running, line_starting, lines_of};
+use crate::gateway::{Running, line_starting, lines_of, policy_serve};
 
 pub(crate) const TOKEN: &str = "hooks-test-token-5b1e";
 
@@ -45,22 +45,7 @@ impl Daemon {
     /// without its token file.
     pub(crate) fn start_with(listen: &str, with_token: bool, extra: &[&str]) -> Self {
         let bin = env!("CARGO_BIN_EXE_hookwire");
-        let mut policy = Command::new(bin)
-            .args(["policy", "serve"])
-            .arg(fixtures().join("policy"))
-            .args(["--addr", "127.0.0.1:0", "--no-watch"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("run hookwire policy serve");
-        let policy_lines = lines_of(&mut policy);
-        let policy = Running(policy);
-        let banner = line_starting(&policy_lines, "policy serving ");
-        let endpoint = banner
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap()
-            .to_owned();
+        let (policy, endpoint) = policy_serve(&fixtures().join("policy"));
         let dir = tempfile::tempdir().unwrap();
         let declaration = dir.path().join("hooks.json");
         let document = json!({

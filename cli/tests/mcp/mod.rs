@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::gateway::{Running, line_starting, lines_of};
+use crate::gateway::{Running, line_starting, lines_of, policy_serve};
 
 mod http;
 mod stdio;
@@ -61,22 +61,7 @@ struct Governance {
 }
 
 fn governance() -> Governance {
-    let mut policy = Command::new(env!("CARGO_BIN_EXE_hookwire"))
-        .args(["policy", "serve"])
-        .arg(fixtures().join("policy"))
-        .args(["--addr", "127.0.0.1:0", "--no-watch"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run hookwire policy serve");
-    let lines = lines_of(&mut policy);
-    let policy = Running(policy);
-    let banner = line_starting(&lines, "policy serving ");
-    let endpoint = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
+    let (policy, endpoint) = policy_serve(&fixtures().join("policy"));
     let dir = tempfile::tempdir().unwrap();
     let declaration = dir.path().join("mcp.json");
     let document = json!({
