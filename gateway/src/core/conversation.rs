@@ -22,8 +22,15 @@ use std::time::{Duration, Instant};
 use hookwire_client::{Host, LabelLedger, Session, ShutdownReason};
 use tokio::sync::Mutex as AsyncMutex;
 
-use super::transcript::Rewritten;
+use crate::api::Rewrite;
 use crate::error::Error;
+
+/// SHA-256 of an entry as the client sent it.
+pub(crate) type EntryDigest = [u8; 32];
+
+/// What a verdict made of one history entry: the digest of the entry as
+/// sent, and the rewrite that goes upstream instead.
+pub(crate) type Rewritten = (EntryDigest, Rewrite);
 
 /// How many answer ids the gateway remembers for requests that continue
 /// from one.

@@ -31,19 +31,12 @@ use hookwire_client::{InputRole, ToolResult};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::conversation::ConvState;
+use super::conversation::{ConvState, EntryDigest, Rewritten};
 use super::settle::blocked_result;
 use super::{Governed, denied, hookwire_member};
 use crate::api::{Api, ApiRequest, Entry, Rewrite, Text};
 use crate::error::Error;
 use hookwire::InterceptionPoint;
-
-/// SHA-256 of an entry as the client sent it.
-pub(crate) type EntryDigest = [u8; 32];
-
-/// What a verdict made of one history entry: the digest of the entry as
-/// sent, and the rewrite that goes upstream instead.
-pub(crate) type Rewritten = (EntryDigest, Rewrite);
 
 /// The digest of an entry: its kind and everything the client sent in it.
 pub(crate) fn digest(entry: &Entry) -> EntryDigest {
