@@ -7,7 +7,8 @@
 //! outcome. Never a payload, a header value, a key or a query string.
 //!
 //! The layer runs the request inside a task-local scope holding the
-//! request's [`Exchange`]; an `Applied` built there (`Applied::default()`)
+//! request's [`Exchange`] (as the `crate::applied::RequestFacts` an entry
+//! reports to); an `Applied` built there (`Applied::default()`)
 //! takes a link to it, so the entry's facts reach the line even when it is
 //! pushed after the handler returned (at the end of a mediated stream, from
 //! the task writing it). The line is written when the last holder lets go:
@@ -28,7 +29,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use hyper::body::{Body as _, Frame, SizeHint};
 
-use crate::applied::Applied;
+use crate::applied::{Applied, CURRENT_REQUEST, RequestFacts};
 use crate::metrics::{GatewayMetrics, InFlight};
 
 /// The route label of a request no route matched.
@@ -36,11 +37,6 @@ pub(crate) const UNMATCHED: &str = "unmatched";
 
 /// How much of an unmatched path the line shows.
 const MAX_LOGGED_PATH: usize = 128;
-
-tokio::task_local! {
-    /// The exchange of the request being handled on this task.
-    static CURRENT: Arc<Exchange>;
-}
 
 /// Wraps every route of `router` (and its fallback) in the access layer.
 /// Call it last: a route or fallback added after it is not seen.
@@ -130,53 +126,19 @@ impl Drop for Exchange {
     }
 }
 
-/// An [`Applied`] entry's link to the exchange of the request it was built
-/// for (none outside one). A clone is a copy of the entry's facts, not of
-/// its request: it carries no link.
-pub(crate) struct RequestLink(Option<Arc<Exchange>>);
-
-impl Default for RequestLink {
-    /// The link to the request being handled on this task, if any.
-    fn default() -> Self {
-        Self(CURRENT.try_with(Arc::clone).ok())
-    }
-}
-
-impl RequestLink {
-    /// Takes the link out, leaving none.
-    pub(crate) fn take(&mut self) -> Self {
-        std::mem::replace(self, Self(None))
-    }
-
-    /// Hands `entry`'s facts to its request (counting the upstream's
-    /// answer) and lets go of it.
-    pub(crate) fn pushed(self, entry: &Applied) {
-        let Some(exchange) = self.0 else { return };
-        if let Some(metrics) = &exchange.metrics {
-            metrics.upstream_answered(exchange.api, entry);
+impl RequestFacts for Exchange {
+    /// Hands `entry`'s facts to this request's line (counting the
+    /// upstream's answer).
+    fn pushed(&self, entry: &Applied) {
+        if let Some(metrics) = &self.metrics {
+            metrics.upstream_answered(self.api, entry);
         }
-        exchange.facts().applied = Some(AppliedFacts {
+        self.facts().applied = Some(AppliedFacts {
             session: entry.session.clone(),
             request_id: entry.request_id.clone(),
             upstream_status: entry.upstream_status,
             outcome: entry.outcome.clone(),
         });
-    }
-}
-
-impl Clone for RequestLink {
-    fn clone(&self) -> Self {
-        Self(None)
-    }
-}
-
-impl std::fmt::Debug for RequestLink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "RequestLink(linked)"
-        } else {
-            "RequestLink(none)"
-        })
     }
 }
 
@@ -206,7 +168,8 @@ async fn access(
         facts: Mutex::default(),
     });
     let in_flight = metrics.as_ref().map(GatewayMetrics::request_started);
-    let response = CURRENT.scope(exchange.clone(), next.run(request)).await;
+    let current: Arc<dyn RequestFacts> = exchange.clone();
+    let response = CURRENT_REQUEST.scope(current, next.run(request)).await;
     exchange.facts().status = Some(response.status().as_u16());
     let (parts, body) = response.into_parts();
     let end = End {
@@ -335,8 +298,9 @@ mod tests {
     #[tokio::test]
     async fn an_entry_built_for_a_request_reaches_it_even_when_pushed_from_another_task() {
         let x = exchange(None);
-        let entry = CURRENT
-            .scope(x.clone(), async {
+        let current: Arc<dyn RequestFacts> = x.clone();
+        let entry = CURRENT_REQUEST
+            .scope(current, async {
                 Applied {
                     session: "s-1".into(),
                     request_id: "gw-7".into(),
@@ -344,8 +308,8 @@ mod tests {
                 }
             })
             .await;
-        assert!(entry.link.0.is_some(), "linked inside the scope");
-        assert!(entry.clone().link.0.is_none(), "a clone is not linked");
+        assert!(entry.link.is_linked(), "linked inside the scope");
+        assert!(!entry.clone().link.is_linked(), "a clone is not linked");
         assert_eq!(Arc::strong_count(&x), 2);
         let log = crate::applied::AppliedLog::new(4);
         tokio::spawn(async move {
@@ -353,7 +317,7 @@ mod tests {
             entry.upstream_status = Some(200);
             entry.outcome = "forwarded".into();
             log.push(entry);
-            assert!(log.entries()[0].link.0.is_none(), "the log keeps no link");
+            assert!(!log.entries()[0].link.is_linked(), "the log keeps no link");
         })
         .await
         .unwrap();
@@ -368,7 +332,7 @@ mod tests {
 
     #[test]
     fn an_entry_built_outside_a_request_is_not_linked() {
-        assert!(Applied::default().link.0.is_none());
+        assert!(!Applied::default().link.is_linked());
     }
 
     #[test]

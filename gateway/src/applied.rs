@@ -6,15 +6,75 @@
 //! logged (`tracing` target `hookwire_gateway::applied`, INFO) and kept in
 //! a bounded in-memory log ([`AppliedLog`]). Pushing an entry also hands
 //! its facts to the request's access line and counts the upstream's status
-//! class (`crate::access`, `crate::metrics`).
+//! class: the access layer (`crate::access`) scopes each request's
+//! [`RequestFacts`] in [`CURRENT_REQUEST`], which an entry built there links
+//! to ([`RequestLink`]), so this module needs nothing of the layer.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-use crate::access::RequestLink;
 use crate::extension::ModelOverrides;
+
+/// Where a pushed entry's facts go: the exchange of the HTTP request it
+/// was built for (implemented by the access layer's exchange).
+pub(crate) trait RequestFacts: Send + Sync {
+    /// Takes `entry`'s facts for its request's line and metrics.
+    fn pushed(&self, entry: &Applied);
+}
+
+tokio::task_local! {
+    /// The request being handled on this task, scoped by the access layer.
+    pub(crate) static CURRENT_REQUEST: Arc<dyn RequestFacts>;
+}
+
+/// An [`Applied`] entry's link to the request it was built for (none
+/// outside one). A clone is a copy of the entry's facts, not of its
+/// request: it carries no link.
+pub(crate) struct RequestLink(Option<Arc<dyn RequestFacts>>);
+
+impl Default for RequestLink {
+    /// The link to the request being handled on this task, if any.
+    fn default() -> Self {
+        Self(CURRENT_REQUEST.try_with(Arc::clone).ok())
+    }
+}
+
+impl RequestLink {
+    /// Takes the link out, leaving none.
+    pub(crate) fn take(&mut self) -> Self {
+        std::mem::replace(self, Self(None))
+    }
+
+    /// Whether the entry still reports to a request.
+    pub(crate) fn is_linked(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Hands `entry`'s facts to its request and lets go of it.
+    pub(crate) fn pushed(self, entry: &Applied) {
+        if let Some(request) = self.0 {
+            request.pushed(entry);
+        }
+    }
+}
+
+impl Clone for RequestLink {
+    fn clone(&self) -> Self {
+        Self(None)
+    }
+}
+
+impl std::fmt::Debug for RequestLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.is_linked() {
+            "RequestLink(linked)"
+        } else {
+            "RequestLink(none)"
+        })
+    }
+}
 
 /// What the gateway applied to one request.
 #[derive(Debug, Clone, Default, Serialize)]

@@ -16,8 +16,6 @@ pub const CALLBACK_HEADER: &str = "x-hookwire-callback";
 pub const DEPTH_HEADER: &str = "x-hookwire-depth";
 /// How long a session id may be.
 pub const MAX_SESSION_ID: usize = 128;
-/// How many messages one request may carry.
-pub const MAX_MESSAGES: usize = 4096;
 
 /// The gateway's configuration; start from [`GatewayConfig::new`].
 #[derive(Debug, Clone)]

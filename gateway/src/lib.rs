@@ -39,6 +39,7 @@
 mod access;
 mod api;
 mod applied;
+mod bounds;
 mod callback;
 mod config;
 mod core;
@@ -56,10 +57,9 @@ mod upstream;
 pub use crate::core::MAX_RESPONSE_IDS;
 pub use api::chat::{MAX_PARTS, MAX_TOOL_CALLS, MAX_TOOLS};
 pub use applied::{Applied, AppliedLog};
+pub use bounds::MAX_MESSAGES;
 pub use callback::MAX_TOKENS;
-pub use config::{
-    CALLBACK_HEADER, DEPTH_HEADER, GatewayConfig, MAX_MESSAGES, MAX_SESSION_ID, SESSION_HEADER,
-};
+pub use config::{CALLBACK_HEADER, DEPTH_HEADER, GatewayConfig, MAX_SESSION_ID, SESSION_HEADER};
 pub use credentials::{CredentialPool, MAX_CREDENTIALS, MAX_KEY_BYTES, Secret};
 pub use error::Error;
 pub use extension::{

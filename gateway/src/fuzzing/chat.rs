@@ -5,7 +5,7 @@ use crate::api::chat::{Chat, ChatAssembler, ChatWriter};
 use crate::api::{
     Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter, Finish, Settled,
 };
-use crate::config::MAX_MESSAGES;
+use crate::bounds::MAX_MESSAGES;
 use crate::extension::{ModelOverrides, SetBy, SystemPromptMode};
 use crate::sse::{MAX_EVENT_BYTES, SseParser};
 

@@ -7,7 +7,7 @@ use crate::api::responses::{Responses, ResponsesAssembler, ResponsesWriter};
 use crate::api::{
     Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter, Rewrite, Settled,
 };
-use crate::config::MAX_MESSAGES;
+use crate::bounds::MAX_MESSAGES;
 use crate::sse::{MAX_EVENT_BYTES, SseParser};
 
 /// A Responses request body: decoding never panics; a decoded request

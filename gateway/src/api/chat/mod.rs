@@ -21,7 +21,7 @@ pub(crate) use response::ChatResponse;
 pub(crate) use stream::{ChatAssembler, ChatWriter};
 
 use super::{Api, ApiRequest, Entry, Rewrite, Text, TurnRequest};
-use crate::config::MAX_MESSAGES;
+use crate::bounds::MAX_MESSAGES;
 use crate::error::Error;
 use crate::extension::ModelOverrides;
 

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::{MAX_BLOCKS, MAX_TOOLS, block_type, text_of, write_text};
 use crate::api::{ApiRequest, Entry, Rewrite, TurnRequest};
-use crate::config::MAX_MESSAGES;
+use crate::bounds::MAX_MESSAGES;
 use crate::error::Error;
 use crate::extension::{ModelOverrides, SetBy, SystemPromptMode};
 use hookwire_client::ToolCall;

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::{MAX_ID, MAX_PARTS, MAX_TOOLS, is_hosted_tool};
 use crate::api::{ApiRequest, Entry, Rewrite, Text, TurnRequest};
-use crate::config::MAX_MESSAGES;
+use crate::bounds::MAX_MESSAGES;
 use crate::error::Error;
 use crate::extension::{ModelOverrides, SetBy, SystemPromptMode};
 

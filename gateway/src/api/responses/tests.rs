@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::api::{ApiRequest, Entry, Rewrite, Text};
-use crate::config::MAX_MESSAGES;
+use crate::bounds::MAX_MESSAGES;
 use crate::extension::{ModelOverrides, SetBy, SystemPromptMode};
 
 fn request(v: Value) -> Result<ResponsesRequest, Error> {

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::api::messages::{MAX_BLOCKS, MAX_TOOLS, Messages, MessagesRequest};
 use crate::api::{Api, ApiRequest, Entry, Rewrite, Text};
-use crate::config::MAX_MESSAGES;
+use crate::bounds::MAX_MESSAGES;
 use crate::error::Error;
 use crate::extension::{ModelOverrides, SetBy, SystemPromptMode};
 
