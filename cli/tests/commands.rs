@@ -16,6 +16,7 @@ mod hooks_faults;
 mod hooks_gemini;
 mod hooks_install;
 mod hooks_ops;
+mod deploy;
 mod image;
 mod mcp;
 mod metrics;
