@@ -6,6 +6,7 @@ mod approvals_serve;
 mod audit;
 mod check;
 mod check_any_service;
+mod dashboard;
 mod demo;
 mod gateway;
 mod hooks;
