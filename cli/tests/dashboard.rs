@@ -405,9 +405,9 @@ fn every_dashboard_query_names_exported_series_and_parses() {
             assert!(!names.is_empty(), "{title}: {expr} names no series");
             let mut labels = BTreeSet::new();
             for name in &names {
-                let have = exported.get(name).unwrap_or_else(|| {
-                    panic!("{row} / {title}: {name} is in no scrape ({expr})")
-                });
+                let have = exported
+                    .get(name)
+                    .unwrap_or_else(|| panic!("{row} / {title}: {name} is in no scrape ({expr})"));
                 labels.extend(have.iter().cloned());
             }
             for label in labels_in(expr) {

@@ -164,7 +164,10 @@ fn labels_match(selector: &Value, labels: &Value) -> bool {
 
 /// What each Deployment, its Service and its NetworkPolicy must agree on.
 fn check_deployments(overlay: &str, objects: &[Value]) {
-    let deployments: Vec<&Value> = objects.iter().filter(|o| o["kind"] == "Deployment").collect();
+    let deployments: Vec<&Value> = objects
+        .iter()
+        .filter(|o| o["kind"] == "Deployment")
+        .collect();
     for d in &deployments {
         let name = str_of(&d["metadata"]["name"]);
         let pod = &d["spec"]["template"];
@@ -235,7 +238,10 @@ fn check_deployments(overlay: &str, objects: &[Value]) {
     let endpoint = str_of(&doc["bindings"][0]["config"]["endpoint"]);
     assert_eq!(endpoint, "http://hookwire-policy:50153", "{overlay}");
     assert!(doc["bindings"][0]["config"]["dns_refresh_ms"].is_u64());
-    assert_eq!(doc["configuration"]["approval"]["resolver"], "approval-stream");
+    assert_eq!(
+        doc["configuration"]["approval"]["resolver"],
+        "approval-stream"
+    );
     let gateway = named(objects, "Deployment", "hookwire-gateway");
     let args: Vec<&str> = gateway["spec"]["template"]["spec"]["containers"][0]["args"]
         .as_array()
@@ -246,7 +252,10 @@ fn check_deployments(overlay: &str, objects: &[Value]) {
     let approvals = named(objects, "Service", "hookwire-approvals");
     for url in after(&args, "--approval-endpoint") {
         let port = approvals["spec"]["ports"][0]["port"].as_u64().unwrap();
-        assert!(url.ends_with(&format!("//hookwire-approvals:{port}")), "{url}");
+        assert!(
+            url.ends_with(&format!("//hookwire-approvals:{port}")),
+            "{url}"
+        );
     }
 
     // Only hosts reach the fleet's gRPC: the gateway's pods do, the
@@ -338,9 +347,8 @@ fn the_policies_config_map_carries_every_policy_module() {
 
 #[test]
 fn the_validator_refuses_an_unknown_field() {
-    let (_, results) = validate(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\nspec:\n  clusterIp: None\n",
-    );
+    let (_, results) =
+        validate("apiVersion: v1\nkind: Service\nmetadata:\n  name: x\nspec:\n  clusterIp: None\n");
     assert!(
         results
             .iter()

@@ -14,9 +14,8 @@ use hookwire_testkit::workspace_root;
 
 /// Whether `tool` is an executable on the PATH.
 fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file()))
 }
 
 fn podman(args: &[&str]) -> Output {
@@ -136,13 +135,20 @@ fn the_image_serves_the_demo_and_checks_a_declaration_against_it() {
 
     // The services, in the container, on the host's loopback.
     let mut demo = Command::new("podman");
-    demo.args(["run", "--rm", "--name", &_cleanup.container, "--network", "host"])
-        .args(&flags)
-        .args([&image, "serve-demo", "--policy", "127.0.0.1:0"])
-        .args(["--redactor", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    demo.args([
+        "run",
+        "--rm",
+        "--name",
+        &_cleanup.container,
+        "--network",
+        "host",
+    ])
+    .args(&flags)
+    .args([&image, "serve-demo", "--policy", "127.0.0.1:0"])
+    .args(["--redactor", "127.0.0.1:0"])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit());
     let mut demo: Child = demo.spawn().expect("podman run serve-demo");
     let stdout = demo.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
@@ -168,10 +174,11 @@ fn the_image_serves_the_demo_and_checks_a_declaration_against_it() {
     // `check`, through the image, reading a declaration mounted into it.
     let dir = tempfile::tempdir().unwrap();
     let declaration = dir.path().join("declaration.json");
-    let demo_doc = std::fs::read_to_string(workspace_root().join("examples/declarations/demo.json"))
-        .unwrap()
-        .replace("http://127.0.0.1:50151", policy.as_deref().unwrap())
-        .replace("http://127.0.0.1:50152", redactor.as_deref().unwrap());
+    let demo_doc =
+        std::fs::read_to_string(workspace_root().join("examples/declarations/demo.json"))
+            .unwrap()
+            .replace("http://127.0.0.1:50151", policy.as_deref().unwrap())
+            .replace("http://127.0.0.1:50152", redactor.as_deref().unwrap());
     std::fs::write(&declaration, demo_doc).unwrap();
     let mount = format!(
         "{}:/home/hookwire/declaration.json:ro",
@@ -201,7 +208,10 @@ fn the_image_serves_the_demo_and_checks_a_declaration_against_it() {
     let stopped = podman(&["stop", "--time", "20", &_cleanup.container]);
     assert!(stopped.status.success(), "{}", text(&stopped));
     let status = demo.wait().unwrap();
-    assert!(status.success(), "serve-demo in the image ended with {status}");
+    assert!(
+        status.success(),
+        "serve-demo in the image ended with {status}"
+    );
     eprintln!(
         "image test: built, served and checked in {:.1} s",
         started.elapsed().as_secs_f64()
