@@ -3,12 +3,15 @@
 //! 127.0.0.1:0 with `--metrics-addr` as an operator runs it (`demo`,
 //! `serve-demo`, `policy serve`, `approvals serve`, `gateway`, `hooks
 //! serve`, `mcp`), given a little traffic where its series only appear
-//! once something happened, and scraped. Every series a dashboard query
+//! once something happened (`policy serve` one decision from a host), and
+//! scraped. Every series a dashboard query
 //! names must be in those scrapes with the labels the query groups or
 //! matches by; every query must be recorded in the `hookwire-dashboard`
 //! group of `docs/prometheus/hookwire.rules.yml`, which must parse
 //! (`promtool check rules`); and both files must be what
-//! `deploy/grafana/generate.py` writes.
+//! `deploy/grafana/generate.py` writes. The policy service row's series
+//! are looked for once `policy serve` exports any `hookwire_policy_*`
+//! series (the test says when it skips them).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -17,19 +20,23 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
+use hookwire_client::{Host, InputRole, ShutdownReason, ToolCall};
 use hookwire_testkit::{promtool, scrape_metrics, workspace_root};
-use serde_json::Value;
+use serde_json::{Value, json};
 
-/// The dashboard's rows, in order (the policy service's row joins once
-/// `deploy/grafana/generate.py` names its series).
-const ROWS: [&str; 6] = [
+/// The dashboard's rows, in order.
+const ROWS: [&str; 7] = [
     "Hosts",
     "Interceptor services",
+    POLICY_ROW,
     "Approval queue",
     "Gateway",
     "MCP proxy",
     "Hooks daemon",
 ];
+
+/// The row of `policy serve`'s own series (`hookwire_policy_*`).
+const POLICY_ROW: &str = "Policy service";
 
 /// A command, killed on drop, and every line it prints on either stream.
 struct Running {
@@ -211,16 +218,10 @@ fn hookwire_out(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// `policy serve`'s scrape, for the interceptor row and the policy
-/// service's own row; `None` (skipped, said) while the command has no
-/// `--metrics-addr`.
-fn policy_service_scrape() -> Option<String> {
-    if !hookwire_out(&["policy", "serve", "--help"]).contains("--metrics-addr") {
-        eprintln!(
-            "skipped: the policy service row: `hookwire policy serve --help` shows no --metrics-addr"
-        );
-        return None;
-    }
+/// `policy serve`'s scrape after one decision (a destructive command at
+/// `pre_tool_call`, from a host bound to it): the interceptor row's series
+/// and the policy service row's.
+fn policy_service_scrape() -> String {
     let policies = workspace_root().join("examples/policies");
     let policy = start(&[
         "policy",
@@ -231,7 +232,36 @@ fn policy_service_scrape() -> Option<String> {
         "--metrics-addr",
         "127.0.0.1:0",
     ]);
-    Some(scrape(&policy.metrics_addr()))
+    let (mut metrics, mut serving) = (None, None);
+    while metrics.is_none() || serving.is_none() {
+        let line = policy.line_with("http://");
+        if line.contains("/metrics") {
+            metrics = Some(url_in(&line, "/metrics"));
+        } else if line.starts_with("policy serving") {
+            serving = Some(url_in(&line, ""));
+        }
+    }
+    let endpoint = format!("http://{}", serving.unwrap());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let host = Host::builder("dashboard-agent", "hookwire")
+            .remote("policy", endpoint)
+            .build()
+            .unwrap();
+        let session = host.session("s").unwrap();
+        session.start(["bash"]).await.unwrap();
+        session
+            .input(json!("tidy up"), InputRole::User)
+            .await
+            .unwrap();
+        let rm = ToolCall::new("c1", "bash", json!({"cmd": "rm -rf /"}));
+        session.pre_tool_call(&rm).await.unwrap();
+        session.shutdown(ShutdownReason::Completed).await.unwrap();
+    });
+    scrape(&metrics.unwrap())
 }
 
 /// Every command's scrape, each after the traffic its series need.
@@ -252,7 +282,7 @@ fn scrapes(dir: &std::path::Path) -> Vec<String> {
         "127.0.0.1:0",
     ]);
     texts.push(scrape(&services.metrics_addr()));
-    texts.extend(policy_service_scrape());
+    texts.push(policy_service_scrape());
 
     // The approval service, with one approver.
     let token = hookwire_out(&["approvals", "token", "--name", "ann"]);
@@ -387,22 +417,37 @@ fn every_dashboard_query_names_exported_series_and_parses() {
         .filter(|p| p["type"] == "row")
         .map(|p| p["title"].as_str().unwrap())
         .collect();
-    let mut expected: Vec<&str> = ROWS.to_vec();
-    if rows.contains(&"Policy service") {
-        expected.insert(2, "Policy service");
-    }
-    assert_eq!(rows, expected);
+    assert_eq!(rows, ROWS);
 
     let dir = tempfile::tempdir().unwrap();
     let exported = series(&scrapes(dir.path()));
+    // `policy serve` exports its own series from the release that adds
+    // them on; until then that row's series are not looked for.
+    let policy_series = exported.keys().any(|k| k.starts_with("hookwire_policy_"));
+    if !policy_series {
+        eprintln!(
+            "skipped: the {POLICY_ROW:?} row's series: `hookwire policy serve --metrics-addr` exports no hookwire_policy_* series yet"
+        );
+    }
     let rules_file = root.join("docs/prometheus/hookwire.rules.yml");
     let rules = std::fs::read_to_string(&rules_file).unwrap();
-    let mut n = 0;
+    let (mut n, mut compared) = (0, 0);
     for (row, title, exprs) in &panels {
         assert!(!exprs.is_empty(), "{row} / {title}: no query");
         for expr in exprs {
             let names = names_in(expr);
             assert!(!names.is_empty(), "{title}: {expr} names no series");
+            let recorded = format!("expr: '{}'", expr.replace('\'', "''"));
+            assert!(
+                rules.contains(&recorded),
+                "{row} / {title}: {expr} is not recorded in {}",
+                rules_file.display()
+            );
+            n += 1;
+            if row == POLICY_ROW && !policy_series {
+                continue;
+            }
+            compared += 1;
             let mut labels = BTreeSet::new();
             for name in &names {
                 let have = exported
@@ -416,14 +461,6 @@ fn every_dashboard_query_names_exported_series_and_parses() {
                     "{row} / {title}: no exported {names:?} has label {label} ({expr})"
                 );
             }
-            // Recorded in the rules file, which promtool parses below.
-            let recorded = format!("expr: '{}'", expr.replace('\'', "''"));
-            assert!(
-                rules.contains(&recorded),
-                "{row} / {title}: {expr} is not recorded in {}",
-                rules_file.display()
-            );
-            n += 1;
         }
     }
     let checked = Command::new(promtool())
@@ -438,7 +475,7 @@ fn every_dashboard_query_names_exported_series_and_parses() {
         String::from_utf8_lossy(&checked.stderr)
     );
     eprintln!(
-        "dashboard: {} rows, {} panels, {n} queries, every one exported and parsed",
+        "dashboard: {} rows, {} panels, {n} queries parsed and recorded, {compared} compared with the scrapes",
         rows.len(),
         panels.len()
     );

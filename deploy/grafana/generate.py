@@ -132,12 +132,24 @@ HOOKS = [
           (f"sum by (agent, cause) ({rate('hookwire_hooks_failed_closed_total')})", "{{agent}} failed closed: {{cause}}")),
 ]
 
-# The policy service's own series (`hookwire policy serve --metrics-addr`:
-# decisions by package and outcome, evaluation time, reload generation and
-# last reload failure). Its interceptor series are in the row above; the
-# row is left out while this list is empty, and cli/tests/dashboard.rs
-# scrapes `policy serve` for whatever it names.
-POLICY_SERVICE = []
+# The policy service's own series (`hookwire policy serve --metrics-addr`,
+# docs/policies.md): decisions by package and outcome, evaluation time, the
+# serving generation and refused reloads. Its interceptor series are in the
+# row above; cli/tests/dashboard.rs scrapes `policy serve` after one
+# decision for what this row names.
+POLICY_SERVICE = [
+    panel("Decisions by package and outcome", "reqps",
+          (f"sum by (package, outcome) ({rate('hookwire_policy_decisions_total')})",
+           "{{package}} {{outcome}}"),
+          description='package="*" outcome="error": the evaluation failed and the host denied.'),
+    panel("Evaluation time p99", "s",
+          (p99("hookwire_policy_evaluation_duration_seconds", "point"), "{{point}}")),
+    panel("Serving generation", "short", ("max(hookwire_policy_generation)", "generation"), kind="stat"),
+    panel("Reloads refused", "short",
+          ("max(hookwire_policy_reload_failures)", "since start"),
+          ("max(hookwire_policy_last_reload_failed)", "last reload refused"), kind="stat",
+          description="A refused reload keeps the previous generation serving (alert HookwirePolicyReloadRejected)."),
+]
 
 ROWS = [
     ("Hosts", "hookwire_host_*: every command running a host", HOSTS),
