@@ -20,6 +20,10 @@
 #   tests/fixtures/mcp/ts (its stdio upstream server).
 # - the metrics tests: Debian's prometheus package for `promtool` (installed
 #   when root).
+# - the Kubernetes manifests' test: the pinned kubernetes-validate of
+#   tests/kubernetes-requirements.txt in the venv (kubectl's kustomize
+#   renders them).
+# - the image test: Debian's podman, buildah and runc (installed when root).
 # Each step is skipped when what it would produce is already in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,6 +101,18 @@ if [ ! -f "${PKG_STAMP}" ] || [ "$(cat "${PKG_STAMP}")" != "${PKG_SHA}" ] ||
     die "pip install -e ${PKG_DIR} failed"
   echo "${PKG_SHA}" >"${PKG_STAMP}"
   echo "setup: installed ${PKG_DIR} (editable) and its pins into ${VENV}"
+fi
+
+# The offline Kubernetes schema validator (exact versions) for
+# cli/tests/deploy.rs, stamped with its file's SHA-256.
+K8S_REQS="tests/kubernetes-requirements.txt"
+K8S_STAMP="${VENV}/.hookwire-kubernetes-requirements-sha256"
+if [ ! -f "${K8S_STAMP}" ] || [ "$(cat "${K8S_STAMP}")" != "$(sha_of "${K8S_REQS}")" ] ||
+  ! "${VENV}/bin/python" -c 'import kubernetes_validate' >/dev/null 2>&1; then
+  "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check -r "${K8S_REQS}" ||
+    die "pip install -r ${K8S_REQS} failed (is PyPI reachable?)"
+  sha_of "${K8S_REQS}" >"${K8S_STAMP}"
+  echo "setup: installed ${K8S_REQS} into ${VENV}"
 fi
 
 # --- Node example ----------------------------------------------------------
@@ -209,5 +225,25 @@ if [ -z "${PG_BIN:-}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
   else
     echo "setup: warning: PostgreSQL's server binaries are missing and apt-get cannot run here (not root?);" \
       "the approvals-postgres tests will fail until it is installed (apt-get install postgresql-15)" >&2
+  fi
+fi
+
+# --- The image test: podman, buildah and runc -------------------------------
+# scripts/image.sh imports a root filesystem with buildah (no base image);
+# cli/tests/image.rs runs the image with rootful podman. runc beside
+# Debian's default crun: crun refuses hosts whose cgroups are mounted in
+# hybrid mode (v1 controllers with a v2 hierarchy), runc runs there. On
+# bookworm this gives podman 4.3.1, buildah 1.28.2 and runc 1.1.5.
+if ! command -v podman >/dev/null 2>&1 || ! command -v buildah >/dev/null 2>&1 ||
+  ! command -v runc >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman buildah runc >/dev/null; } || {
+      echo "setup: apt-get install podman buildah runc failed" >&2
+      exit 1
+    }
+    echo "setup: installed podman, buildah and runc"
+  else
+    echo "setup: warning: podman, buildah or runc is missing and apt-get cannot run here (not root?);" \
+      "cli/tests/image.rs skips until they are installed (apt-get install podman buildah runc)" >&2
   fi
 fi

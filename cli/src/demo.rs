@@ -151,7 +151,7 @@ pub(crate) async fn run(
     let signed_finished = signed.finish();
     if endpoint.is_serving() {
         println!("(metrics kept serving; Ctrl-C to stop)");
-        let _ = tokio::signal::ctrl_c().await;
+        crate::shutdown::requested().await;
     }
     for running in stops {
         running.stop().await?;
@@ -175,7 +175,7 @@ async fn spawn_counted<S: Interceptor>(
     Ok(server.service(service).spawn_local().await?)
 }
 
-/// Serves both demo services until Ctrl-C, and their metrics at
+/// Serves both demo services until Ctrl-C or SIGTERM, and their metrics at
 /// `metrics_addr` (`GET /metrics`) when given.
 pub(crate) async fn serve(
     policy: SocketAddr,
@@ -193,7 +193,7 @@ pub(crate) async fn serve(
     let listener = metrics_endpoint::bind(metrics_addr).await?;
     let metrics = MetricsEndpoint::serve(listener, registry, "metrics  serving on ")?;
     println!("(Ctrl-C to stop)");
-    let _ = tokio::signal::ctrl_c().await;
+    crate::shutdown::requested().await;
     a.stop().await?;
     b.stop().await?;
     metrics.stop().await

@@ -85,7 +85,7 @@ pub(crate) struct GatewayArgs {
     records: RecordsArgs,
 }
 
-/// Serves the gateway until interrupted (Ctrl-C), then ends every open
+/// Serves the gateway until interrupted (Ctrl-C or SIGTERM), then ends every open
 /// session.
 pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     let options = HostOptions {
@@ -149,7 +149,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     )?;
     let served = gateway
         .serve(listener, async {
-            let _ = tokio::signal::ctrl_c().await;
+            crate::shutdown::requested().await;
         })
         .await;
     let stopped = metrics.stop().await;

@@ -50,6 +50,7 @@ mod hooks;
 mod mcp;
 mod metrics_endpoint;
 mod policy;
+mod shutdown;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

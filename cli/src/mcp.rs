@@ -181,7 +181,7 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
         true,
     )?;
     let stop = async {
-        let _ = tokio::signal::ctrl_c().await;
+        crate::shutdown::requested().await;
     };
     let served = match args.listen {
         None => hookwire_mcp::serve_stdio(host, spec, config, stop).await,

@@ -125,7 +125,7 @@ pub(crate) async fn run(command: PolicyCommand) -> Result<(), CliError> {
     }
 }
 
-/// Serves the policies of `dir` until Ctrl-C, and the service's metrics
+/// Serves the policies of `dir` until Ctrl-C or SIGTERM, and the service's metrics
 /// at `metrics_addr` when given.
 async fn serve(
     dir: PathBuf,
@@ -184,7 +184,7 @@ async fn serve(
     let served = server
         .service(service)
         .serve_with_listener(listener, async {
-            let _ = tokio::signal::ctrl_c().await;
+            crate::shutdown::requested().await;
         })
         .await;
     let stopped = metrics.stop().await;

@@ -216,7 +216,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
         "hookwire hooks metrics: ",
     )?;
     let served = hookwire_hooks::serve(listener, routes, async {
-        let _ = tokio::signal::ctrl_c().await;
+        crate::shutdown::requested().await;
     })
     .await;
     reaper.abort();
