@@ -1,0 +1,128 @@
+//! `hookwire policy`: OPA Rego policies as an interceptor service, without
+//! writing one (see `docs/policies.md`).
+//!
+//! - `serve DIR --addr ADDR` serves the policies of DIR and reloads them
+//!   when a file changes (a set that fails to load is reported and the
+//!   previous one keeps serving), with `--metrics-addr ADDR` the service's
+//!   metrics at `/metrics`;
+//! - `test DIR` runs the Rego unit tests (`test_*` rules), one line each,
+//!   and fails when one does not pass;
+//! - `eval DIR --point POINT --context FILE` prints the verdict for one
+//!   context.
+
+mod eval;
+mod serve;
+mod test;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hookwire::InterceptionPoint;
+use hookwire_policy::PolicyOptions;
+
+use crate::error::CliError;
+
+use self::eval::eval;
+use self::serve::serve;
+use self::test::test;
+
+/// Where `policy serve` listens unless told otherwise (what
+/// `examples/declarations/policy.json` points at).
+pub(crate) const POLICY_ADDR: &str = "127.0.0.1:50153";
+
+/// The `policy` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum PolicyCommand {
+    /// Serve the Rego policies of DIR as an interceptor service, reloading
+    /// them when a file changes.
+    Serve {
+        /// The policy directory: `*.rego` modules and `data.json` /
+        /// `data.yaml` documents.
+        dir: PathBuf,
+        /// The address to listen on (port 0: any free port, printed).
+        #[arg(long, default_value = POLICY_ADDR, value_name = "ADDR")]
+        addr: SocketAddr,
+        /// Do not watch DIR for changes.
+        #[arg(long)]
+        no_watch: bool,
+        /// Serve the service's Prometheus metrics (`hookwire_interceptor_*`)
+        /// at `GET /metrics` on this address, e.g. `127.0.0.1:9463` (port 0:
+        /// any free port, printed).
+        #[arg(long, value_name = "ADDR")]
+        metrics_addr: Option<SocketAddr>,
+        #[command(flatten)]
+        bounds: Bounds,
+    },
+    /// Run the Rego unit tests (`test_*` rules) of DIR; exits non-zero when
+    /// one fails.
+    Test {
+        /// The policy directory.
+        dir: PathBuf,
+        #[command(flatten)]
+        bounds: Bounds,
+    },
+    /// Print the verdict the policies of DIR give for one context.
+    Eval {
+        /// The policy directory.
+        dir: PathBuf,
+        /// The interception point, e.g. `pre_tool_call`.
+        #[arg(long, value_name = "POINT", value_parser = parse_point)]
+        point: InterceptionPoint,
+        /// The agent context (§4 JSON; `interception_point` may be left
+        /// out).
+        #[arg(long, value_name = "FILE")]
+        context: PathBuf,
+        /// Also print each package's raw decision document.
+        #[arg(long)]
+        explain: bool,
+        #[command(flatten)]
+        bounds: Bounds,
+    },
+}
+
+/// How long one evaluation may run.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Bounds {
+    /// Bound of one evaluation; a policy running longer is cut off (an
+    /// error status, so the host denies).
+    #[arg(long, default_value_t = 100, value_name = "MS")]
+    eval_timeout_ms: u64,
+}
+
+impl Bounds {
+    fn options(&self) -> PolicyOptions {
+        PolicyOptions {
+            eval_limit: Duration::from_millis(self.eval_timeout_ms.max(1)),
+            ..PolicyOptions::default()
+        }
+    }
+}
+
+fn parse_point(s: &str) -> Result<InterceptionPoint, String> {
+    s.parse().map_err(|_| {
+        let names: Vec<&str> = InterceptionPoint::ALL.iter().map(|p| p.as_str()).collect();
+        format!("not a point; one of {}", names.join(", "))
+    })
+}
+
+/// Runs one `policy` subcommand.
+pub(crate) async fn run(command: PolicyCommand) -> Result<(), CliError> {
+    match command {
+        PolicyCommand::Serve {
+            dir,
+            addr,
+            no_watch,
+            metrics_addr,
+            bounds,
+        } => serve(dir, addr, no_watch, metrics_addr, bounds.options()).await,
+        PolicyCommand::Test { dir, bounds } => test(&dir, bounds.options()),
+        PolicyCommand::Eval {
+            dir,
+            point,
+            context,
+            explain,
+            bounds,
+        } => eval(&dir, point, &context, explain, bounds.options()),
+    }
+}
