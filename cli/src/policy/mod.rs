@@ -11,6 +11,7 @@
 //!   context.
 
 mod eval;
+mod ops;
 mod serve;
 mod test;
 
@@ -34,12 +35,19 @@ pub(crate) const POLICY_ADDR: &str = "127.0.0.1:50153";
 /// The `policy` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum PolicyCommand {
-    /// Serve the Rego policies of DIR as an interceptor service, reloading
-    /// them when a file changes.
+    /// Serve the Rego policies of DIR (or of an OPA bundle) as an
+    /// interceptor service, reloading them when a file changes.
+    #[command(after_help = "Examples:\n  \
+        hookwire policy serve examples/policies --metrics-addr 127.0.0.1:9463\n  \
+        hookwire policy serve --bundle https://bundles.example/policy.tar.gz \\\n    \
+        --bundle-verification-key bundle.pub.pem --bundle-signing-alg EdDSA \\\n    \
+        --decision-log file:decisions.jsonl --decision-log-include /target/tool_name \\\n    \
+        --tls-cert cert.pem --tls-key key.pem --client-ca hosts-ca.pem")]
     Serve {
         /// The policy directory: `*.rego` modules and `data.json` /
-        /// `data.yaml` documents.
-        dir: PathBuf,
+        /// `data.yaml` documents (or `--bundle`).
+        #[arg(required_unless_present = "bundle")]
+        dir: Option<PathBuf>,
         /// The address to listen on (port 0: any free port, printed).
         #[arg(long, default_value = POLICY_ADDR, value_name = "ADDR")]
         addr: SocketAddr,
@@ -53,6 +61,8 @@ pub(crate) enum PolicyCommand {
         metrics_addr: Option<SocketAddr>,
         #[command(flatten)]
         bounds: Bounds,
+        #[command(flatten)]
+        ops: Box<ops::OpsArgs>,
     },
     /// Run the Rego unit tests (`test_*` rules) of DIR; exits non-zero when
     /// one fails.
@@ -106,8 +116,23 @@ fn parse_point(s: &str) -> Result<InterceptionPoint, String> {
     })
 }
 
-/// Runs one `policy` subcommand.
-pub(crate) async fn run(command: PolicyCommand) -> Result<(), CliError> {
+impl PolicyCommand {
+    /// The OTLP collector `serve --otlp-endpoint` names (for the decision
+    /// log's `otlp` sink).
+    pub(crate) fn otlp_endpoint(&self) -> Option<&str> {
+        match self {
+            Self::Serve { ops, .. } => ops.telemetry.otlp_endpoint.as_deref(),
+            Self::Test { .. } | Self::Eval { .. } => None,
+        }
+    }
+}
+
+/// Runs one `policy` subcommand (`telemetry`: the OTLP export installed
+/// for `serve`, if any).
+pub(crate) async fn run(
+    command: PolicyCommand,
+    telemetry: Option<&hookwire_telemetry::Telemetry>,
+) -> Result<(), CliError> {
     match command {
         PolicyCommand::Serve {
             dir,
@@ -115,7 +140,18 @@ pub(crate) async fn run(command: PolicyCommand) -> Result<(), CliError> {
             no_watch,
             metrics_addr,
             bounds,
-        } => serve(dir, addr, no_watch, metrics_addr, bounds.options()).await,
+            ops,
+        } => {
+            let request = serve::ServeRequest {
+                dir,
+                addr,
+                no_watch,
+                metrics_addr,
+                options: bounds.options(),
+                ops: *ops,
+            };
+            serve(request, telemetry).await
+        }
         PolicyCommand::Test { dir, bounds } => test(&dir, bounds.options()),
         PolicyCommand::Eval {
             dir,
