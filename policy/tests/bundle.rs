@@ -227,8 +227,7 @@ async fn signatures_are_required_when_a_key_is_given_and_refused_without_one() {
     let name = "bundle.tar.gz";
     let error = |options: &BundleOptions, files: &BTreeMap<String, Vec<u8>>| {
         read_bundle(name, &archive(files), options)
-            .err()
-            .expect("refused")
+            .expect_err("refused")
             .to_string()
     };
     assert!(error(&verifying(&public), &files("v1")).contains("unsigned"));

@@ -88,7 +88,7 @@ pub enum BundleEvent {
 
 enum Location {
     File(PathBuf),
-    Http(HttpSource),
+    Http(Box<HttpSource>),
 }
 
 /// One bundle source, its last activation, and its status.
@@ -113,10 +113,10 @@ impl Bundles {
     /// A source: an `http://` or `https://` URL, else a file path.
     pub fn new(location: &str, options: BundleOptions) -> Result<Arc<Self>, Error> {
         let located = if location.starts_with("http://") || location.starts_with("https://") {
-            Location::Http(
+            Location::Http(Box::new(
                 HttpSource::new(location, options.timeout, options.limits.max_archive_bytes)
                     .map_err(|message| bundle_error(location, message))?,
-            )
+            ))
         } else {
             Location::File(PathBuf::from(location))
         };
