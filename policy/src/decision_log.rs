@@ -37,6 +37,10 @@ const MAX_TEXT: usize = 1024;
 /// replaced by a note saying so.
 const MAX_INCLUDED_BYTES: usize = 16 * 1024;
 
+/// How long [`DecisionLog::close`] waits for the writer to finish what is
+/// queued (a sink that hangs must not hang the shutdown).
+pub const CLOSE_BOUND: Duration = Duration::from_secs(10);
+
 /// Most include or mask paths a log accepts.
 const MAX_PATHS: usize = 64;
 
@@ -250,10 +254,14 @@ pub struct LogSummary {
     pub dropped: u64,
     /// Entries the writer failed to write.
     pub failed: u64,
+    /// Entries still queued when the writer did not finish within
+    /// [`CLOSE_BOUND`] (lost).
+    pub unwritten: u64,
 }
 
 #[derive(Debug, Default)]
 struct Counts {
+    accepted: AtomicU64,
     written: AtomicU64,
     dropped: AtomicU64,
     failed: AtomicU64,
@@ -263,7 +271,8 @@ struct Counts {
 /// bounded queue.
 pub struct DecisionLog {
     sender: std::sync::RwLock<Option<SyncSender<Value>>>,
-    thread: std::sync::Mutex<Option<thread::JoinHandle<()>>>,
+    /// Signalled when the writer thread ends.
+    finished: std::sync::Mutex<Option<mpsc::Receiver<()>>>,
     counts: Arc<Counts>,
     inclusion: Inclusion,
     dropped_metric: Option<Counter>,
@@ -288,7 +297,8 @@ impl DecisionLog {
         let counts = Arc::new(Counts::default());
         let written = Arc::clone(&counts);
         let mut writer = writer;
-        let thread = thread::Builder::new()
+        let (finished_tx, finished) = mpsc::channel::<()>();
+        thread::Builder::new()
             .name("hookwire-decision-log".into())
             .spawn(move || {
                 while let Ok(entry) = receiver.recv() {
@@ -305,6 +315,7 @@ impl DecisionLog {
                     }
                 }
                 let _ = writer.flush();
+                let _ = finished_tx.send(());
             })
             .map_err(|source| Error::Io {
                 path: PathBuf::from("<decision log thread>"),
@@ -312,7 +323,7 @@ impl DecisionLog {
             })?;
         Ok(Self {
             sender: std::sync::RwLock::new(Some(sender)),
-            thread: std::sync::Mutex::new(Some(thread)),
+            finished: std::sync::Mutex::new(Some(finished)),
             counts,
             inclusion,
             dropped_metric: None,
@@ -337,16 +348,25 @@ impl DecisionLog {
         self.counts.written.load(Ordering::Relaxed)
     }
 
-    /// Stops taking entries, writes what is queued and reports the counts.
+    /// Stops taking entries, writes what is queued (waiting at most
+    /// [`CLOSE_BOUND`]) and reports the counts.
     pub fn close(&self) -> LogSummary {
+        self.close_within(CLOSE_BOUND)
+    }
+
+    /// [`DecisionLog::close`], waiting at most `bound` for the writer.
+    pub fn close_within(&self, bound: Duration) -> LogSummary {
         drop(self.sender.write().ok().and_then(|mut s| s.take()));
-        if let Some(thread) = self.thread.lock().ok().and_then(|mut t| t.take()) {
-            let _ = thread.join();
+        if let Some(finished) = self.finished.lock().ok().and_then(|mut f| f.take()) {
+            let _ = finished.recv_timeout(bound);
         }
+        let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        let (written, failed) = (load(&self.counts.written), load(&self.counts.failed));
         LogSummary {
-            written: self.counts.written.load(Ordering::Relaxed),
-            dropped: self.counts.dropped.load(Ordering::Relaxed),
-            failed: self.counts.failed.load(Ordering::Relaxed),
+            written,
+            dropped: load(&self.counts.dropped),
+            failed,
+            unwritten: load(&self.counts.accepted).saturating_sub(written + failed),
         }
     }
 
@@ -419,7 +439,9 @@ impl DecisionObserver for DecisionLog {
             },
             Err(_) => Err(TrySendError::Disconnected(entry)),
         };
-        if sent.is_err() {
+        if sent.is_ok() {
+            self.counts.accepted.fetch_add(1, Ordering::Relaxed);
+        } else {
             self.counts.dropped.fetch_add(1, Ordering::Relaxed);
             if let Some(counter) = &self.dropped_metric {
                 counter.inc();

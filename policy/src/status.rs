@@ -55,19 +55,23 @@ impl BundleStatus {
         }
     }
 
+    /// A request to the source started.
     pub(crate) fn requested(&mut self, at: OffsetDateTime) {
         self.last_request = Some(at);
     }
 
+    /// A download (or a `304`) succeeded.
     pub(crate) fn downloaded(&mut self, at: OffsetDateTime) {
         self.last_successful_download = Some(at);
     }
 
+    /// The source answered that the active bundle is current.
     pub(crate) fn not_modified(&mut self, _at: OffsetDateTime) {
         self.not_modified += 1;
         self.error = None;
     }
 
+    /// A bundle was activated.
     pub(crate) fn activated(&mut self, revision: &str, at: OffsetDateTime) {
         self.active_revision = Some(revision.to_owned());
         self.last_successful_activation = Some(at);
@@ -75,6 +79,7 @@ impl BundleStatus {
         self.error = None;
     }
 
+    /// A download or activation failed; the serving set keeps serving.
     pub(crate) fn failed(&mut self, error: &str, at: OffsetDateTime) {
         self.last_failed_activation = Some(at);
         self.failures += 1;

@@ -186,3 +186,29 @@ async fn a_full_buffer_drops_and_counts_without_blocking_decisions() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn closing_does_not_hang_on_a_writer_that_never_returns() {
+    let (_dir, policies) = policies();
+    let (entered_tx, entered) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel();
+    let gate = Gate {
+        entered: entered_tx,
+        release: Arc::new(Mutex::new(release_rx)),
+        first: true,
+    };
+    let log = Arc::new(DecisionLog::start(gate, 8, Inclusion::default()).unwrap());
+    let service = PolicyService::new(policies).observe(log.clone());
+    for _ in 0..3 {
+        service.intercept(&rm_call()).await.unwrap();
+    }
+    entered
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the writer is stuck in its first entry");
+    let summary = log.close_within(Duration::from_millis(50));
+    assert_eq!(
+        (summary.written, summary.dropped, summary.unwritten),
+        (0, 0, 3)
+    );
+    release.send(()).unwrap();
+}

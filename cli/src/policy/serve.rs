@@ -231,7 +231,7 @@ fn poll_bundle(
 fn close_log(log: &DecisionLog) {
     let summary = log.close();
     eprintln!(
-        "decision log: {} written, {} dropped (buffer full), {} failed to write",
-        summary.written, summary.dropped, summary.failed
+        "decision log: {} written, {} dropped (buffer full), {} failed to write, {} unwritten at shutdown",
+        summary.written, summary.dropped, summary.failed, summary.unwritten
     );
 }
