@@ -373,3 +373,108 @@ fn bad_operator_flags_are_refused_with_a_reason() {
     let o = run(&["examples/policies", "--bundle", "b.tar.gz"]);
     assert!(!o.status.success(), "a directory and a bundle conflict");
 }
+
+mod otlp {
+    //! The decision log's `otlp` sink against a collector on loopback.
+
+    use std::sync::{Arc, Mutex};
+
+    use opentelemetry_proto::tonic::collector::logs::v1::logs_service_server::{
+        LogsService, LogsServiceServer,
+    };
+    use opentelemetry_proto::tonic::collector::logs::v1::{
+        ExportLogsServiceRequest, ExportLogsServiceResponse,
+    };
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+    use std::process::{Command, Stdio};
+    use tonic::{Request, Response, Status};
+
+    use super::rm_reason;
+    use crate::gateway::{Running, line_starting, lines_of};
+    use crate::operable::interrupt;
+
+    #[derive(Clone, Default)]
+    struct Collector(Arc<Mutex<Vec<ExportLogsServiceRequest>>>);
+
+    #[tonic::async_trait]
+    impl LogsService for Collector {
+        async fn export(
+            &self,
+            request: Request<ExportLogsServiceRequest>,
+        ) -> Result<Response<ExportLogsServiceResponse>, Status> {
+            self.0.lock().unwrap().push(request.into_inner());
+            Ok(Response::new(ExportLogsServiceResponse::default()))
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn decisions_go_to_the_collector_as_log_records_without_payload() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let collector = Collector::default();
+        let router = tonic::transport::Server::builder()
+            .add_service(LogsServiceServer::new(collector.clone()));
+        tokio::spawn(
+            router.serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+        );
+
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+            .args(["policy", "serve", "examples/policies", "--no-watch"])
+            .args(["--addr", "127.0.0.1:0", "--eval-timeout-ms", "10000"])
+            .args(["--decision-log", "otlp", "--otlp-endpoint", &url])
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("run hookwire policy serve");
+        let lines = lines_of(&mut child);
+        let mut served = Running(child);
+        let banner = line_starting(&lines, "policy serving ");
+        let endpoint = banner
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap()
+            .to_owned();
+        assert_eq!(
+            rm_reason(&endpoint, None).await.as_deref(),
+            Some("policy:destructive_command")
+        );
+        interrupt(&served.0);
+        // The command flushes its OTLP export before it exits.
+        let exit = tokio::task::spawn_blocking(move || served.0.wait().unwrap())
+            .await
+            .unwrap();
+        assert!(exit.success(), "{exit:?}");
+
+        let received = collector.0.lock().unwrap();
+        let records: Vec<_> = received
+            .iter()
+            .flat_map(|r| &r.resource_logs)
+            .flat_map(|r| &r.scope_logs)
+            .flat_map(|s| &s.log_records)
+            .filter(|l| l.event_name == "hookwire.policy_decision")
+            .collect();
+        let bodies: Vec<serde_json::Value> = records
+            .iter()
+            .filter_map(|l| match l.body.as_ref().and_then(|b| b.value.as_ref()) {
+                Some(Any::StringValue(text)) => serde_json::from_str(text).ok(),
+                _ => None,
+            })
+            .collect();
+        let denied = bodies
+            .iter()
+            .find(|b| b["point"] == "pre_tool_call")
+            .unwrap_or_else(|| panic!("no pre_tool_call decision in {bodies:?}"));
+        assert_eq!(denied["decision"], "deny");
+        assert_eq!(denied["reason"], "policy:destructive_command");
+        assert_eq!(denied["agent"], "ops-agent");
+        let all = format!("{received:?}");
+        assert!(!all.contains("rm -rf") && !all.contains("s3cret"));
+        let point = records
+            .iter()
+            .flat_map(|l| &l.attributes)
+            .find(|kv| kv.key == "hookwire.point")
+            .expect("the entry's scalars as attributes");
+        assert!(point.value.is_some());
+    }
+}
