@@ -401,3 +401,70 @@ async fn a_file_bundle_reloads_when_its_bytes_change_and_not_otherwise() {
     ));
     assert_eq!(reason(&policies).as_deref(), Some("policy:v2"));
 }
+
+/// Serves `archive` over HTTPS with `leaf` on a free loopback port.
+async fn https_server(leaf: &hookwire_testkit::tls::Leaf, archive: Vec<u8>) -> String {
+    use tokio_rustls::rustls;
+    use tokio_rustls::rustls::pki_types::pem::PemObject as _;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+    let certs = CertificateDer::pem_slice_iter(leaf.cert_pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let archive = bytes::Bytes::from(archive);
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            let archive = archive.clone();
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let service = hyper::service::service_fn(move |_request| {
+                    let body = http_body_util::Full::new(archive.clone());
+                    async move { Ok::<_, std::convert::Infallible>(hyper::Response::new(body)) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    format!("https://localhost:{}/bundle.tar.gz", addr.port())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_bundle_server_is_trusted_through_the_given_authority_only() {
+    let authority = hookwire_testkit::tls::Authority::new("bundle-server-ca");
+    let (private, public) = ed25519();
+    let url = https_server(
+        &authority.localhost(),
+        archive(&signed(&files("v1"), &private)),
+    )
+    .await;
+
+    let trusting = BundleOptions {
+        ca_pem: Some(authority.pem.clone().into_bytes()),
+        ..verifying(&public)
+    };
+    let bundles = Bundles::new(&url, trusting).unwrap();
+    let policies = bundles.activate_first().await.expect("served over HTTPS");
+    assert_eq!(reason(&policies).as_deref(), Some("policy:v1"));
+
+    // The public roots do not know the test's authority: refused.
+    let public_roots = Bundles::new(&url, verifying(&public)).unwrap();
+    let error = public_roots.activate_first().await.unwrap_err().to_string();
+    assert!(error.contains("download failed"), "{error}");
+    assert!(public_roots.status().error.is_some());
+}

@@ -51,6 +51,10 @@ pub(crate) struct BundleArgs {
     /// Largest bundle archive accepted, in bytes.
     #[arg(long, default_value_t = 16 << 20, value_name = "BYTES", requires = "bundle")]
     pub(crate) bundle_max_bytes: usize,
+    /// PEM authority an `https://` bundle server's certificate must chain
+    /// to (instead of the public roots).
+    #[arg(long, value_name = "FILE", requires = "bundle")]
+    pub(crate) bundle_ca: Option<PathBuf>,
     /// PEM public key bundles must be signed with (OPA's
     /// `.signatures.json`); without it a signed bundle is refused.
     #[arg(long, value_name = "FILE", requires = "bundle")]
@@ -87,6 +91,12 @@ impl BundleArgs {
                 )
             }
         };
+        let ca_pem = match &self.bundle_ca {
+            None => None,
+            Some(path) => Some(std::fs::read(path).map_err(|e| {
+                CliError::PolicyServe(format!("cannot read {}: {e}", path.display()))
+            })?),
+        };
         let limits = BundleLimits {
             max_archive_bytes: self.bundle_max_bytes.max(1),
             ..BundleLimits::default()
@@ -95,6 +105,7 @@ impl BundleArgs {
             verification,
             limits,
             timeout: Duration::from_millis(self.bundle_timeout_ms.max(1)),
+            ca_pem,
             policy,
         })
     }

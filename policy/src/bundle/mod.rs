@@ -52,6 +52,9 @@ pub struct BundleOptions {
     pub limits: BundleLimits,
     /// The bound of one download (or file read).
     pub timeout: Duration,
+    /// PEM authority an `https` bundle server's certificate must chain
+    /// to, instead of the public (webpki) roots.
+    pub ca_pem: Option<Vec<u8>>,
     /// How the set evaluates.
     pub policy: PolicyOptions,
 }
@@ -62,6 +65,7 @@ impl Default for BundleOptions {
             verification: None,
             limits: BundleLimits::default(),
             timeout: Duration::from_secs(30),
+            ca_pem: None,
             policy: PolicyOptions::default(),
         }
     }
@@ -114,8 +118,13 @@ impl Bundles {
     pub fn new(location: &str, options: BundleOptions) -> Result<Arc<Self>, Error> {
         let located = if location.starts_with("http://") || location.starts_with("https://") {
             Location::Http(Box::new(
-                HttpSource::new(location, options.timeout, options.limits.max_archive_bytes)
-                    .map_err(|message| bundle_error(location, message))?,
+                HttpSource::new(
+                    location,
+                    options.timeout,
+                    options.limits.max_archive_bytes,
+                    options.ca_pem.as_deref(),
+                )
+                .map_err(|message| bundle_error(location, message))?,
             ))
         } else {
             Location::File(PathBuf::from(location))
