@@ -110,7 +110,8 @@ impl JsonLines {
         Self::new(Box::new(io::stdout()))
     }
 
-    fn new(out: Box<dyn Write + Send>) -> Self {
+    /// Writes to `out` (a pipe, a socket, `io::sink()` in a benchmark).
+    pub fn new(out: Box<dyn Write + Send>) -> Self {
         Self {
             out: BufWriter::new(out),
         }
