@@ -92,16 +92,17 @@ pub struct JsonLines {
 }
 
 impl JsonLines {
-    /// Appends to the file at `path` (created when missing).
+    /// Appends to the file at `path` (created when missing, readable by
+    /// its owner only: entries name agents and sessions).
     pub fn file(path: &Path) -> Result<Self, Error> {
-        let file: File = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|source| Error::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let mut options = OpenOptions::new();
+        options.create(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file: File = options.open(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(Self::new(Box::new(file)))
     }
 

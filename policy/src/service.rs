@@ -87,6 +87,9 @@ impl Interceptor for PolicyService {
             set.packages().len(),
             status.generation
         );
+        if let Some(revision) = &status.revision {
+            description.push_str(&format!(", bundle revision {revision}"));
+        }
         if let Some(error) = &status.last_error {
             description.push_str(&format!("; last reload rejected: {error}"));
         }

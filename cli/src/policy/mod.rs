@@ -41,7 +41,7 @@ pub(crate) enum PolicyCommand {
         hookwire policy serve examples/policies --metrics-addr 127.0.0.1:9463\n  \
         hookwire policy serve --bundle https://bundles.example/policy.tar.gz \\\n    \
         --bundle-verification-key bundle.pub.pem --bundle-signing-alg EdDSA \\\n    \
-        --decision-log file:decisions.jsonl --decision-log-include /target/tool_name \\\n    \
+        --decision-log file:decisions.jsonl --decision-log-include /tool_call/name \\\n    \
         --tls-cert cert.pem --tls-key key.pem --client-ca hosts-ca.pem")]
     Serve {
         /// The policy directory: `*.rego` modules and `data.json` /
@@ -54,8 +54,9 @@ pub(crate) enum PolicyCommand {
         /// Do not watch DIR for changes.
         #[arg(long)]
         no_watch: bool,
-        /// Serve the service's Prometheus metrics (`hookwire_interceptor_*`)
-        /// at `GET /metrics` on this address, e.g. `127.0.0.1:9463` (port 0:
+        /// Serve the service's Prometheus metrics (`hookwire_interceptor_*`,
+        /// `hookwire_policy_*`) at `GET /metrics` and its status (JSON) at
+        /// `GET /status` on this address, e.g. `127.0.0.1:9463` (port 0:
         /// any free port, printed).
         #[arg(long, value_name = "ADDR")]
         metrics_addr: Option<SocketAddr>,

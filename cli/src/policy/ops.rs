@@ -121,12 +121,12 @@ pub(crate) struct DecisionLogArgs {
     #[arg(long, value_name = "SINK", value_parser = parse_sink)]
     pub(crate) decision_log: Option<Sink>,
     /// Also log this part of each context, a `/`-separated path such as
-    /// `/target/tool_name` (repeatable). Nothing of the payload is logged
+    /// `/tool_call/name` (repeatable). Nothing of the payload is logged
     /// without it.
     #[arg(long, value_name = "PATH", requires = "decision_log")]
     pub(crate) decision_log_include: Vec<String>,
     /// Remove this path from what `--decision-log-include` logs, e.g.
-    /// `/target/arguments/password` (repeatable).
+    /// `/tool_call/args/password` (repeatable).
     #[arg(long, value_name = "PATH", requires = "decision_log_include")]
     pub(crate) decision_log_mask: Vec<String>,
     /// Entries held before new ones are dropped (and counted) while the
