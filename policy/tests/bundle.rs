@@ -294,6 +294,13 @@ fn packages_outside_the_manifest_roots_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("outside the manifest's roots"), "{error}");
+
+    let mut root_data = files("v1");
+    root_data.insert("data.json".into(), b"{\"elsewhere\": 1}".to_vec());
+    let error = read_bundle("b", &archive(&root_data), &BundleOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("data at the root is outside"), "{error}");
 }
 
 /// A tar with one entry whose header is written by hand.

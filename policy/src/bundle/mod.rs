@@ -401,6 +401,7 @@ impl Manifest {
         })
     }
 
+    /// Whether `path` (`/`-separated under `data`) lies under a root.
     fn owns(&self, path: &str) -> bool {
         self.roots.iter().any(|root| {
             root.is_empty()
@@ -442,15 +443,13 @@ fn sources(origin: &std::path::Path, files: Files, manifest: &Manifest) -> Resul
             sources.modules.push(Module { path, text });
         } else {
             let at = folders.join("/");
-            if !at.is_empty()
-                && !manifest.owns(&at)
-                && !manifest
-                    .roots
-                    .iter()
-                    .any(|r| r.starts_with(&format!("{at}/")))
-            {
+            // A document owns everything below its folder: the folder must
+            // lie under a root (a document at the bundle's root needs the
+            // root "" itself).
+            if !manifest.owns(&at) {
                 return Err(format!(
-                    "{name}: data at {at} is outside the manifest's roots"
+                    "{name}: data at {} is outside the manifest's roots",
+                    if at.is_empty() { "the root" } else { &at }
                 ));
             }
             sources.data.push(DataDocument {
