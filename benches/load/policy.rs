@@ -15,7 +15,10 @@
 //! - throughput with 64 concurrent sessions in alternating windows
 //!   (target ≥ 0.6×, `policy_throughput_vs_rust`), with CPU per call;
 //! - the in-process evaluation time of one Rego decision
-//!   (`PolicySet::decide`, no transport).
+//!   (`PolicySet::decide`, no transport);
+//! - one in-process decision through the service with the decision log
+//!   (JSON entries to a discarding sink) and the `hookwire_policy_*`
+//!   metrics observing it, against the same service without them.
 //!
 //! `--profile policy [n]` runs only the in-process evaluation, `n` times,
 //! for `valgrind --tool=callgrind`.
@@ -232,6 +235,54 @@ fn in_process(n: usize) -> Samples {
     batches
 }
 
+/// Median time per decision through `PolicyService::intercept` with the
+/// decision log and metrics observing, then without, in interleaved
+/// batches of `n / 20`.
+async fn observed(n: usize) -> (Samples, Samples) {
+    use hookwire::Interceptor as _;
+    use hookwire_policy::decision_log::{DecisionLog, Inclusion, JsonLines};
+    use hookwire_policy::metrics::PolicyMetrics;
+
+    let dir = DestructiveOnly::new();
+    let policies = Policies::load(&dir.0, PolicyOptions::default()).expect("loads");
+    let log = Arc::new(
+        DecisionLog::start(
+            JsonLines::new(Box::new(std::io::sink())),
+            n,
+            Inclusion::default(),
+        )
+        .expect("a decision log"),
+    );
+    let mut registry = hookwire_server::prometheus_client::registry::Registry::default();
+    let metrics = PolicyMetrics::register(&mut registry);
+    let logged = PolicyService::new(Arc::clone(&policies))
+        .observe(log.clone())
+        .observe(Arc::new(metrics));
+    let plain = PolicyService::new(policies);
+    let ctx = fixtures::context(&fixtures::tool_args(KIB));
+    let (mut with, mut without) = (Samples::default(), Samples::default());
+    for round in 0..40 {
+        let (service, into) = if round % 2 == 0 {
+            (&logged, &mut with)
+        } else {
+            (&plain, &mut without)
+        };
+        let t = Instant::now();
+        for _ in 0..n / 20 {
+            let v = service.intercept(&ctx).await.expect("decides");
+            assert!(v.is_permit());
+        }
+        into.0
+            .push(t.elapsed().as_secs_f64() * 1e6 / (n / 20) as f64);
+    }
+    let summary = log.close();
+    assert_eq!(
+        summary.dropped, 0,
+        "the bench's log buffer holds every entry"
+    );
+    (with, without)
+}
+
 /// `--profile policy [n]`: `n` in-process decisions after a short warm-up,
 /// for a profiler; prints the median time per decision.
 pub fn profile(n: usize) {
@@ -305,5 +356,14 @@ pub async fn section(plan: Plan, headline: &mut Vec<Headline>) {
     headline.push(Headline::alone(
         "in-process Rego decision (`PolicySet::decide`, no transport)",
         &in_process(n),
+    ));
+    let (with, without) = observed(n).await;
+    headline.push(Headline::latency(
+        "in-process decision with the decision log and policy metrics vs without (`PolicyService`)"
+            .to_owned(),
+        &with,
+        &without,
+        "",
+        None,
     ));
 }

@@ -38,6 +38,13 @@ pub enum CliError {
     /// `hookwire policy test` found failing tests, or `eval` a bad input.
     #[error("policy: {0}")]
     PolicyTests(String),
+    /// `hookwire policy serve` was given unusable settings (a key, a
+    /// decision log sink).
+    #[error("policy serve: {0}")]
+    PolicyServe(String),
+    /// A TLS certificate, key or authority file could not be read.
+    #[error("tls: {0}")]
+    Tls(String),
     /// `hookwire approvals serve` was given unusable settings. Never
     /// quotes a token, hash, key or database URL.
     #[error("approvals: {0}")]

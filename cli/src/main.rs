@@ -50,6 +50,7 @@ mod hooks;
 mod mcp;
 mod metrics_endpoint;
 mod policy;
+mod server_tls;
 mod shutdown;
 
 use std::net::SocketAddr;
@@ -170,9 +171,14 @@ impl Command {
         let (args, service) = match self {
             Self::Demo { telemetry, .. } => (telemetry, "hookwire-demo"),
             Self::ServeDemo { telemetry, .. } => (telemetry, "hookwire-serve-demo"),
+            Self::Policy(command) => {
+                let endpoint = command.otlp_endpoint()?;
+                return Some(
+                    hookwire_telemetry::OtlpExport::new(endpoint).service_name("hookwire-policy"),
+                );
+            }
             Self::Check { .. }
             | Self::Audit { .. }
-            | Self::Policy(_)
             | Self::Gateway(_)
             | Self::Hooks(_)
             | Self::Hook(_)
@@ -241,7 +247,7 @@ fn main() -> ExitCode {
                 ..
             } => demo::serve(policy, redactor, metrics_addr).await,
             Command::Audit { command } => audit::run(&command),
-            Command::Policy(command) => policy::run(command).await,
+            Command::Policy(command) => policy::run(command, telemetry.as_ref()).await,
             Command::Gateway(args) => gateway::run(args).await,
             Command::Approvals(command) => approvals::run(command).await,
             Command::Hooks(hooks::HooksCommand::Serve(args)) => hooks::serve(*args).await,

@@ -7,7 +7,7 @@
 
 use std::net::SocketAddr;
 
-use hookwire_server::metrics::{SharedRegistry, serve_metrics};
+use hookwire_server::metrics::{JsonRoute, SharedRegistry, serve_metrics_with};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -52,6 +52,18 @@ impl MetricsEndpoint {
         label: &str,
         on_stderr: bool,
     ) -> Result<Self, CliError> {
+        Self::serve_with(listener, registry, label, on_stderr, Vec::new())
+    }
+
+    /// [`MetricsEndpoint::serve_announced`], also serving each of `routes`
+    /// (a JSON document, e.g. `policy serve`'s `/status`).
+    pub(crate) fn serve_with(
+        listener: Option<TcpListener>,
+        registry: SharedRegistry,
+        label: &str,
+        on_stderr: bool,
+        routes: Vec<JsonRoute>,
+    ) -> Result<Self, CliError> {
         let Some(listener) = listener else {
             return Ok(Self { running: None });
         };
@@ -64,7 +76,7 @@ impl MetricsEndpoint {
             println!("{label}http://{bound}/metrics");
         }
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(serve_metrics(listener, registry, async move {
+        let task = tokio::spawn(serve_metrics_with(listener, registry, routes, async move {
             let _ = stopped.await;
         }));
         Ok(Self {

@@ -23,3 +23,4 @@ mod mcp;
 mod metrics;
 mod operable;
 mod policy;
+mod policy_ops;

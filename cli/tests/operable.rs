@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::gateway::{CLIENT_KEY, Running, UPSTREAM_KEY, chat, line_starting, lines_of, upstream};
 
 /// Sends the lines of `child`'s stderr to a channel.
-fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
+pub(crate) fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -36,7 +36,11 @@ fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
 
 /// Waits for the line containing every one of `words`, keeping every line
 /// read in `read`.
-fn line_with(rx: &mpsc::Receiver<String>, words: &[&str], read: &mut Vec<String>) -> String {
+pub(crate) fn line_with(
+    rx: &mpsc::Receiver<String>,
+    words: &[&str],
+    read: &mut Vec<String>,
+) -> String {
     loop {
         let line = rx
             .recv_timeout(Duration::from_secs(60))
@@ -49,7 +53,7 @@ fn line_with(rx: &mpsc::Receiver<String>, words: &[&str], read: &mut Vec<String>
 }
 
 /// The `ADDR` of a printed `http://ADDR/...` URL ending the line.
-fn addr_of(line: &str) -> String {
+pub(crate) fn addr_of(line: &str) -> String {
     let url = line.split_whitespace().last().unwrap();
     let rest = url.trim_start_matches("http://");
     rest.split('/').next().unwrap().to_owned()
@@ -72,7 +76,7 @@ fn status_of(addr: &str, method: &str, path: &str) -> u16 {
 }
 
 /// Sends SIGINT (what Ctrl-C sends) to `child`.
-fn interrupt(child: &Child) {
+pub(crate) fn interrupt(child: &Child) {
     let sent = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

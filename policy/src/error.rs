@@ -87,6 +87,18 @@ pub enum Error {
         /// What the watcher said.
         source: notify::Error,
     },
+    /// A decision log setting is refused (an include path, ...).
+    #[error("decision log: {0}")]
+    DecisionLog(String),
+    /// A bundle could not be downloaded, unpacked, verified or read; the
+    /// serving set, if any, keeps serving.
+    #[error("bundle {source_name}: {message}")]
+    Bundle {
+        /// The bundle's path or URL.
+        source_name: String,
+        /// What was wrong.
+        message: String,
+    },
 }
 
 impl Error {

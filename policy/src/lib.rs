@@ -20,20 +20,29 @@
 //!   reload; [`Policies::watch`] reloads on file changes.
 //! - `service`: [`PolicyService`], the interceptor service.
 //! - `error`: the crate's [`Error`].
+//! - Operations, as OPA's: [`bundle`] (policy sets from signed `.tar.gz`
+//!   bundles on disk or polled over HTTP with ETag), [`decision_log`] (one
+//!   payload-free entry per decision, bounded), [`metrics`] (Prometheus
+//!   series of decisions, evaluation time, reloads, bundles) and
+//!   [`status`] (the JSON status document).
 //!
 //! Failure is never an allow: a set that does not load keeps the previous
 //! one serving, and an evaluation error, an ill-formed decision document or
 //! a policy running past its bound fails the call with an error status,
 //! which the host records as a fail-closed deny.
 
+pub mod bundle;
 pub mod contract;
+pub mod decision_log;
 mod error;
 mod input;
 mod load;
+pub mod metrics;
 mod reload;
 mod report;
 mod service;
 mod set;
+pub mod status;
 
 pub use error::Error;
 pub use reload::{Policies, RELOAD_DEBOUNCE, ReloadEvent, ReloadStatus, Watcher};

@@ -23,6 +23,7 @@ use arc_swap::ArcSwap;
 use hookwire::{AgentContext, Verdict};
 use notify::{RecursiveMode, Watcher as _};
 
+use crate::decision_log::PackageRules;
 use crate::error::Error;
 use crate::report::PolicyOptions;
 use crate::set::PolicySet;
@@ -41,6 +42,8 @@ pub struct ReloadStatus {
     /// Why the most recent reload attempt failed, while the previous set
     /// keeps serving; `None` once a later reload succeeds.
     pub last_error: Option<String>,
+    /// The bundle revision serving, when the set came from a bundle.
+    pub revision: Option<String>,
 }
 
 /// What one reload attempt did.
@@ -86,8 +89,30 @@ impl Policies {
                 generation: 1,
                 rejected: 0,
                 last_error: None,
+                revision: None,
             }),
         }))
+    }
+
+    /// Serves `set`, already compiled (from a bundle, `revision`), as
+    /// generation 1; `origin` names where it came from. Later sets come
+    /// through [`Policies::replace`].
+    pub fn from_set(
+        origin: impl Into<PathBuf>,
+        set: PolicySet,
+        revision: Option<String>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            dir: origin.into(),
+            options: set.options(),
+            current: ArcSwap::from_pointee(set),
+            status: Mutex::new(ReloadStatus {
+                generation: 1,
+                rejected: 0,
+                last_error: None,
+                revision,
+            }),
+        })
     }
 
     /// The directory served.
@@ -113,10 +138,30 @@ impl Policies {
         self.current.load().decide(ctx)
     }
 
+    /// [`Policies::decide`], with what each package contributed, for the
+    /// decision log and metrics.
+    pub fn decide_explained(
+        &self,
+        ctx: &AgentContext,
+    ) -> Result<(Verdict, Vec<PackageRules>), Error> {
+        let documents = self.current.load().decision_documents(ctx)?;
+        let verdict = crate::contract::combine(ctx.point(), &documents)?;
+        Ok((verdict, package_rules(&documents)))
+    }
+
     /// Loads the directory again: swaps the new set in, or keeps the
     /// serving one and records why the new one was refused.
     pub fn reload(&self) -> ReloadEvent {
-        let loaded = PolicySet::load(&self.dir, self.options);
+        self.replace(PolicySet::load(&self.dir, self.options), None)
+    }
+
+    /// Swaps `loaded` in (a bundle's set, with its `revision`), or keeps
+    /// the serving set and records why `loaded` failed, as a reload does.
+    pub fn replace(
+        &self,
+        loaded: Result<PolicySet, Error>,
+        revision: Option<String>,
+    ) -> ReloadEvent {
         let mut status = self
             .status
             .lock()
@@ -127,6 +172,7 @@ impl Policies {
                 self.current.store(Arc::new(set));
                 status.generation += 1;
                 status.last_error = None;
+                status.revision = revision;
                 tracing::info!(generation = status.generation, packages, dir = %self.dir.display(), "policies reloaded");
                 ReloadEvent::Reloaded {
                     generation: status.generation,
@@ -206,6 +252,34 @@ impl Policies {
             source,
         }
     }
+}
+
+/// The contract rules each package defined (non-empty), from its decision
+/// document.
+fn package_rules(documents: &[(String, serde_json::Value)]) -> Vec<PackageRules> {
+    use serde_json::Value;
+    documents
+        .iter()
+        .map(|(package, document)| {
+            let rules = match document {
+                Value::Object(rules) => rules
+                    .iter()
+                    .filter(|(_, v)| match v {
+                        Value::Null => false,
+                        Value::Array(a) => !a.is_empty(),
+                        Value::Object(o) => !o.is_empty(),
+                        _ => true,
+                    })
+                    .map(|(rule, _)| rule.clone())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            PackageRules {
+                package: package.clone(),
+                rules,
+            }
+        })
+        .collect()
 }
 
 /// Keeps a directory watched; dropping it stops the reloads.

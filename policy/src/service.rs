@@ -10,9 +10,11 @@
 //! message does not carry the error, or the same record in-process.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use hookwire::{AgentContext, Interceptor, Manifest, Verdict, async_trait, manifest};
 
+use crate::decision_log::{Decision, DecisionObserver};
 use crate::error::Error;
 use crate::reload::Policies;
 
@@ -28,6 +30,7 @@ pub type FailureReporter = Arc<dyn Fn(&AgentContext, &Error) + Send + Sync>;
 pub struct PolicyService {
     policies: Arc<Policies>,
     on_failure: Option<FailureReporter>,
+    observers: Vec<Arc<dyn DecisionObserver>>,
 }
 
 impl std::fmt::Debug for PolicyService {
@@ -44,6 +47,7 @@ impl PolicyService {
         Self {
             policies,
             on_failure: None,
+            observers: Vec::new(),
         }
     }
 
@@ -53,6 +57,14 @@ impl PolicyService {
         report: impl Fn(&AgentContext, &Error) + Send + Sync + 'static,
     ) -> Self {
         self.on_failure = Some(Arc::new(report));
+        self
+    }
+
+    /// Also reports every decision (made or failed) to `observer`: the
+    /// decision log, the metrics.
+    #[must_use]
+    pub fn observe(mut self, observer: Arc<dyn DecisionObserver>) -> Self {
+        self.observers.push(observer);
         self
     }
 
@@ -75,6 +87,9 @@ impl Interceptor for PolicyService {
             set.packages().len(),
             status.generation
         );
+        if let Some(revision) = &status.revision {
+            description.push_str(&format!(", bundle revision {revision}"));
+        }
         if let Some(error) = &status.last_error {
             description.push_str(&format!("; last reload rejected: {error}"));
         }
@@ -86,7 +101,31 @@ impl Interceptor for PolicyService {
     }
 
     async fn intercept(&self, ctx: &AgentContext) -> Result<Verdict, Error> {
-        self.policies.decide(ctx).inspect_err(|error| {
+        let decided = if self.observers.is_empty() {
+            self.policies.decide(ctx)
+        } else {
+            let started = Instant::now();
+            let explained = self.policies.decide_explained(ctx);
+            let duration = started.elapsed();
+            let status = self.policies.status();
+            let (outcome, packages) = match &explained {
+                Ok((verdict, packages)) => (Ok(verdict), packages.as_slice()),
+                Err(error) => (Err(error), &[][..]),
+            };
+            let decision = Decision {
+                ctx,
+                outcome,
+                packages,
+                generation: status.generation,
+                revision: status.revision.as_deref(),
+                duration,
+            };
+            for observer in &self.observers {
+                observer.observe(&decision);
+            }
+            explained.map(|(verdict, _)| verdict)
+        };
+        decided.inspect_err(|error| {
             tracing::error!(point = %ctx.point(), %error, "policy decision failed; the call fails closed");
             if let Some(report) = &self.on_failure {
                 report(ctx, error);

@@ -87,7 +87,13 @@ impl PolicySet {
         Self::compile(dir, &sources, options)
     }
 
-    fn compile(dir: &Path, sources: &Sources, options: PolicyOptions) -> Result<Self, Error> {
+    /// Compiles sources already read (a bundle's), labelled relative to
+    /// `dir`.
+    pub(crate) fn compile(
+        dir: &Path,
+        sources: &Sources,
+        options: PolicyOptions,
+    ) -> Result<Self, Error> {
         let mut engine = Engine::new();
         engine.set_execution_timer_config(timer(options));
         let label = |path: &Path| {

@@ -1,6 +1,9 @@
 //! hookwire-policy's integration tests in one binary: the decision
-//! contract, the example library, and the policy served to a real host.
+//! contract, the example library, the policy served to a real host, and
+//! the operator surface (bundles, decision logs, metrics, status).
 
+mod bundle;
 mod contract;
+mod decision_log;
 mod examples;
 mod service;

@@ -237,6 +237,22 @@ pub async fn serve_metrics(
     registry: SharedRegistry,
     signal: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
+    serve_metrics_with(listener, registry, Vec::new(), signal).await
+}
+
+/// A JSON document served beside `/metrics` (e.g. a status document at
+/// `/status`): its path and what renders its text on each `GET`.
+pub type JsonRoute = (&'static str, Arc<dyn Fn() -> String + Send + Sync>);
+
+/// [`serve_metrics`], also answering `GET` on each of `routes` with its
+/// JSON document.
+pub async fn serve_metrics_with(
+    listener: TcpListener,
+    registry: SharedRegistry,
+    routes: Vec<JsonRoute>,
+    signal: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    let routes: Arc<[JsonRoute]> = routes.into();
     let addr: SocketAddr = listener.local_addr().map_err(Error::LocalAddr)?;
     tracing::info!(%addr, "metrics serving");
     let mut incoming = ServerLimits::default().incoming(listener);
@@ -252,8 +268,9 @@ pub async fn serve_metrics(
             },
         };
         let registry = registry.clone();
+        let routes = Arc::clone(&routes);
         let service = service_fn(move |request: Request<Incoming>| {
-            let response = answer(&request, &registry);
+            let response = answer(&request, &registry, &routes);
             async move { Ok::<_, Infallible>(response) }
         });
         let serving = connections
@@ -269,9 +286,24 @@ pub async fn serve_metrics(
 }
 
 /// The answer to one request of the `/metrics` endpoint.
-fn answer(request: &Request<Incoming>, registry: &SharedRegistry) -> Response<Full<Bytes>> {
+fn answer(
+    request: &Request<Incoming>,
+    registry: &SharedRegistry,
+    routes: &[JsonRoute],
+) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::default());
-    if request.uri().path() != "/metrics" {
+    let route = routes
+        .iter()
+        .find(|(path, _)| *path == request.uri().path());
+    if let Some((_, render_json)) = route
+        && (request.method() == Method::GET || request.method() == Method::HEAD)
+    {
+        *response.body_mut() = Full::new(Bytes::from(render_json()));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+    } else if request.uri().path() != "/metrics" && route.is_none() {
         *response.status_mut() = StatusCode::NOT_FOUND;
     } else if request.method() != Method::GET && request.method() != Method::HEAD {
         *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;

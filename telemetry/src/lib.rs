@@ -207,6 +207,15 @@ impl Telemetry {
         }
     }
 
+    /// An exporter of JSON events (e.g. `hookwire policy serve`'s decision
+    /// log) as OTLP log records of this export.
+    pub fn event_logger(&self) -> OtlpEventLogger {
+        let scope = InstrumentationScope::builder(SCOPE).build();
+        OtlpEventLogger {
+            logger: self.logger_provider.logger_with_scope(scope),
+        }
+    }
+
     /// Exports what is buffered now.
     pub fn flush(&self) -> Result<(), Error> {
         let spans = self.tracer_provider.force_flush();
@@ -302,4 +311,42 @@ fn record_attributes(r: &InterceptionRecord) -> Vec<(&'static str, AnyValue)> {
         kv.push(("hookwire.extensions", AnyValue::from(facts)));
     }
     kv
+}
+
+/// Exports JSON events as OTLP log records: the given event name, the
+/// event's JSON text as the body, and its top-level scalar members as
+/// `hookwire.*` attributes (the caller decides what an event holds; the
+/// decision log's are payload-free unless configured otherwise).
+#[derive(Debug, Clone)]
+pub struct OtlpEventLogger {
+    logger: SdkLogger,
+}
+
+impl OtlpEventLogger {
+    /// Emits one event (batched; sent by the provider's exporter).
+    pub fn emit(&self, event_name: &'static str, event: &Value) {
+        let mut log = self.logger.create_log_record();
+        let now = SystemTime::now();
+        log.set_event_name(event_name);
+        log.set_timestamp(now);
+        log.set_observed_timestamp(now);
+        log.set_severity_number(Severity::Info);
+        log.set_severity_text("INFO");
+        log.set_body(AnyValue::from(event.to_string()));
+        if let Value::Object(members) = event {
+            for (key, value) in members {
+                let value = match value {
+                    Value::String(s) => AnyValue::from(s.clone()),
+                    Value::Bool(b) => AnyValue::Boolean(*b),
+                    Value::Number(n) => match n.as_i64() {
+                        Some(i) => AnyValue::Int(i),
+                        None => AnyValue::Double(n.as_f64().unwrap_or_default()),
+                    },
+                    _ => continue,
+                };
+                log.add_attribute(format!("hookwire.{key}"), value);
+            }
+        }
+        self.logger.emit(log);
+    }
 }

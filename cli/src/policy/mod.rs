@@ -1,0 +1,165 @@
+//! `hookwire policy`: OPA Rego policies as an interceptor service, without
+//! writing one (see `docs/policies.md`).
+//!
+//! - `serve DIR --addr ADDR` serves the policies of DIR and reloads them
+//!   when a file changes (a set that fails to load is reported and the
+//!   previous one keeps serving), with `--metrics-addr ADDR` the service's
+//!   metrics at `/metrics`;
+//! - `test DIR` runs the Rego unit tests (`test_*` rules), one line each,
+//!   and fails when one does not pass;
+//! - `eval DIR --point POINT --context FILE` prints the verdict for one
+//!   context.
+
+mod eval;
+mod ops;
+mod serve;
+mod test;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hookwire::InterceptionPoint;
+use hookwire_policy::PolicyOptions;
+
+use crate::error::CliError;
+
+use self::eval::eval;
+use self::serve::serve;
+use self::test::test;
+
+/// Where `policy serve` listens unless told otherwise (what
+/// `examples/declarations/policy.json` points at).
+pub(crate) const POLICY_ADDR: &str = "127.0.0.1:50153";
+
+/// The `policy` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum PolicyCommand {
+    /// Serve the Rego policies of DIR (or of an OPA bundle) as an
+    /// interceptor service, reloading them when a file changes.
+    #[command(after_help = "Examples:\n  \
+        hookwire policy serve examples/policies --metrics-addr 127.0.0.1:9463\n  \
+        hookwire policy serve --bundle https://bundles.example/policy.tar.gz \\\n    \
+        --bundle-verification-key bundle.pub.pem --bundle-signing-alg EdDSA \\\n    \
+        --decision-log file:decisions.jsonl --decision-log-include /tool_call/name \\\n    \
+        --tls-cert cert.pem --tls-key key.pem --client-ca hosts-ca.pem")]
+    Serve {
+        /// The policy directory: `*.rego` modules and `data.json` /
+        /// `data.yaml` documents (or `--bundle`).
+        #[arg(required_unless_present = "bundle")]
+        dir: Option<PathBuf>,
+        /// The address to listen on (port 0: any free port, printed).
+        #[arg(long, default_value = POLICY_ADDR, value_name = "ADDR")]
+        addr: SocketAddr,
+        /// Do not watch DIR for changes.
+        #[arg(long)]
+        no_watch: bool,
+        /// Serve the service's Prometheus metrics (`hookwire_interceptor_*`,
+        /// `hookwire_policy_*`) at `GET /metrics` and its status (JSON) at
+        /// `GET /status` on this address, e.g. `127.0.0.1:9463` (port 0:
+        /// any free port, printed).
+        #[arg(long, value_name = "ADDR")]
+        metrics_addr: Option<SocketAddr>,
+        #[command(flatten)]
+        bounds: Bounds,
+        #[command(flatten)]
+        ops: Box<ops::OpsArgs>,
+    },
+    /// Run the Rego unit tests (`test_*` rules) of DIR; exits non-zero when
+    /// one fails.
+    Test {
+        /// The policy directory.
+        dir: PathBuf,
+        #[command(flatten)]
+        bounds: Bounds,
+    },
+    /// Print the verdict the policies of DIR give for one context.
+    Eval {
+        /// The policy directory.
+        dir: PathBuf,
+        /// The interception point, e.g. `pre_tool_call`.
+        #[arg(long, value_name = "POINT", value_parser = parse_point)]
+        point: InterceptionPoint,
+        /// The agent context (§4 JSON; `interception_point` may be left
+        /// out).
+        #[arg(long, value_name = "FILE")]
+        context: PathBuf,
+        /// Also print each package's raw decision document.
+        #[arg(long)]
+        explain: bool,
+        #[command(flatten)]
+        bounds: Bounds,
+    },
+}
+
+/// How long one evaluation may run.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Bounds {
+    /// Bound of one evaluation; a policy running longer is cut off (an
+    /// error status, so the host denies).
+    #[arg(long, default_value_t = 100, value_name = "MS")]
+    eval_timeout_ms: u64,
+}
+
+impl Bounds {
+    fn options(&self) -> PolicyOptions {
+        PolicyOptions {
+            eval_limit: Duration::from_millis(self.eval_timeout_ms.max(1)),
+            ..PolicyOptions::default()
+        }
+    }
+}
+
+fn parse_point(s: &str) -> Result<InterceptionPoint, String> {
+    s.parse().map_err(|_| {
+        let names: Vec<&str> = InterceptionPoint::ALL.iter().map(|p| p.as_str()).collect();
+        format!("not a point; one of {}", names.join(", "))
+    })
+}
+
+impl PolicyCommand {
+    /// The OTLP collector `serve --otlp-endpoint` names (for the decision
+    /// log's `otlp` sink).
+    pub(crate) fn otlp_endpoint(&self) -> Option<&str> {
+        match self {
+            Self::Serve { ops, .. } => ops.telemetry.otlp_endpoint.as_deref(),
+            Self::Test { .. } | Self::Eval { .. } => None,
+        }
+    }
+}
+
+/// Runs one `policy` subcommand (`telemetry`: the OTLP export installed
+/// for `serve`, if any).
+pub(crate) async fn run(
+    command: PolicyCommand,
+    telemetry: Option<&hookwire_telemetry::Telemetry>,
+) -> Result<(), CliError> {
+    match command {
+        PolicyCommand::Serve {
+            dir,
+            addr,
+            no_watch,
+            metrics_addr,
+            bounds,
+            ops,
+        } => {
+            let request = serve::ServeRequest {
+                dir,
+                addr,
+                no_watch,
+                metrics_addr,
+                options: bounds.options(),
+                ops: *ops,
+            };
+            serve(request, telemetry).await
+        }
+        PolicyCommand::Test { dir, bounds } => test(&dir, bounds.options()),
+        PolicyCommand::Eval {
+            dir,
+            point,
+            context,
+            explain,
+            bounds,
+        } => eval(&dir, point, &context, explain, bounds.options()),
+    }
+}
