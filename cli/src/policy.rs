@@ -34,6 +34,9 @@ pub(crate) const POLICY_ADDR: &str = "127.0.0.1:50153";
 pub(crate) enum PolicyCommand {
     /// Serve the Rego policies of DIR as an interceptor service, reloading
     /// them when a file changes.
+    #[command(
+        after_help = "Example:\n  hookwire policy serve examples/policies --addr 127.0.0.1:50153 --metrics-addr 127.0.0.1:9463"
+    )]
     Serve {
         /// The policy directory: `*.rego` modules and `data.json` /
         /// `data.yaml` documents.
@@ -47,13 +50,15 @@ pub(crate) enum PolicyCommand {
         /// Serve the service's Prometheus metrics (`hookwire_interceptor_*`)
         /// at `GET /metrics` on this address, e.g. `127.0.0.1:9463` (port 0:
         /// any free port, printed).
-        #[arg(long, value_name = "ADDR")]
+        /// Given without ADDR: 127.0.0.1:9463.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::args::POLICY_METRICS_ADDR)]
         metrics_addr: Option<SocketAddr>,
         #[command(flatten)]
         bounds: Bounds,
     },
     /// Run the Rego unit tests (`test_*` rules) of DIR; exits non-zero when
     /// one fails.
+    #[command(after_help = "Example:\n  hookwire policy test examples/policies")]
     Test {
         /// The policy directory.
         dir: PathBuf,
@@ -61,6 +66,9 @@ pub(crate) enum PolicyCommand {
         bounds: Bounds,
     },
     /// Print the verdict the policies of DIR give for one context.
+    #[command(
+        after_help = "Example:\n  hookwire policy eval examples/policies --point pre_tool_call \\\n    --context examples/policies/contexts/rm_rf.json"
+    )]
     Eval {
         /// The policy directory.
         dir: PathBuf,
@@ -138,7 +146,7 @@ async fn serve(
     let set = policies.current();
     for package in set.packages() {
         let points: Vec<&str> = package.points.iter().map(|p| p.as_str()).collect();
-        println!("{:<40} at {}", package.name, points.join(", "));
+        outln!("{:<40} at {}", package.name, points.join(", "));
     }
     let _watcher = if no_watch {
         None
@@ -147,16 +155,14 @@ async fn serve(
             ReloadEvent::Reloaded {
                 generation,
                 packages,
-            } => eprintln!(
-                "policies reloaded: generation {generation}, {packages} decision packages"
-            ),
+            } => errln!("policies reloaded: generation {generation}, {packages} decision packages"),
             ReloadEvent::Rejected { serving, error } => {
-                eprintln!("policy reload rejected (generation {serving} keeps serving): {error}");
+                errln!("policy reload rejected (generation {serving} keeps serving): {error}");
             }
         })?)
     };
     let service = PolicyService::new(policies).on_failure(|ctx, error| {
-        eprintln!(
+        errln!(
             "decision failed at {} (seq {}): {error}",
             ctx.point(),
             ctx.sequence()
@@ -177,7 +183,7 @@ async fn serve(
         .map_err(hookwire_server::Error::LocalAddr)?;
     let metrics_listener = metrics_endpoint::bind(metrics_addr).await?;
     let metrics = MetricsEndpoint::serve(metrics_listener, registry, "policy metrics: ")?;
-    println!(
+    outln!(
         "policy serving {} on http://{bound} (Ctrl-C to stop)",
         set.dir().display()
     );
@@ -205,12 +211,15 @@ fn test(dir: &Path, options: PolicyOptions) -> Result<(), CliError> {
         if outcome.status != TestStatus::Passed {
             failed += 1;
         }
-        println!(
+        outln!(
             "{word:<5} {}.{} ({}, {:.1?}){detail}",
-            outcome.test.package, outcome.test.name, outcome.test.file, outcome.duration
+            outcome.test.package,
+            outcome.test.name,
+            outcome.test.file,
+            outcome.duration
         );
     }
-    println!("\n{} passed, {failed} failed", outcomes.len() - failed);
+    outln!("\n{} passed, {failed} failed", outcomes.len() - failed);
     if outcomes.is_empty() {
         return Err(CliError::PolicyTests("no test_ rules found".into()));
     }
@@ -252,11 +261,11 @@ fn eval(
     let ctx = AgentContext::from_json(value).map_err(hookwire_policy::Error::from)?;
     if explain {
         for (package, document) in set.decision_documents(&ctx)? {
-            println!("{package}: {document}");
+            outln!("{package}: {document}");
         }
     }
     let verdict = set.decide(&ctx)?;
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(&verdict.to_json()).unwrap_or_default()
     );
