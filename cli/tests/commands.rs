@@ -7,6 +7,7 @@ mod audit;
 mod check;
 mod check_any_service;
 mod command_line;
+mod declarations;
 mod demo;
 mod emit;
 mod gateway;
