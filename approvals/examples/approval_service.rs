@@ -14,8 +14,8 @@
 //! service and an agent (authenticated with the host token) whose
 //! `wire_transfer` calls over 50 need approval: one request every few
 //! seconds, so there is always something to decide.
-//! With `--metrics-addr 127.0.0.1:9465` it serves the service's Prometheus
-//! metrics (`hookwire_approval_*`) at `http://127.0.0.1:9465/metrics`.
+//! With `--metrics-addr 127.0.0.1:9461` it serves the service's Prometheus
+//! metrics (`hookwire_approval_*`) at `http://127.0.0.1:9461/metrics`.
 //! Stop it with Ctrl-C.
 
 use std::error::Error;
@@ -112,7 +112,7 @@ async fn demo_agent(
 #[derive(Debug, Parser)]
 #[command(
     name = "approval_service",
-    after_help = "Example:\n  cargo run -p hookwire-approvals --example approval_service -- --demo --metrics-addr 127.0.0.1:9467"
+    after_help = "Example:\n  cargo run -p hookwire-approvals --example approval_service -- --demo --metrics-addr 127.0.0.1:9461"
 )]
 struct Args {
     /// The gRPC address hosts and approvers connect to.

@@ -104,7 +104,44 @@ fn a_busy_port_is_named_in_words() {
     let busy = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = busy.local_addr().unwrap().to_string();
     let policies = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/policies");
-    let runs: [&[&str]; 3] = [
+    let declaration = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/declarations/demo.json"
+    );
+    let token = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(token.path(), "a-hooks-token-long-enough-for-the-daemon").unwrap();
+    let token = token.path().to_str().unwrap();
+    let runs: [&[&str]; 6] = [
+        &[
+            "gateway",
+            "--listen",
+            &addr,
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--declaration",
+            declaration,
+        ],
+        &[
+            "hooks",
+            "serve",
+            "--listen",
+            &addr,
+            "--declaration",
+            declaration,
+            "--token-file",
+            token,
+        ],
+        &[
+            "gateway",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--declaration",
+            declaration,
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-addr",
+            &addr,
+        ],
         &["serve-demo", "--policy", &addr, "--redactor", "127.0.0.1:0"],
         &["policy", "serve", policies, "--addr", &addr, "--no-watch"],
         &[
