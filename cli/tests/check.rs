@@ -234,3 +234,62 @@ async fn check_shows_each_description_and_probes_the_approval_services() {
     std::fs::remove_file(&path).unwrap();
     std::fs::remove_file(&token_file).unwrap();
 }
+
+#[test]
+fn check_shows_a_rejected_policy_reload_in_the_services_description() {
+    use crate::gateway::{Running, line_starting, lines_of};
+    let dir = tempfile::tempdir().unwrap();
+    let policies = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/policies");
+    for entry in std::fs::read_dir(&policies).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["policy", "serve"])
+        .arg(dir.path())
+        .args(["--addr", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run hookwire policy serve");
+    let lines = lines_of(&mut child);
+    let errors = crate::operable::stderr_lines(&mut child);
+    let _policy = Running(child);
+    let banner = line_starting(&lines, "policy serving ");
+    let endpoint = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    std::fs::write(
+        dir.path().join("broken.rego"),
+        "package hookwire.broken\n\ndeny contains",
+    )
+    .unwrap();
+    loop {
+        let line = errors
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("policy serve reports the rejected reload");
+        if line.contains("policy reload rejected") {
+            break;
+        }
+    }
+    let path = write(
+        "reload",
+        &json!({
+            "declaration": "agent-hooks-declaration/1.0",
+            "bindings": [{"id": "rego", "kind": "hookwire.grpc", "config": {"endpoint": endpoint}}],
+        }),
+    );
+    let out = check(&path, None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("(6 decision packages, generation 1); last reload rejected:"),
+        "{stdout}"
+    );
+    std::fs::remove_file(&path).unwrap();
+}

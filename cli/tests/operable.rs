@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::gateway::{CLIENT_KEY, Running, UPSTREAM_KEY, chat, line_starting, lines_of, upstream};
 
 /// Sends the lines of `child`'s stderr to a channel.
-fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
+pub(crate) fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
