@@ -96,13 +96,11 @@ pub(crate) async fn run(args: EmitArgs) -> Result<(), CliError> {
         (None, None) => return Err(usage("give --context FILE or --script FILE")),
     };
     let tools = if args.tools.is_empty() {
-        let mut named: Vec<String> = steps
+        let named: std::collections::BTreeSet<&str> = steps
             .iter()
             .filter_map(|(_, m)| m.get("tool_call")?.get("name")?.as_str())
-            .map(str::to_owned)
             .collect();
-        named.dedup();
-        named
+        named.into_iter().map(str::to_owned).collect()
     } else {
         args.tools.clone()
     };
