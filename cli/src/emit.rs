@@ -44,7 +44,7 @@ type Step = (InterceptionPoint, Map<String, Value>);
 #[command(after_help = "Each context is an AgentContext (the files of \
 examples/policies/contexts/ do): the members the host fills (spec, timestamp, \
 sequence, agent, session) are ignored, the point's own (`input`, `tool_call`, \
-`model_request`, ...) are emitted. A script is a JSON array of contexts, each \
+`messages`, `response`, `tool_result`, `output`, ...) are emitted. A script is a JSON array of contexts, each \
 naming its `interception_point`.\n\n\
 Example: a destructive command against the Rego policies\n  \
 hookwire policy serve examples/policies &\n  \
