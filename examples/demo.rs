@@ -22,15 +22,43 @@
 //! released, and an extra in-process check bound at `post_model_call`
 //! denies the chunk that leaks an access key, withholding the rest.
 
-use std::error::Error;
+use std::process::ExitCode;
 
+use clap::Parser;
 use hookwire_client::{Host, InterceptorBinding, RecordLog};
 use hookwire_demo::{Policy, Redactor, run_and_report, run_stream_and_report, secret_guard};
 use hookwire_server::spawn_local;
 
+/// An agent session governed by two interceptor services this process
+/// starts on loopback: one line per emission, then the answer.
+#[derive(Debug, Parser)]
+#[command(
+    name = "demo",
+    after_help = "Example:\n  cargo run --release --example demo -- --stream"
+)]
+struct Args {
+    /// Stream the model's answer under incremental mediation, printing
+    /// each segment as its verdict releases it, with an in-process check
+    /// that denies the chunk leaking an access key.
+    #[arg(long)]
+    stream: bool,
+}
+
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn Error>> {
-    let stream = std::env::args().skip(1).any(|a| a == "--stream");
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(args.stream).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("demo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Starts both services, runs the session and stops them, whatever the
+/// session did.
+async fn run(stream: bool) -> Result<(), Box<dyn std::error::Error>> {
     let policy = spawn_local(Policy).await?;
     let redactor = spawn_local(Redactor).await?;
     println!("policy   serving on {}", policy.endpoint());
@@ -46,10 +74,13 @@ async fn main() -> Result<(), Box<dyn Error>> {
     }
     let host = builder.record_sink(records.clone()).build()?;
 
+    let print = |line: std::fmt::Arguments<'_>| println!("{line}");
     let session = if stream {
-        run_stream_and_report(&host, &records).await
+        run_stream_and_report(&host, &records, print)
+            .await
+            .map(drop)
     } else {
-        run_and_report(&host, &records).await.map(drop)
+        run_and_report(&host, &records, print).await.map(drop)
     };
 
     policy.shutdown().await?;

@@ -18,7 +18,8 @@
 //!   and the `jcs-sha256` identity ([`canonical`]), exact JSON text
 //!   ([`json`]), the §9 approval exchange ([`approval`]), the W3C
 //!   `traceparent` header both sides propagate ([`trace_context`]), and
-//!   the jittered [`backoff`] the clients of a service wait by;
+//!   the jittered [`backoff`] the clients of a service wait by, and the
+//!   words a failed bind is reported in ([`listen`]);
 //! - the wire: the generated gRPC code behind [`pb`] and the one module,
 //!   [`wire`], that converts between it and the domain types.
 //!
@@ -32,6 +33,7 @@ mod composition;
 mod context;
 mod interceptor;
 pub mod json;
+pub mod listen;
 mod manifest;
 pub mod path;
 mod point;

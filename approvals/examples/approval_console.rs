@@ -525,46 +525,66 @@ pub async fn run(
     Ok(())
 }
 
-const USAGE: &str = "usage: approval_console [--endpoint URL] [--token-file FILE] [--ca FILE] \
-[--cert FILE --key FILE] [--domain NAME]
-  The approver token comes from --token-file or $HOOKWIRE_APPROVER_TOKEN.";
+/// Decide pending approvals of a hookwire approval service from a
+/// terminal (commands on stdin; `help` lists them).
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "approval_console",
+    after_help = "The approver token comes from --token-file or $HOOKWIRE_APPROVER_TOKEN, never the command line.\n\nExample:\n  printf 'wait\\nlist\\napprove 1 looks fine\\n' | \\\n    cargo run -p hookwire-approvals --example approval_console -- \\\n      --endpoint https://approvals.internal:50061 --ca ca.pem --token-file ~/.hookwire/approver-token"
+)]
+struct Args {
+    /// The approval service's `http://` or `https://` URL.
+    #[arg(long, default_value = "http://127.0.0.1:50061", value_name = "URL")]
+    endpoint: String,
+    /// File holding the approver's token.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<std::path::PathBuf>,
+    /// PEM authority that signs the service's certificate (`https://`).
+    #[arg(long, value_name = "FILE")]
+    ca: Option<std::path::PathBuf>,
+    /// PEM client certificate, for a service that authenticates approvers
+    /// by mutual TLS (with `--key`).
+    #[arg(long, value_name = "FILE", requires = "key")]
+    cert: Option<std::path::PathBuf>,
+    /// PEM key of `--cert`.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    key: Option<std::path::PathBuf>,
+    /// The name the service's certificate carries, when it differs from
+    /// the endpoint's host.
+    #[arg(long, value_name = "NAME")]
+    domain: Option<String>,
+}
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
-    let mut c = Connection {
-        endpoint: "http://127.0.0.1:50061".to_owned(),
-        token: std::env::var("HOOKWIRE_APPROVER_TOKEN").ok(),
-        ..Connection::default()
-    };
-    let (mut cert, mut key) = (None, None);
-    let read =
-        |path: Option<String>, what: &str| -> Result<Vec<u8>, Box<dyn Error + Send + Sync>> {
-            let path = path.ok_or(format!("{what} needs a file"))?;
-            std::fs::read(&path).map_err(|e| format!("cannot read {path}: {e}").into())
-        };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--endpoint" => c.endpoint = args.next().ok_or("--endpoint needs a URL")?,
-            "--token-file" => {
-                let bytes = read(args.next(), "--token-file")?;
-                c.token = Some(String::from_utf8(bytes)?.trim().to_owned());
-            }
-            "--ca" => c.ca_pem = Some(read(args.next(), "--ca")?),
-            "--cert" => cert = Some(read(args.next(), "--cert")?),
-            "--key" => key = Some(read(args.next(), "--key")?),
-            "--domain" => c.domain_name = Some(args.next().ok_or("--domain needs a name")?),
-            "-h" | "--help" => {
-                println!("{USAGE}\n{HELP}");
-                return Ok(());
-            }
-            other => return Err(format!("unknown argument {other:?}").into()),
+async fn main() -> std::process::ExitCode {
+    let args = <Args as clap::Parser>::parse();
+    match console(args).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("approval_console: {e}");
+            std::process::ExitCode::FAILURE
         }
     }
-    c.client_identity = match (cert, key) {
-        (Some(cert), Some(key)) => Some((cert, key)),
-        (None, None) => None,
-        _ => return Err("--cert and --key go together".into()),
+}
+
+/// Connects as `args` say and runs the console on stdin and stdout.
+async fn console(args: Args) -> Result<(), Box<dyn Error + Send + Sync>> {
+    let read = |path: &std::path::Path| -> Result<Vec<u8>, Box<dyn Error + Send + Sync>> {
+        std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()).into())
+    };
+    let token = match &args.token_file {
+        Some(path) => Some(String::from_utf8(read(path)?)?.trim().to_owned()),
+        None => std::env::var("HOOKWIRE_APPROVER_TOKEN").ok(),
+    };
+    let c = Connection {
+        endpoint: args.endpoint,
+        token,
+        ca_pem: args.ca.as_deref().map(read).transpose()?,
+        client_identity: match (&args.cert, &args.key) {
+            (Some(cert), Some(key)) => Some((read(cert)?, read(key)?)),
+            _ => None,
+        },
+        domain_name: args.domain,
     };
     let out: Output = Arc::new(Mutex::new(std::io::stdout()));
     let stdin = tokio::io::BufReader::new(tokio::io::stdin());

@@ -4,25 +4,27 @@
 //! at start: one host and one approver, each with a fresh token.
 //!
 //! ```text
-//! cargo run -p hookwire-approvals --example approval_service -- --grpc 127.0.0.1:50061 --web 127.0.0.1:8080 --demo
+//! cargo run -p hookwire-approvals --example approval_service -- --grpc 127.0.0.1:50061 --web 127.0.0.1:50062 --demo
 //! ```
 //!
 //! It prints the approver's token: sign in to the page
-//! (`http://127.0.0.1:8080/`) with it, or give it to the console
+//! (`http://127.0.0.1:50062/`) with it, or give it to the console
 //! (`HOOKWIRE_APPROVER_TOKEN=... cargo run -p hookwire-approvals --example approval_console`).
 //! With `--demo` it also runs, in the same process, an escalating policy
 //! service and an agent (authenticated with the host token) whose
 //! `wire_transfer` calls over 50 need approval: one request every few
 //! seconds, so there is always something to decide.
-//! With `--metrics-addr 127.0.0.1:9465` it serves the service's Prometheus
-//! metrics (`hookwire_approval_*`) at `http://127.0.0.1:9465/metrics`.
+//! With `--metrics-addr 127.0.0.1:9461` it serves the service's Prometheus
+//! metrics (`hookwire_approval_*`) at `http://127.0.0.1:9461/metrics`.
 //! Stop it with Ctrl-C.
 
 use std::error::Error;
 use std::net::SocketAddr;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use clap::Parser;
 use hookwire_approvals::auth::new_token;
 use hookwire_approvals::{Access, AccessConfig, ApprovalServer, ApproverConfig, PrincipalConfig};
 use hookwire_client::{Host, InputRole, StreamResolver, ToolCall};
@@ -105,28 +107,47 @@ async fn demo_agent(
     Ok(())
 }
 
+/// The approval service and its web page on loopback, with a throwaway
+/// access list (one host, one approver, fresh tokens).
+#[derive(Debug, Parser)]
+#[command(
+    name = "approval_service",
+    after_help = "Example:\n  cargo run -p hookwire-approvals --example approval_service -- --demo --metrics-addr 127.0.0.1:9461"
+)]
+struct Args {
+    /// The gRPC address hosts and approvers connect to.
+    #[arg(long, default_value = "127.0.0.1:50061", value_name = "ADDR")]
+    grpc: SocketAddr,
+    /// The approval page's address.
+    #[arg(long, default_value = "127.0.0.1:50062", value_name = "ADDR")]
+    web: SocketAddr,
+    /// Also run an escalating policy and an agent asking for approvals.
+    #[arg(long)]
+    demo: bool,
+    /// Serve the service's Prometheus metrics at `GET /metrics` here.
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
+}
+
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
-    let mut grpc: SocketAddr = "127.0.0.1:50061".parse()?;
-    let mut web: SocketAddr = "127.0.0.1:8080".parse()?;
-    let mut demo = false;
-    let mut metrics: Option<SocketAddr> = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--grpc" => grpc = args.next().ok_or("--grpc needs an address")?.parse()?,
-            "--web" => web = args.next().ok_or("--web needs an address")?.parse()?,
-            "--demo" => demo = true,
-            "--metrics-addr" => {
-                metrics = Some(
-                    args.next()
-                        .ok_or("--metrics-addr needs an address")?
-                        .parse()?,
-                );
-            }
-            other => return Err(format!("unknown argument {other:?}").into()),
+async fn main() -> ExitCode {
+    match run(Args::parse()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("approval_service: {e}");
+            ExitCode::FAILURE
         }
     }
+}
+
+/// Serves until Ctrl-C.
+async fn run(args: Args) -> Result<(), Box<dyn Error + Send + Sync>> {
+    let Args {
+        grpc,
+        web,
+        demo,
+        metrics_addr: metrics,
+    } = args;
     // A throwaway access list: the service keeps only the tokens' hashes.
     let (host_token, approver_token) = (new_token()?, new_token()?);
     let access = Access::new(
@@ -141,7 +162,9 @@ async fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
             let mut guard = registry.lock().map_err(|_| "registry poisoned")?;
             server.metrics(&mut guard)
         };
-        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| hookwire_server::Error::Bind { addr, source })?;
         println!(
             "metrics:          http://{}/metrics",
             listener.local_addr()?

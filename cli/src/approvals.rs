@@ -29,6 +29,9 @@ use hookwire_server::metrics::SharedRegistry;
 
 use crate::error::CliError;
 use crate::metrics_endpoint::{self, MetricsEndpoint};
+/// The default addresses, for the command's table of them (`args`).
+#[cfg(test)]
+pub(crate) use settings::{APPROVALS_GRPC_ADDR, APPROVALS_WEB_ADDR};
 use settings::{ServeArgs, Settings, config_error, reload, settings};
 
 /// The `approvals` subcommands.
@@ -38,6 +41,7 @@ pub(crate) enum ApprovalsCommand {
     /// metrics until SIGINT or SIGTERM (a graceful shutdown).
     Serve(Box<ServeArgs>),
     /// Print a fresh token and the hash to put in the access list.
+    #[command(after_help = "Example:\n  hookwire approvals token --name alice")]
     Token {
         /// The principal's name, for the access-list entry printed.
         #[arg(long, default_value = "NAME")]
@@ -60,11 +64,11 @@ fn token(name: &str, host: bool) -> Result<(), CliError> {
     let token = new_token()?;
     let hash = token_sha256(&token);
     let list = if host { "hosts" } else { "approvers" };
-    println!("token:  {token}");
-    println!("sha256: {hash}");
-    println!();
-    println!("Give the token to {name} only; put the hash in the access list's {list:?}:");
-    println!(
+    outln!("token:  {token}");
+    outln!("sha256: {hash}");
+    outln!();
+    outln!("Give the token to {name} only; put the hash in the access list's {list:?}:");
+    outln!(
         "  {}",
         serde_json::json!({"name": name, "token_sha256": hash})
     );
@@ -105,9 +109,9 @@ async fn serve(s: Settings) -> Result<(), CliError> {
     // Bound before serving, so that a busy port fails the start.
     let metrics_listener = metrics_endpoint::bind(s.metrics).await?;
     let running = server.spawn(s.grpc, s.web).await?;
-    println!("approval service: {}", running.endpoint());
+    outln!("approval service: {}", running.endpoint());
     if let Some(url) = running.web_url() {
-        println!("approval page:    {url}");
+        outln!("approval page:    {url}");
     }
     let metrics = MetricsEndpoint::serve(metrics_listener, registry, "approval metrics: ")?;
     stop_requested(|| reload(&s.access_files, &access)).await?;
@@ -144,7 +148,7 @@ async fn shared_queue(url: &str) -> Result<ApprovalQueue, CliError> {
     let queue = hookwire_approvals_postgres::shared_queue(url, &instance)
         .await
         .map_err(|e| config_error(format!("--database-url: {e}")))?;
-    println!("approval queue:   shared, in PostgreSQL, as instance {instance}");
+    outln!("approval queue:   shared, in PostgreSQL, as instance {instance}");
     Ok(queue)
 }
 

@@ -20,6 +20,7 @@ use crate::error::CliError;
 pub(crate) enum AuditCommand {
     /// Write a new Ed25519 signing key (mode 0600) and its public key
     /// (KEYFILE.pub). Refuses to overwrite either file.
+    #[command(after_help = "Example:\n  hookwire audit keygen --out audit.key")]
     Keygen {
         /// Where to write the signing key.
         #[arg(long, value_name = "KEYFILE")]
@@ -28,6 +29,9 @@ pub(crate) enum AuditCommand {
     /// Check every line of a signed record log (signature, sequence, hash
     /// link). Exits 0 with the number of records verified, or 1 naming the
     /// first broken line.
+    #[command(
+        after_help = "Example:\n  hookwire audit verify records.jsonl --public-key audit.key.pub \\\n    --checkpoint records.jsonl.checkpoint"
+    )]
     Verify {
         /// The record log (JSON lines).
         file: PathBuf,
@@ -47,8 +51,8 @@ pub(crate) fn run(command: &AuditCommand) -> Result<(), CliError> {
     match command {
         AuditCommand::Keygen { out } => {
             AuditKey::generate_to(out)?;
-            println!("wrote signing key {} (mode 0600)", out.display());
-            println!("wrote public key  {}", public_key_path(out).display());
+            outln!("wrote signing key {} (mode 0600)", out.display());
+            outln!("wrote public key  {}", public_key_path(out).display());
         }
         AuditCommand::Verify {
             file,
@@ -61,14 +65,14 @@ pub(crate) fn run(command: &AuditCommand) -> Result<(), CliError> {
                 .map(|c| Checkpoint::load(c, &key))
                 .transpose()?;
             let verified = verify_log(file, &key, checkpoint.as_ref())?;
-            println!(
+            outln!(
                 "verified {} records in {}",
                 verified.records,
                 file.display()
             );
             match checkpoint {
-                Some(c) => println!("  the checkpoint's {} records are all there", c.count),
-                None => println!(
+                Some(c) => outln!("  the checkpoint's {} records are all there", c.count),
+                None => outln!(
                     "  no --checkpoint: a cut-off tail goes unnoticed (keep a copy of {} to check against)",
                     checkpoint_path(file).display()
                 ),
@@ -119,7 +123,7 @@ impl SignedRecords {
     pub(crate) fn finish(&self) -> Result<(), CliError> {
         if let Some(sink) = &self.0 {
             let status = sink.sync()?;
-            println!(
+            outln!(
                 "\nsigned records: {} lines in {} (checkpoint {})",
                 status.lines,
                 sink.path().display(),

@@ -1,6 +1,10 @@
 //! `hookwire check`: a declaration resolved and loaded exactly as a host
 //! would load it, then every declared endpoint asked for its health and
-//! its manifest, and the effective chain printed point by point.
+//! its manifest (its `Describe` description shown: where `policy serve`
+//! reports a rejected reload), every approval service named with
+//! `--approval-endpoint` asked for a stream with the host's credentials,
+//! and the effective chain printed point by point. Every finding is
+//! printed, not only the first; any finding fails the command.
 
 use std::path::Path;
 use std::time::Duration;
@@ -12,15 +16,53 @@ use hookwire_client::declaration::{Declaration, DeclaredHostBuilder};
 use crate::args::RegistryArgs;
 use crate::error::CliError;
 
-/// Runs the check; `Ok` only when the document loads and every endpoint
+/// Runs the check; `Ok` only when the document loads, every endpoint
 /// answers `Describe` and is serving (or serves no health at all, which is
-/// a note: `Describe` is the contract, health a recommendation).
+/// a note: `Describe` is the contract, health a recommendation), and every
+/// approval service named accepts the host's stream.
 pub(crate) async fn run(path: &Path, timeout_ms: u64, args: &RegistryArgs) -> Result<(), CliError> {
-    let registry = args.registry()?;
-    let declaration = Declaration::from_path(path)?;
-    let resolved = declaration.resolve(&registry)?;
-    let host = declared().load(&declaration, &registry)?;
-    println!(
+    let timeout = Duration::from_millis(timeout_ms.max(1));
+    let (document, approvals) = tokio::join!(
+        check_document(path, timeout, args),
+        probe_approvals(args, timeout)
+    );
+    let (mut findings, summary) = document;
+    if !approvals.is_empty() {
+        outln!("\napproval services:");
+    }
+    for (url, outcome) in approvals {
+        match outcome {
+            Ok(()) => outln!("  {url}: stream ready"),
+            Err(why) => {
+                findings += 1;
+                outln!("  {url}: finding: {why}");
+            }
+        }
+    }
+    if findings > 0 {
+        return Err(CliError::Findings(findings));
+    }
+    outln!("\nok: {summary}");
+    Ok(())
+}
+
+/// Loads the document and probes its endpoints; returns the findings and
+/// a summary of what answered.
+async fn check_document(path: &Path, timeout: Duration, args: &RegistryArgs) -> (usize, String) {
+    let loaded = args.registry().and_then(|registry| {
+        let declaration = Declaration::from_path(path)?;
+        let resolved = declaration.resolve(&registry)?;
+        let host = declared().load(&declaration, &registry)?;
+        Ok((declaration, resolved, host))
+    });
+    let (declaration, resolved, host) = match loaded {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            crate::report(&e);
+            return (e.findings(), String::new());
+        }
+    };
+    outln!(
         "{}: {} loads (id {}, document digest {}, resolved digest {})",
         path.display(),
         resolved.declaration,
@@ -29,7 +71,7 @@ pub(crate) async fn run(path: &Path, timeout_ms: u64, args: &RegistryArgs) -> Re
         resolved.digest()
     );
     let c = resolved.composition.to_json();
-    println!(
+    outln!(
         "mode {}, composition {}, identity provider {}, approval resolver {}, posture {}",
         resolved.mode.as_str(),
         c,
@@ -38,42 +80,43 @@ pub(crate) async fn run(path: &Path, timeout_ms: u64, args: &RegistryArgs) -> Re
         resolved.posture.as_str()
     );
 
-    let timeout = Duration::from_millis(timeout_ms.max(1));
     let endpoints = host.remote_endpoints();
     let (health, manifests) =
         tokio::join!(host.health_remotes(timeout), host.describe_remotes(timeout));
-    println!("\nbindings (dispatch order):");
-    let mut failed = 0;
+    outln!("\nbindings (dispatch order):");
+    let mut findings = 0;
     for (i, b) in resolved.bindings.iter().enumerate() {
         let timeout = b
             .timeout_ms
             .map_or_else(|| "unbounded".to_owned(), |ms| format!("{ms} ms"));
         let at: Vec<&str> = b.at.iter().map(|p| p.as_str()).collect();
-        println!(
+        outln!(
             "  {i}. {} ({}) timeout {timeout}, at {}",
             b.id,
             b.kind,
             at.join(", ")
         );
         let Some((_, endpoint)) = endpoints.iter().find(|(n, _)| *n == b.id) else {
-            println!("     in-process");
+            outln!("     in-process");
             continue;
         };
         let healthy = health.iter().find(|(n, _)| *n == b.id).map(|(_, r)| r);
         let manifest = manifests.iter().find(|(n, _)| *n == b.id).map(|(_, r)| r);
-        let mut ok = true;
         match healthy {
-            Some(Ok(status)) if status == "SERVING" => println!("     {endpoint}: health SERVING"),
-            Some(Ok(status)) if status == hookwire_client::HEALTH_UNIMPLEMENTED => println!(
+            Some(Ok(status)) if status == "SERVING" => outln!("     {endpoint}: health SERVING"),
+            Some(Ok(status)) if status == hookwire_client::HEALTH_UNIMPLEMENTED => outln!(
                 "     {endpoint}: note: no grpc.health.v1 service (UNIMPLEMENTED); health is recommended, Describe is the contract"
             ),
             Some(Ok(status)) => {
-                ok = false;
-                println!("     {endpoint}: health {status}");
+                findings += 1;
+                outln!("     {endpoint}: finding: health {status}");
             }
             Some(Err(e)) => {
-                ok = false;
-                println!("     {endpoint}: health check failed: {}", reason(e));
+                findings += 1;
+                outln!(
+                    "     {endpoint}: finding: health check failed: {}",
+                    reason(e)
+                );
             }
             None => {}
         }
@@ -85,35 +128,38 @@ pub(crate) async fn run(path: &Path, timeout_ms: u64, args: &RegistryArgs) -> Re
                 } else {
                     points.join(", ")
                 };
-                println!(
+                outln!(
                     "     Describe: {} {} (handles {handles})",
-                    m.name, m.version
+                    m.name,
+                    m.version
                 );
+                if !m.description.is_empty() {
+                    outln!("     description: {}", m.description);
+                }
                 let idle: Vec<&str> =
                     b.at.iter()
                         .filter(|p| !m.points.is_empty() && !m.points.contains(p))
                         .map(|p| p.as_str())
                         .collect();
                 if !idle.is_empty() {
-                    println!(
+                    outln!(
                         "     note: bound at {} where its manifest declares nothing (a hookwire-server service answers allow there; one without a handler fails closed)",
                         idle.join(", ")
                     );
                 }
             }
             Some(Err(e)) => {
-                ok = false;
-                println!("     Describe failed: {}", reason(e));
+                findings += 1;
+                outln!("     finding: Describe failed: {}", reason(e));
             }
             None => {}
         }
-        failed += usize::from(!ok);
     }
 
-    println!("\nchain per point:");
+    outln!("\nchain per point:");
     for point in InterceptionPoint::ALL {
         if !resolved.surface.interception_points.contains(&point) {
-            println!("  {:<16} (not in the surface)", point.as_str());
+            outln!("  {:<16} (not in the surface)", point.as_str());
             continue;
         }
         let chain = host.chain(point);
@@ -124,20 +170,41 @@ pub(crate) async fn run(path: &Path, timeout_ms: u64, args: &RegistryArgs) -> Re
                     "recorded as host_error:no_interceptor, not enforced"
                 }
             };
-            println!("  {:<16} (no interceptor: {outcome})", point.as_str());
+            outln!("  {:<16} (no interceptor: {outcome})", point.as_str());
         } else {
-            println!("  {:<16} {}", point.as_str(), chain.join(" -> "));
+            outln!("  {:<16} {}", point.as_str(), chain.join(" -> "));
         }
     }
-    if failed > 0 {
-        return Err(CliError::Unhealthy(failed));
-    }
-    println!(
-        "\nok: {} bindings, {} endpoints serving",
+    let summary = format!(
+        "{} bindings, {} endpoints serving",
         resolved.bindings.len(),
         endpoints.len()
     );
-    Ok(())
+    (findings, summary)
+}
+
+/// Asks every approval service named with `--approval-endpoint` for the
+/// host's `Resolve` stream, with the host's credentials, and waits up to
+/// `timeout` for its `ServiceReady`; what each answered, in order.
+async fn probe_approvals(
+    args: &RegistryArgs,
+    timeout: Duration,
+) -> Vec<(&str, Result<(), String>)> {
+    let probes = args.approval_endpoints().iter().map(|url| async move {
+        let resolver = args
+            .approval_builder(url)
+            .and_then(|b| b.build().map_err(CliError::from));
+        let outcome = match resolver {
+            Ok(r) if r.wait_connected(timeout).await => Ok(()),
+            Ok(_) => Err(format!(
+                "no stream within {} ms: the service is down or refused the host's credentials (RUST_LOG=hookwire_client=info says which)",
+                timeout.as_millis()
+            )),
+            Err(e) => Err(e.to_string()),
+        };
+        (url.as_str(), outcome)
+    });
+    futures::future::join_all(probes).await
 }
 
 /// The host `check` builds: only loaded, never used for sessions.

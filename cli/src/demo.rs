@@ -50,7 +50,9 @@ pub(crate) struct DemoOptions<'a> {
     pub(crate) metrics_addr: Option<SocketAddr>,
 }
 
-/// Runs the demo session and prints its records; with `stream`, the
+/// Runs the demo session and prints its records, and fails with
+/// [`CliError::FailedClosed`] (exit status 4) when the host failed closed
+/// on any of its emissions; with `stream`, the
 /// streaming variant, its released segments as they come; with
 /// `metrics_addr`, serves the metrics of the host and of the services it
 /// started (one registry) until Ctrl-C once the session ended.
@@ -90,8 +92,8 @@ pub(crate) async fn run(
         None => {
             let policy = spawn_counted(Policy, service_metrics.clone()).await?;
             let redactor = spawn_counted(Redactor, service_metrics.clone()).await?;
-            println!("policy   serving on {}", policy.endpoint());
-            println!("redactor serving on {}\n", redactor.endpoint());
+            outln!("policy   serving on {}", policy.endpoint());
+            outln!("redactor serving on {}\n", redactor.endpoint());
             let mut builder = Host::builder("demo-agent", "hookwire")
                 .agent_name("hookwire demo", env!("CARGO_PKG_VERSION"))
                 .bind(InterceptorBinding::remote("policy", policy.endpoint()))
@@ -120,8 +122,8 @@ pub(crate) async fn run(
                         .await?
                         .0,
                 );
-                println!("policy   serving on http://{policy}");
-                println!("redactor serving on http://{redactor}");
+                outln!("policy   serving on http://{policy}");
+                outln!("redactor serving on http://{redactor}");
             }
             let declaration = Declaration::from_path(path)?;
             let mut builder = Host::declared("demo-agent", "hookwire")
@@ -132,7 +134,7 @@ pub(crate) async fn run(
                 builder = builder.metrics(m);
             }
             let host = builder.load(&declaration, &args.registry()?)?;
-            println!(
+            outln!(
                 "governed by {} ({})\n",
                 path.display(),
                 host.declaration().unwrap_or_default()
@@ -144,13 +146,17 @@ pub(crate) async fn run(
     // The services stop whatever the session did; a failed session is
     // reported after they have.
     let session = if stream {
-        run_stream_and_report(&host, &records).await
+        run_stream_and_report(&host, &records, crate::output::line)
+            .await
+            .map(drop)
     } else {
-        run_and_report(&host, &records).await.map(drop)
+        run_and_report(&host, &records, crate::output::line)
+            .await
+            .map(drop)
     };
     let signed_finished = signed.finish();
     if endpoint.is_serving() {
-        println!("(metrics kept serving; Ctrl-C to stop)");
+        outln!("(metrics kept serving; Ctrl-C to stop)");
         crate::shutdown::requested().await;
     }
     for running in stops {
@@ -159,7 +165,12 @@ pub(crate) async fn run(
     endpoint.stop().await?;
     session?;
     signed_finished?;
-    Ok(())
+    // A session the host failed closed on did not run as declared: an
+    // interceptor was unreachable, slow or answered wrongly.
+    match crate::exit::first_failed_closed(&records.session(hookwire_demo::SESSION_ID)) {
+        Some(at) => Err(CliError::FailedClosed(at)),
+        None => Ok(()),
+    }
 }
 
 /// Starts `service` on a free loopback port, counted in `metrics` when
@@ -188,11 +199,11 @@ pub(crate) async fn serve(
     });
     let (a, policy) = serve_at(policy, Policy, metrics.clone()).await?;
     let (b, redactor) = serve_at(redactor, Redactor, metrics).await?;
-    println!("policy   serving on http://{policy}");
-    println!("redactor serving on http://{redactor}");
+    outln!("policy   serving on http://{policy}");
+    outln!("redactor serving on http://{redactor}");
     let listener = metrics_endpoint::bind(metrics_addr).await?;
     let metrics = MetricsEndpoint::serve(listener, registry, "metrics  serving on ")?;
-    println!("(Ctrl-C to stop)");
+    outln!("(Ctrl-C to stop)");
     crate::shutdown::requested().await;
     a.stop().await?;
     b.stop().await?;

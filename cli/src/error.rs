@@ -17,9 +17,11 @@ pub enum CliError {
     /// The OTLP export asked for with `--otlp-endpoint` could not be set up.
     #[error(transparent)]
     Telemetry(#[from] hookwire_telemetry::Error),
-    /// `hookwire check` found endpoints that are down or answer wrongly.
-    #[error("{0} of the declared endpoints failed their checks")]
-    Unhealthy(usize),
+    /// `hookwire check` found problems (each printed above): a refused
+    /// document, endpoints that are down or answer wrongly, approval
+    /// services that refuse the host.
+    #[error("check: {0} finding(s), each printed above")]
+    Findings(usize),
     /// A signing key, a signed record log or its checkpoint failed.
     #[error(transparent)]
     Audit(#[from] hookwire_audit::AuditError),
@@ -45,8 +47,40 @@ pub enum CliError {
     /// A TLS certificate, key or authority file could not be read.
     #[error("tls: {0}")]
     Tls(String),
+    /// The host failed closed on an emission the command ran (`demo`,
+    /// `emit`): a `host_error:*` deny, "point (reason)".
+    #[error("the host failed closed at {0}")]
+    FailedClosed(String),
+    /// An emission `emit` ran was denied by a verdict of the chain.
+    #[error("denied at {0}")]
+    Denied(String),
+    /// `hookwire emit` was given an unusable context or script, or an
+    /// emission outlived `--emission-timeout-ms`.
+    #[error("emit: {0}")]
+    Emit(String),
     /// `hookwire approvals serve` was given unusable settings. Never
     /// quotes a token, hash, key or database URL.
     #[error("approvals: {0}")]
     ApprovalsConfig(String),
+}
+
+impl CliError {
+    /// How many findings this error is for `check`: a refused
+    /// declaration's own findings, else one.
+    pub(crate) fn findings(&self) -> usize {
+        match self {
+            Self::Host(h) => h.refusal().map_or(1, |r| r.findings.len().max(1)),
+            Self::Findings(n) => *n,
+            _ => 1,
+        }
+    }
+
+    /// The process's exit status for this error (see `exit`).
+    pub(crate) fn exit_code(&self) -> u8 {
+        match self {
+            Self::FailedClosed(_) => crate::exit::FAILED_CLOSED,
+            Self::Denied(_) => crate::exit::DENIED,
+            _ => crate::exit::FAILURE,
+        }
+    }
 }

@@ -77,7 +77,8 @@ pub(crate) struct GatewayArgs {
     /// `hookwire_host_*` series and the gateway's `hookwire_gateway_*`
     /// (requests by API, route and status class, latency, upstream status
     /// classes).
-    #[arg(long, value_name = "ADDR")]
+    /// Given without ADDR: 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::args::GATEWAY_METRICS_ADDR)]
     metrics_addr: Option<SocketAddr>,
     #[command(flatten)]
     registry: RegistryArgs,
@@ -131,7 +132,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
             addr: args.listen,
             source,
         })?;
-    println!(
+    outln!(
         "hookwire gateway: http://{addr}/v1 -> {} ({} pooled key(s){}), governed by {}",
         args.upstream,
         labels.len(),

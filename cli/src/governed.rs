@@ -39,8 +39,8 @@ pub(crate) struct PrintRecords(pub(crate) PrintTo);
 impl RecordSink for PrintRecords {
     fn record(&self, record: &InterceptionRecord) {
         match self.0 {
-            PrintTo::Stdout => println!("{}", record.to_json()),
-            PrintTo::Stderr => eprintln!("{}", record.to_json()),
+            PrintTo::Stdout => outln!("{}", record.to_json()),
+            PrintTo::Stderr => errln!("{}", record.to_json()),
         }
     }
 }

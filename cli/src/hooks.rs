@@ -132,7 +132,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), CliError> {
     let merged = hookwire_hooks::merge_settings(agent, existing.as_deref(), &command)
         .map_err(|e| config_error(format!("{}: {e}", path.display())))?;
     if args.print {
-        print!("{merged}");
+        out!("{merged}");
         return Ok(());
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -145,7 +145,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), CliError> {
     std::fs::write(&partial, merged)
         .and_then(|()| std::fs::rename(&partial, &path))
         .map_err(|e| config_error(format!("cannot write {}: {e}", path.display())))?;
-    println!(
+    outln!(
         "hookwire hooks: {} hooks of {} point at `{command}`",
         agent.name(),
         path.display()

@@ -11,6 +11,10 @@
 //!   declared chain when a declaration is given; `hookwire demo --stream`
 //!   streams the model's answer, released segment by segment;
 //!   `--metrics-addr ADDR` serves the host's metrics until Ctrl-C.
+//! - `hookwire emit --declaration FILE (--point P --context FILE | --script
+//!   FILE)` runs given contexts through the host the declaration builds,
+//!   one JSON line (verdict and record) per emission; the exit status says
+//!   whether anything was denied (3) or failed closed (4).
 //! - `hookwire serve-demo` serves the demo's two interceptor services on
 //!   fixed loopback ports, for `check` and `demo --declaration` to talk to;
 //!   with `--metrics-addr ADDR`, their Prometheus metrics at `/metrics`.
@@ -38,12 +42,18 @@
 //! host or a service runs: `gateway`, `hooks serve`, `demo` (host series), `policy serve`,
 //! `serve-demo`, `approvals serve` (service series).
 
+// First: the print macros every other module uses.
+#[macro_use]
+mod output;
+
 mod approvals;
 mod args;
 mod audit;
 mod check;
 mod demo;
+mod emit;
 mod error;
+mod exit;
 mod gateway;
 mod governed;
 mod hooks;
@@ -73,7 +83,12 @@ use crate::error::CliError;
 
 /// Agent hooks over gRPC: check host declarations, run the demo.
 #[derive(Debug, Parser)]
-#[command(name = "hookwire", version, about)]
+#[command(
+    name = "hookwire",
+    version,
+    about,
+    after_help = "Example:\n  hookwire serve-demo &\n  hookwire check examples/declarations/demo.json\n  hookwire demo --declaration examples/declarations/demo.json\n\n`hookwire COMMAND --help` shows each command's options and an example; docs/operating.md has the default addresses and the exit statuses."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -83,6 +98,9 @@ struct Cli {
 enum Command {
     /// Validate and resolve a host declaration, check every endpoint's
     /// health and Describe, and print the chain at each point.
+    #[command(
+        after_help = "Example:\n  hookwire serve-demo &\n  hookwire check examples/declarations/demo.json --approval-endpoint http://127.0.0.1:50061 \\\n    --approval-token-file host-token\n\nEvery finding is printed; the status is 1 when there is any."
+    )]
     Check {
         /// The declaration document (JSON).
         declaration: PathBuf,
@@ -93,6 +111,9 @@ enum Command {
         registry: RegistryArgs,
     },
     /// Run the demo agent session and print one line per emission.
+    #[command(
+        after_help = "Example:\n  hookwire demo --declaration examples/declarations/demo.json --serve\n\nExit status: 0 when the session ran under its chain's verdicts, 4 when the host failed closed on an emission (host_error:*), 1 when it could not run."
+    )]
     Demo {
         /// Govern the session by this declaration instead of the built-in
         /// services started on random ports.
@@ -112,7 +133,8 @@ enum Command {
         /// at `GET /metrics` on this address, e.g. `127.0.0.1:9464` (port
         /// 0: any free port, printed), and keep serving them after the
         /// session until Ctrl-C.
-        #[arg(long, value_name = "ADDR")]
+        /// Given without ADDR: 127.0.0.1:9467.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::args::DEMO_METRICS_ADDR)]
         metrics_addr: Option<SocketAddr>,
         #[command(flatten)]
         registry: RegistryArgs,
@@ -121,10 +143,17 @@ enum Command {
         #[command(flatten)]
         records: audit::RecordsArgs,
     },
+    /// Emit given contexts (or a scripted session) through the host a
+    /// declaration builds, printing each verdict and record as JSON.
+    Emit(Box<emit::EmitArgs>),
     /// Serve, test or evaluate OPA Rego policies as an interceptor.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example:\n  hookwire policy test examples/policies\n  hookwire policy serve examples/policies"
+    )]
     Policy(policy::PolicyCommand),
     /// Serve the demo's policy and redactor services until interrupted.
+    #[command(after_help = "Example:\n  hookwire serve-demo --metrics-addr 127.0.0.1:9468")]
     ServeDemo {
         /// The policy service's address.
         #[arg(long, default_value = DEMO_POLICY_ADDR)]
@@ -136,19 +165,26 @@ enum Command {
         telemetry: TelemetryArgs,
         /// Serve both services' Prometheus metrics at `GET /metrics` on
         /// this address (port 0: any free port, printed at startup).
-        #[arg(long, value_name = "ADDR")]
+        /// Given without ADDR: 127.0.0.1:9468.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::args::SERVE_DEMO_METRICS_ADDR)]
         metrics_addr: Option<SocketAddr>,
     },
     /// Serve an OpenAI-compatible proxy whose conversations the declared
     /// chain governs.
     Gateway(gateway::GatewayArgs),
     /// The approval service (gRPC and web page) and its access tokens.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example:\n  hookwire approvals token --name alice\n  hookwire approvals serve --config approvals.json"
+    )]
     Approvals(approvals::ApprovalsCommand),
     /// Serve the hook routes coding agents (Claude Code, Codex, Gemini CLI,
     /// Cursor, Copilot) call,
     /// governed by a declared chain.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example:\n  hookwire hooks serve --declaration examples/declarations/policy.json --token-file hooks.token"
+    )]
     Hooks(hooks::HooksCommand),
     /// Relay one command hook's payload (stdin) to the hooks daemon and
     /// print the agent's output; the agent's own block (exit 2, the reason
@@ -159,6 +195,9 @@ enum Command {
     /// chain governs (or `mcp token`: a client token).
     Mcp(Box<mcp::McpArgs>),
     /// Signing keys and signed, hash-chained record logs.
+    #[command(
+        after_help = "Example:\n  hookwire audit keygen --out audit.key\n  hookwire demo --records records.jsonl --signing-key audit.key"
+    )]
     Audit {
         #[command(subcommand)]
         command: audit::AuditCommand,
@@ -178,6 +217,7 @@ impl Command {
                 );
             }
             Self::Check { .. }
+            | Self::Emit(_)
             | Self::Audit { .. }
             | Self::Gateway(_)
             | Self::Hooks(_)
@@ -203,7 +243,7 @@ fn main() -> ExitCode {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("hookwire: cannot start the runtime: {e}");
+            errln!("hookwire: cannot start the runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -246,6 +286,7 @@ fn main() -> ExitCode {
                 metrics_addr,
                 ..
             } => demo::serve(policy, redactor, metrics_addr).await,
+            Command::Emit(args) => emit::run(*args).await,
             Command::Audit { command } => audit::run(&command),
             Command::Policy(command) => policy::run(command, telemetry.as_ref()).await,
             Command::Gateway(args) => gateway::run(args).await,
@@ -261,7 +302,7 @@ fn main() -> ExitCode {
         if let Some(t) = telemetry
             && let Err(e) = t.shutdown()
         {
-            eprintln!("hookwire: {e}");
+            errln!("hookwire: {e}");
         }
         outcome
     });
@@ -269,7 +310,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             report(&e);
-            ExitCode::FAILURE
+            ExitCode::from(e.exit_code())
         }
     }
 }
@@ -317,7 +358,7 @@ fn install_logs() {
     use tracing_subscriber::util::SubscriberInitExt;
     let filter = match std::env::var("RUST_LOG") {
         Ok(directives) => tracing_subscriber::EnvFilter::try_new(&directives).unwrap_or_else(|e| {
-            eprintln!("hookwire: RUST_LOG={directives:?} is not a filter ({e}); logging at {DEFAULT_LOG_FILTER}");
+            errln!("hookwire: RUST_LOG={directives:?} is not a filter ({e}); logging at {DEFAULT_LOG_FILTER}");
             tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER)
         }),
         Err(_) => tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER),
@@ -330,28 +371,28 @@ fn install_logs() {
         .with(filter)
         .try_init()
     {
-        eprintln!("hookwire: no log output: {e}");
+        errln!("hookwire: no log output: {e}");
     }
 }
 
 /// Prints an error; a refused declaration one finding per line.
-fn report(e: &CliError) {
+pub(crate) fn report(e: &CliError) {
     if let CliError::Host(h) = e
         && let Some(refusal) = h.refusal()
     {
-        eprintln!("refused: {}", refusal.class);
+        errln!("refused: {}", refusal.class);
         for f in &refusal.findings {
             let at = if f.pointer.is_empty() {
                 "(document)"
             } else {
                 &f.pointer
             };
-            eprintln!("  {at}: {}", f.detail);
+            errln!("  {at}: {}", f.detail);
         }
         if !refusal.accepted.is_empty() {
-            eprintln!("  accepted versions: {}", refusal.accepted.join(", "));
+            errln!("  accepted versions: {}", refusal.accepted.join(", "));
         }
         return;
     }
-    eprintln!("hookwire: {e}");
+    errln!("hookwire: {e}");
 }

@@ -63,8 +63,8 @@ pub(crate) struct McpArgs {
     upstream_header: Vec<String>,
     /// Serve Streamable HTTP at `http://ADDR/mcp` instead of stdio (port
     /// 0: any free port, printed on stderr). Loopback only unless
-    /// `--allow-remote`.
-    #[arg(long, value_name = "ADDR", requires = "clients_file")]
+    /// `--allow-remote`. Without ADDR: 127.0.0.1:8791.
+    #[arg(long, value_name = "ADDR", requires = "clients_file", num_args = 0..=1, default_missing_value = crate::args::MCP_ADDR)]
     listen: Option<SocketAddr>,
     /// Listen on a non-loopback address (clients still need a token).
     #[arg(long, requires = "listen")]
@@ -101,7 +101,8 @@ pub(crate) struct McpArgs {
     print_records: bool,
     /// Serve Prometheus metrics at `GET /metrics` on this address: the
     /// host's series and `hookwire_mcp_*`.
-    #[arg(long, value_name = "ADDR")]
+    /// Given without ADDR: 127.0.0.1:9466.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::args::MCP_METRICS_ADDR)]
     metrics_addr: Option<SocketAddr>,
     #[command(flatten)]
     registry: RegistryArgs,
@@ -124,10 +125,10 @@ pub(crate) fn token(name: &str) -> Result<(), CliError> {
         ));
     }
     let token = hookwire_approvals::auth::new_token()?;
-    println!("token: {token}");
-    println!();
-    println!("Give the token to {name} only; add this line to the clients file:");
-    println!("{name} {}", hookwire_mcp::token_sha256(&token));
+    outln!("token: {token}");
+    outln!();
+    outln!("Give the token to {name} only; add this line to the clients file:");
+    outln!("{name} {}", hookwire_mcp::token_sha256(&token));
     Ok(())
 }
 
@@ -198,7 +199,7 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
             let bound = listener
                 .local_addr()
                 .map_err(|source| hookwire_mcp::Error::Bind { addr, source })?;
-            eprintln!("hookwire mcp: listening on http://{bound}/mcp");
+            errln!("hookwire mcp: listening on http://{bound}/mcp");
             let proxy = HttpProxy::new(host, spec, config, clients);
             hookwire_mcp::serve_http(proxy, listener, stop).await
         }

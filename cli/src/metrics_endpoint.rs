@@ -71,9 +71,9 @@ impl MetricsEndpoint {
             .local_addr()
             .map_err(hookwire_server::Error::LocalAddr)?;
         if on_stderr {
-            eprintln!("{label}http://{bound}/metrics");
+            errln!("{label}http://{bound}/metrics");
         } else {
-            println!("{label}http://{bound}/metrics");
+            outln!("{label}http://{bound}/metrics");
         }
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(serve_metrics_with(listener, registry, routes, async move {

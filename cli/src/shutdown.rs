@@ -18,7 +18,7 @@ pub(crate) async fn requested() {
             }
         }
         Err(error) => {
-            eprintln!("cannot watch SIGTERM ({error}): stop with Ctrl-C (SIGINT)");
+            errln!("cannot watch SIGTERM ({error}): stop with Ctrl-C (SIGINT)");
             let _ = tokio::signal::ctrl_c().await;
         }
     }

@@ -53,7 +53,8 @@ async fn check_passes_with_live_services_and_the_token_from_the_environment() {
         .serve_gated(TOKEN)
         .await;
     let audit = Scripted::allow_all("audit").serve().await;
-    let path = write("ok", &document(&policy.endpoint(), &audit.endpoint()));
+    let (policy_url, audit_url) = (policy.endpoint(), audit.endpoint());
+    let path = write("ok", &document(&policy_url, &audit_url));
 
     let out = check(&path, Some(TOKEN));
     let (stdout, stderr) = text(&out);
@@ -79,10 +80,9 @@ async fn check_passes_with_live_services_and_the_token_from_the_environment() {
     let (stdout, stderr) = text(&out);
     assert!(!out.status.success());
     assert!(stdout.contains("Unauthenticated"), "{stdout}");
-    assert!(
-        stderr.contains("1 of the declared endpoints failed"),
-        "{stderr}"
-    );
+    // Both of its probes are findings, each printed.
+    assert_eq!(stdout.matches("finding:").count(), 2, "{stdout}");
+    assert!(stderr.contains("check: 2 finding(s)"), "{stderr}");
 
     // The variable missing: refused at load, naming it, before any call.
     let out = check(&path, None);
@@ -100,11 +100,12 @@ async fn check_passes_with_live_services_and_the_token_from_the_environment() {
     audit.shutdown().await.unwrap();
     let out = check(&path, Some(TOKEN));
     assert!(!out.status.success());
-    let (_, stderr) = text(&out);
-    assert!(
-        stderr.contains("2 of the declared endpoints failed"),
-        "{stderr}"
-    );
+    let (stdout, stderr) = text(&out);
+    // Every endpoint probed and every finding printed, not only the first.
+    assert!(stdout.contains(&policy_url), "{stdout}");
+    assert!(stdout.contains(&audit_url), "{stdout}");
+    assert_eq!(stdout.matches("finding:").count(), 4, "{stdout}");
+    assert!(stderr.contains("check: 4 finding(s)"), "{stderr}");
     std::fs::remove_file(&path).unwrap();
 }
 
@@ -166,4 +167,129 @@ fn the_shipped_example_declaration_loads() {
         stdout.contains("pre_tool_call    policy -> passthrough"),
         "{stdout}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_shows_each_description_and_probes_the_approval_services() {
+    use hookwire_approvals::{Access, AccessConfig, ApprovalServer, PrincipalConfig};
+    let policies = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/policies");
+    let (_policy, endpoint) = crate::gateway::policy_serve(&policies);
+    let host_token = hookwire_approvals::auth::new_token().unwrap();
+    let access = Access::new(
+        &AccessConfig::default().host(PrincipalConfig::token("checking-host", &host_token)),
+    )
+    .unwrap();
+    let approvals = ApprovalServer::new(access).spawn_local().await.unwrap();
+    let path = write(
+        "approvals",
+        &json!({
+            "declaration": "agent-hooks-declaration/1.0",
+            "configuration": {"approval": {"resolver": "approval-stream"}},
+            "bindings": [{"id": "rego", "kind": "hookwire.grpc", "config": {"endpoint": endpoint}}],
+        }),
+    );
+    let token_file = path.with_extension("token");
+    let run = |token: &str, endpoints: &[String]| {
+        std::fs::write(&token_file, token).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hookwire"));
+        cmd.arg("check").arg(&path).args(["--timeout-ms", "3000"]);
+        for e in endpoints {
+            cmd.args(["--approval-endpoint", e]);
+        }
+        cmd.arg("--approval-token-file").arg(&token_file);
+        cmd.output().expect("run hookwire check")
+    };
+
+    // The service's Describe description (where policy serve reports its
+    // reloads) is shown, and the approval service takes the host's stream.
+    let out = run(&host_token, &[approvals.endpoint()]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("description: OPA Rego policies from"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("{}: stream ready", approvals.endpoint())),
+        "{stdout}"
+    );
+
+    // A refused token and a service that is not there: two findings, both
+    // printed, and the token never.
+    let down = "http://127.0.0.1:9".to_owned();
+    let out = run("not-the-token", &[approvals.endpoint(), down.clone()]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!("{}: finding: no stream", approvals.endpoint())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("{down}: finding: no stream")),
+        "{stdout}"
+    );
+    assert!(stderr.contains("check: 2 finding(s)"), "{stderr}");
+    assert!(!stdout.contains("not-the-token") && !stderr.contains("not-the-token"));
+    approvals.shutdown().await.unwrap();
+    std::fs::remove_file(&path).unwrap();
+    std::fs::remove_file(&token_file).unwrap();
+}
+
+#[test]
+fn check_shows_a_rejected_policy_reload_in_the_services_description() {
+    use crate::gateway::{Running, line_starting, lines_of};
+    let dir = tempfile::tempdir().unwrap();
+    let policies = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/policies");
+    for entry in std::fs::read_dir(&policies).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["policy", "serve"])
+        .arg(dir.path())
+        .args(["--addr", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run hookwire policy serve");
+    let lines = lines_of(&mut child);
+    let errors = crate::operable::stderr_lines(&mut child);
+    let _policy = Running(child);
+    let banner = line_starting(&lines, "policy serving ");
+    let endpoint = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    std::fs::write(
+        dir.path().join("broken.rego"),
+        "package hookwire.broken\n\ndeny contains",
+    )
+    .unwrap();
+    loop {
+        let line = errors
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("policy serve reports the rejected reload");
+        if line.contains("policy reload rejected") {
+            break;
+        }
+    }
+    let path = write(
+        "reload",
+        &json!({
+            "declaration": "agent-hooks-declaration/1.0",
+            "bindings": [{"id": "rego", "kind": "hookwire.grpc", "config": {"endpoint": endpoint}}],
+        }),
+    );
+    let out = check(&path, None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("(6 decision packages, generation 1); last reload rejected:"),
+        "{stdout}"
+    );
+    std::fs::remove_file(&path).unwrap();
 }

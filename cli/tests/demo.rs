@@ -119,7 +119,14 @@ async fn a_denied_startup_still_shuts_down_and_prints_the_records() {
 
     let (out, stdout, stderr) = demo(&["--declaration", path.to_str().unwrap()]);
     std::fs::remove_file(&path).unwrap();
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // The host failed closed: exit status 4, saying where.
+    assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "the host failed closed at agent_startup (host_error:transform_target_forbidden)"
+        ),
+        "{stderr}"
+    );
     assert!(
         !stderr.contains("only agent_shutdown may follow"),
         "{stderr}"

@@ -307,6 +307,26 @@ fn the_demo_serves_its_host_and_service_series_from_one_registry() {
     assert_eq!(emissions("pre_tool_call", "deny"), 1.0, "the rm -rf");
     assert_eq!(emissions("agent_shutdown", "allow"), 1.0);
     assert_eq!(metric_value(&text, "hookwire_host_sessions_open", &[]), 0.0);
+    // Every host series the shipped alert rules query is exported here.
+    let rules = include_str!("../../docs/prometheus/hookwire.rules.yml");
+    let mut queried: Vec<&str> = rules
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.starts_with("hookwire_host_"))
+        .collect();
+    queried.sort_unstable();
+    queried.dedup();
+    assert!(!queried.is_empty(), "the rules query no host series");
+    for series in queried {
+        let family = ["_total", "_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|s| series.strip_suffix(s))
+            .unwrap_or(series);
+        assert!(
+            text.contains(&format!("# TYPE {series} "))
+                || text.contains(&format!("# TYPE {family} ")),
+            "the rules query {series}, which hookwire demo does not export:\n{text}"
+        );
+    }
     assert_eq!(
         metric_value(
             &text,

@@ -22,17 +22,34 @@
 //!   the segments before it are printed as they are released, the rest is
 //!   withheld.
 
-use std::time::Duration;
-
-use futures::StreamExt;
 use hookwire::{InterceptionPoint, InterceptionRecord};
 use hookwire_client::{
-    Agent, BoxFuture, ChunkStream, Emission, Error, Host, InputRole, InterceptorBinding, Model,
-    ModelResponse, RecordLog, Session, ShutdownReason, StreamEvent, ToolCall, ToolResult, Tools,
-    TurnOutcome, tool_fn,
+    Emission, Error, Host, InputRole, ModelResponse, RecordLog, Session, ShutdownReason, ToolCall,
+    ToolResult,
 };
 use hookwire_server::prelude::*;
 use serde_json::{Value, json};
+
+/// The id of the demo's one session, in both the buffered and the
+/// streaming demo.
+pub const SESSION_ID: &str = "demo-session-1";
+
+/// Where the demo's lines go: a function given one line (without its
+/// newline), so that the `hookwire` command prints them through its own
+/// output (which survives a closed pipe) and the example with `println!`.
+pub type Print = fn(std::fmt::Arguments<'_>);
+
+/// Prints one line through a [`Print`].
+macro_rules! say {
+    ($print:expr, $($arg:tt)*) => {
+        $print(format_args!($($arg)*))
+    };
+}
+
+// After `say!`, which it uses.
+mod stream;
+
+pub use stream::{SecretGuard, contains_access_key, run_stream_and_report, secret_guard};
 
 /// What the demo user asks, in both the buffered and the streaming demo.
 const REQUEST: &str = "Please free space in /tmp/build, then mail the report to jane.doe@example.com or call me at +1 415-555-0100.";
@@ -282,9 +299,12 @@ async fn tool_step(session: &Session, call: &ToolCall) -> Result<Value, Error> {
 
 /// Prints one line per record: sequence, point, decision, reason, and
 /// which interceptor decided (`-` when none did, e.g. a host error).
-pub fn print_table(records: &[InterceptionRecord]) {
-    println!("seq  point            decision   reason                         decided by");
-    println!("{}", "-".repeat(78));
+pub fn print_table(records: &[InterceptionRecord], print: Print) {
+    say!(
+        print,
+        "seq  point            decision   reason                         decided by"
+    );
+    say!(print, "{}", "-".repeat(78));
     for r in records {
         let decider = r
             .decided_by
@@ -297,7 +317,8 @@ pub fn print_table(records: &[InterceptionRecord]) {
             .as_ref()
             .map(|t| format!(" ({})", t.path))
             .unwrap_or_default();
-        println!(
+        say!(
+            print,
             "{:>3}  {:<16} {:<10} {:<30} {decider}{detail}",
             r.sequence,
             r.interception_point.as_str(),
@@ -312,8 +333,12 @@ pub fn print_table(records: &[InterceptionRecord]) {
 /// run or a failed emission alike), then prints its records (from
 /// `records`, a sink of `host`) and how the run ended. A failed emission is
 /// returned after the records are printed.
-pub async fn run_and_report(host: &Host, records: &RecordLog) -> Result<Ending, Error> {
-    let session = host.session("demo-session-1")?;
+pub async fn run_and_report(
+    host: &Host,
+    records: &RecordLog,
+    print: Print,
+) -> Result<Ending, Error> {
+    let session = host.session(SESSION_ID)?;
     let ending = run_agent(&session).await;
     // After a denied startup the host reports `error` whatever is asked.
     let reason = match &ending {
@@ -322,214 +347,31 @@ pub async fn run_and_report(host: &Host, records: &RecordLog) -> Result<Ending, 
     };
     let shutdown = session.shutdown(reason).await;
 
-    print_table(&records.session(session.id()));
-    println!();
+    print_table(&records.session(session.id()), print);
+    say!(print, "");
     match &ending {
-        Ok(Ending::Answered(out)) => println!(
+        Ok(Ending::Answered(out)) => say!(
+            print,
             "answer to the caller: {}",
             out.get("content").unwrap_or(out)
         ),
         Ok(Ending::Blocked { point, reason }) => {
-            println!("the session was blocked at {point} ({reason}) before an answer");
+            say!(
+                print,
+                "the session was blocked at {point} ({reason}) before an answer"
+            );
         }
-        Ok(Ending::OutOfTurns) => println!("the model ran out of turns before an answer"),
-        Err(e) => println!("the session failed: {e}"),
+        Ok(Ending::OutOfTurns) => say!(print, "the model ran out of turns before an answer"),
+        Err(e) => say!(print, "the session failed: {e}"),
     }
     let ending = ending?;
     shutdown?;
     Ok(ending)
 }
 
-/// Denies a model response that contains something shaped like an AWS
-/// access key id (`AKIA` and 16 upper-case letters or digits), so that a
-/// leaked credential never reaches the caller.
-pub struct SecretGuard;
-
-#[async_trait]
-impl Interceptor for SecretGuard {
-    type Response = Verdict;
-
-    fn manifest(&self) -> Manifest {
-        let mut m = manifest("demo-secret-guard", env!("CARGO_PKG_VERSION"));
-        m.points = vec![InterceptionPoint::PostModelCall];
-        m.description = "denies model output containing an access key".into();
-        m
-    }
-
-    async fn post_model_call(&self, ctx: &AgentContext) -> Verdict {
-        let content = ctx
-            .get("response")
-            .and_then(|r| r.get("content"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if contains_access_key(content) {
-            return Verdict::deny("policy:secret_in_output")
-                .with_message("the model's answer contains an access key");
-        }
-        Verdict::allow()
-    }
-}
-
-/// Whether `text` holds `AKIA` followed by 16 upper-case letters or digits.
-pub fn contains_access_key(text: &str) -> bool {
-    text.match_indices("AKIA").any(|(at, _)| {
-        let rest = &text.as_bytes()[at + 4..];
-        rest.len() >= 16
-            && rest[..16]
-                .iter()
-                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
-    })
-}
-
-/// [`SecretGuard`] in-process, bound at `post_model_call` only: the extra
-/// check of the streaming demo.
-pub fn secret_guard() -> InterceptorBinding {
-    InterceptorBinding::local("secret-guard", SecretGuard).at([InterceptionPoint::PostModelCall])
-}
-
-/// The streaming demo's answer, chunk by chunk; the third chunk leaks an
-/// access key (the documented AWS example key, not a real one).
-const ANSWER_CHUNKS: [&str; 4] = [
-    "The build directory /tmp/build uses 1.2G. ",
-    "I was not allowed to delete it. ",
-    "To upload the report, use the key AKIAIOSFODNN7EXAMPLE ",
-    "with the team bucket.",
-];
-
-/// How long the mock model takes for each streamed chunk, so that the
-/// segments visibly arrive one by one.
-const CHUNK_DELAY: Duration = Duration::from_millis(40);
-
-/// The streaming demo's mock model: first asks for the same two shell
-/// commands as [`run_agent`]'s model, then streams its answer in chunks.
-struct StreamingModel;
-
-impl StreamingModel {
-    /// Whether the conversation already holds tool results (the answer is
-    /// due), or the tools are still to be asked for.
-    fn answer_due(messages: &[Value]) -> bool {
-        messages.iter().any(|m| m["role"] == "tool")
-    }
-
-    fn tool_calls() -> Vec<ToolCall> {
-        mock_model(0).tool_calls
-    }
-}
-
-impl Model for StreamingModel {
-    fn id(&self) -> &str {
-        "mock-model-1"
-    }
-
-    /// The same answer in one piece (the agent prefers the stream).
-    fn respond<'a>(
-        &'a self,
-        messages: &'a [Value],
-    ) -> BoxFuture<'a, Result<ModelResponse, BoxError>> {
-        let response = if Self::answer_due(messages) {
-            ModelResponse {
-                content: json!(ANSWER_CHUNKS.concat()),
-                tool_calls: vec![],
-                finish_reason: "stop".into(),
-            }
-        } else {
-            mock_model(0)
-        };
-        Box::pin(async move { Ok(response) })
-    }
-
-    fn respond_stream<'a>(&'a self, messages: &'a [Value]) -> Option<ChunkStream<'a>> {
-        let events: Vec<StreamEvent> = if Self::answer_due(messages) {
-            ANSWER_CHUNKS
-                .iter()
-                .map(|c| StreamEvent::Chunk((*c).to_owned()))
-                .chain([StreamEvent::Finished {
-                    finish_reason: "stop".into(),
-                    tool_calls: vec![],
-                }])
-                .collect()
-        } else {
-            vec![StreamEvent::Finished {
-                finish_reason: "tool_calls".into(),
-                tool_calls: Self::tool_calls(),
-            }]
-        };
-        Some(
-            futures::stream::iter(events)
-                .then(|event| async move {
-                    tokio::time::sleep(CHUNK_DELAY).await;
-                    Ok(event)
-                })
-                .boxed(),
-        )
-    }
-}
-
-/// The streaming demo's tools: the mock `bash`.
-fn streaming_tools() -> Tools {
-    Tools::new().with(tool_fn("bash", |args: Value| async move {
-        Ok(mock_bash(&args))
-    }))
-}
-
-/// Runs the streaming demo session `demo-session-1` on `host` (which
-/// should bind [`secret_guard`]): one turn through the reference [`Agent`]
-/// with incremental output mediation, each released segment printed as it
-/// is released, then `agent_shutdown` whatever happened, the records and
-/// how the turn ended. A failed emission is returned after the records
-/// are printed.
-pub async fn run_stream_and_report(host: &Host, records: &RecordLog) -> Result<(), Error> {
-    let session = host.session("demo-session-1")?;
-    let id = session.id().to_owned();
-    let mut agent = Agent::new(session, StreamingModel, streaming_tools())
-        .incremental_output(true)
-        .on_release(|segment| println!("  released: {segment:?}"));
-    println!("streaming the answer, each segment printed as its verdict releases it:");
-    let turn = match agent.start().await {
-        Ok(_) => agent.run_turn(json!(REQUEST), InputRole::User).await,
-        Err(e) => Err(e),
-    };
-    let reason = match &turn {
-        Ok(turn) => turn.shutdown_reason(),
-        Err(_) => ShutdownReason::Error,
-    };
-    let shutdown = agent.shutdown(reason).await;
-
-    println!();
-    print_table(&records.session(&id));
-    println!();
-    match &turn {
-        Ok(turn) => match &turn.outcome {
-            TurnOutcome::Completed { output } => println!(
-                "answer to the caller: {}",
-                output.get("content").unwrap_or(output)
-            ),
-            TurnOutcome::Blocked { at, record } => println!(
-                "the turn was blocked at {at} ({}): {} bytes were released before it, the rest was withheld",
-                record.verdict.reason.as_deref().unwrap_or("-"),
-                turn.released.len()
-            ),
-            TurnOutcome::Failed { error } => println!("the turn failed: {error}"),
-        },
-        Err(e) => println!("the session failed: {e}"),
-    }
-    turn?;
-    shutdown?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn spots_access_keys_only() {
-        assert!(contains_access_key(ANSWER_CHUNKS[2]));
-        assert!(contains_access_key("key=AKIAIOSFODNN7EXAMPLE"));
-        assert!(!contains_access_key("AKIA is a prefix"));
-        assert!(!contains_access_key("akiaiosfodnn7example"));
-        assert!(!ANSWER_CHUNKS[..2].iter().any(|c| contains_access_key(c)));
-    }
 
     #[test]
     fn redacts_emails_and_phones_only() {

@@ -18,7 +18,7 @@ pub enum Error {
     #[error("invalid mcp configuration: {0}")]
     Config(String),
     /// The listen address could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("{}", hookwire::listen::BindFailure::new(.addr, .source))]
     Bind {
         /// The address asked for.
         addr: SocketAddr,

@@ -27,7 +27,7 @@ pub enum Error {
     #[error("interceptor failed")]
     HookFailed,
     /// The listening socket could not be bound.
-    #[error("cannot bind {addr}: {source}")]
+    #[error("{}", hookwire::listen::BindFailure::new(.addr, .source))]
     Bind {
         /// The address asked for.
         addr: SocketAddr,

@@ -14,12 +14,15 @@ use serde::Deserialize;
 use crate::error::CliError;
 
 /// Where `approvals serve` listens for gRPC unless told otherwise.
-const APPROVALS_GRPC_ADDR: &str = "127.0.0.1:50061";
+pub(crate) const APPROVALS_GRPC_ADDR: &str = "127.0.0.1:50061";
 /// Where `approvals serve` serves the page unless told otherwise.
-const APPROVALS_WEB_ADDR: &str = "127.0.0.1:8080";
+pub(crate) const APPROVALS_WEB_ADDR: &str = "127.0.0.1:50062";
 
 /// `approvals serve`'s flags. Each one overrides the config file's value.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example (the access list and TLS files as docs/approvals.md describes):\n  hookwire approvals serve --config approvals.json --metrics-addr 127.0.0.1:9461"
+)]
 pub(crate) struct ServeArgs {
     /// JSON settings file: addresses, TLS files, the access list (see
     /// docs/approvals.md).
@@ -32,7 +35,7 @@ pub(crate) struct ServeArgs {
     /// gRPC address (default 127.0.0.1:50061).
     #[arg(long, value_name = "ADDR")]
     grpc_addr: Option<SocketAddr>,
-    /// Web page address (default 127.0.0.1:8080).
+    /// Web page address (default 127.0.0.1:50062).
     #[arg(long, value_name = "ADDR")]
     web_addr: Option<SocketAddr>,
     /// Do not serve the web page.
@@ -69,8 +72,9 @@ pub(crate) struct ServeArgs {
     database_url: Option<String>,
     /// Serve the service's Prometheus metrics (`hookwire_approval_*`) at
     /// `http://ADDR/metrics`. Unauthenticated and without payloads: bind
-    /// it where only the scraper reaches.
-    #[arg(long, value_name = "ADDR")]
+    /// it where only the scraper reaches. Given without ADDR:
+    /// 127.0.0.1:9461.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::args::APPROVALS_METRICS_ADDR)]
     metrics_addr: Option<SocketAddr>,
 }
 
@@ -192,10 +196,10 @@ pub(super) fn reload(files: &AccessFiles, current: &Access) {
     match fresh {
         Ok(fresh) => {
             current.replace_with(&fresh);
-            eprintln!("approval access list reloaded");
+            errln!("approval access list reloaded");
         }
         Err(e) => {
-            eprintln!("approval access list NOT reloaded, the previous one stays in force: {e}")
+            errln!("approval access list NOT reloaded, the previous one stays in force: {e}")
         }
     }
 }

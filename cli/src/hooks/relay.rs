@@ -78,7 +78,7 @@ pub(crate) async fn hook(args: HookArgs) -> ExitCode {
 /// deny on stdout where it reads one (Copilot), and the exit status it
 /// blocks on (2 for an unknown agent); returns that status.
 pub(crate) fn block(agent: &str, reason: &str) -> u8 {
-    eprintln!("{reason}");
+    errln!("{reason}");
     let Ok(agent) = Agent::from_name(agent) else {
         return 2;
     };

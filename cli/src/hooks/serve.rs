@@ -106,7 +106,8 @@ pub(crate) struct ServeArgs {
     /// 0: any free port, printed): the host's series (`hookwire_host_*`)
     /// and the daemon's (`hookwire_hooks_*`: decisions, latency, open
     /// sessions, refused callers, fail-closed answers).
-    #[arg(long, value_name = "ADDR")]
+    /// Given without ADDR: 127.0.0.1:9465.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::args::HOOKS_METRICS_ADDR)]
     metrics_addr: Option<SocketAddr>,
     #[command(flatten)]
     registry: RegistryArgs,
@@ -205,7 +206,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
         (ListenAddr::Unix(_), false) => "callers authenticated by the socket's permissions",
         _ => "callers present the bearer token",
     };
-    println!(
+    outln!(
         "hookwire hooks: {shown} (routes /v1/hooks/{{{}}}; {access}), governed by {}",
         agents.join(","),
         args.declaration.display()

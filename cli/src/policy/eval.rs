@@ -38,11 +38,11 @@ pub(super) fn eval(
     let ctx = AgentContext::from_json(value).map_err(hookwire_policy::Error::from)?;
     if explain {
         for (package, document) in set.decision_documents(&ctx)? {
-            println!("{package}: {document}");
+            outln!("{package}: {document}");
         }
     }
     let verdict = set.decide(&ctx)?;
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(&verdict.to_json()).unwrap_or_default()
     );

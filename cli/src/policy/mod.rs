@@ -57,8 +57,8 @@ pub(crate) enum PolicyCommand {
         /// Serve the service's Prometheus metrics (`hookwire_interceptor_*`,
         /// `hookwire_policy_*`) at `GET /metrics` and its status (JSON) at
         /// `GET /status` on this address, e.g. `127.0.0.1:9463` (port 0:
-        /// any free port, printed).
-        #[arg(long, value_name = "ADDR")]
+        /// any free port, printed). Given without ADDR: 127.0.0.1:9463.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::args::POLICY_METRICS_ADDR)]
         metrics_addr: Option<SocketAddr>,
         #[command(flatten)]
         bounds: Bounds,
@@ -67,6 +67,7 @@ pub(crate) enum PolicyCommand {
     },
     /// Run the Rego unit tests (`test_*` rules) of DIR; exits non-zero when
     /// one fails.
+    #[command(after_help = "Example:\n  hookwire policy test examples/policies")]
     Test {
         /// The policy directory.
         dir: PathBuf,
@@ -74,6 +75,9 @@ pub(crate) enum PolicyCommand {
         bounds: Bounds,
     },
     /// Print the verdict the policies of DIR give for one context.
+    #[command(
+        after_help = "Example:\n  hookwire policy eval examples/policies --point pre_tool_call \\\n    --context examples/policies/contexts/rm_rf.json"
+    )]
     Eval {
         /// The policy directory.
         dir: PathBuf,

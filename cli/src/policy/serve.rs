@@ -73,7 +73,7 @@ pub(crate) async fn serve(
             let bundles = Bundles::new(location, ops.bundle.options(options)?)?;
             let policies = bundles.activate_first().await?;
             let status = bundles.status();
-            println!(
+            outln!(
                 "bundle {location} activated (revision {})",
                 status.active_revision.as_deref().unwrap_or("")
             );
@@ -89,7 +89,7 @@ pub(crate) async fn serve(
     let set = policies.current();
     for package in set.packages() {
         let points: Vec<&str> = package.points.iter().map(|p| p.as_str()).collect();
-        println!("{:<40} at {}", package.name, points.join(", "));
+        outln!("{:<40} at {}", package.name, points.join(", "));
     }
     if let Some(m) = &policy_metrics {
         m.record_reload(&policies.status());
@@ -107,7 +107,7 @@ pub(crate) async fn serve(
     };
 
     let mut service = PolicyService::new(Arc::clone(&policies)).on_failure(|ctx, error| {
-        eprintln!(
+        errln!(
             "decision failed at {} (seq {}): {error}",
             ctx.point(),
             ctx.sequence()
@@ -139,7 +139,7 @@ pub(crate) async fn serve(
         routes,
     )?;
     let scheme = if ops.tls.enabled() { "https" } else { "http" };
-    println!(
+    outln!(
         "policy serving {} on {scheme}://{bound} (Ctrl-C to stop)",
         set.dir().display()
     );
@@ -184,11 +184,11 @@ fn watch_dir(
             ReloadEvent::Reloaded {
                 generation,
                 packages,
-            } => eprintln!(
+            } => errln!(
                 "policies reloaded: generation {generation}, {packages} decision packages"
             ),
             ReloadEvent::Rejected { serving, error } => {
-                eprintln!("policy reload rejected (generation {serving} keeps serving): {error}");
+                errln!("policy reload rejected (generation {serving} keeps serving): {error}");
             }
         }
         if let (Some(m), Some(policies)) = (&metrics, watched.upgrade()) {
@@ -212,10 +212,10 @@ fn poll_bundle(
             BundleEvent::Activated {
                 revision,
                 generation,
-            } => eprintln!("bundle activated: revision {revision}, generation {generation}"),
+            } => errln!("bundle activated: revision {revision}, generation {generation}"),
             BundleEvent::NotModified => {}
             BundleEvent::Failed { error } => {
-                eprintln!("bundle refused (the serving policies keep serving): {error}");
+                errln!("bundle refused (the serving policies keep serving): {error}");
             }
         }
         if let (Some(m), Some(policies), Some(bundles)) =
@@ -230,7 +230,7 @@ fn poll_bundle(
 /// Writes what the decision log still holds and says what it did.
 fn close_log(log: &DecisionLog) {
     let summary = log.close();
-    eprintln!(
+    errln!(
         "decision log: {} written, {} dropped (buffer full), {} failed to write, {} unwritten at shutdown",
         summary.written, summary.dropped, summary.failed, summary.unwritten
     );

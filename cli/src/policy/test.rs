@@ -20,12 +20,12 @@ pub(super) fn test(dir: &Path, options: PolicyOptions) -> Result<(), CliError> {
         if outcome.status != TestStatus::Passed {
             failed += 1;
         }
-        println!(
+        outln!(
             "{word:<5} {}.{} ({}, {:.1?}){detail}",
             outcome.test.package, outcome.test.name, outcome.test.file, outcome.duration
         );
     }
-    println!("\n{} passed, {failed} failed", outcomes.len() - failed);
+    outln!("\n{} passed, {failed} failed", outcomes.len() - failed);
     if outcomes.is_empty() {
         return Err(CliError::PolicyTests("no test_ rules found".into()));
     }
