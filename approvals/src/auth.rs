@@ -339,6 +339,19 @@ impl Access {
             .any(|e| matches!(e.principal, Principal::Approver(_)))
     }
 
+    /// The approver configured under `name`, in the list in force: how
+    /// notifications are routed by an approver's rules. Authenticates
+    /// nobody.
+    pub fn approver_named(&self, name: &str) -> Option<Arc<ApproverAccess>> {
+        self.table()
+            .entries
+            .iter()
+            .find_map(|e| match &e.principal {
+                Principal::Approver(a) if a.name == name => Some(Arc::clone(a)),
+                _ => None,
+            })
+    }
+
     /// Who presented `credentials`. A token is checked first (by its
     /// hash, in constant time against every entry); without one, the
     /// client certificate.

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use hookwire_approvals::{Access, AccessConfig, ServiceTls};
+use hookwire_approvals::{Access, AccessConfig, NotifyConfig, ServiceTls};
 use serde::Deserialize;
 
 use crate::error::CliError;
@@ -21,8 +21,8 @@ const APPROVALS_WEB_ADDR: &str = "127.0.0.1:8080";
 /// `approvals serve`'s flags. Each one overrides the config file's value.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServeArgs {
-    /// JSON settings file: addresses, TLS files, the access list (see
-    /// docs/approvals.md).
+    /// JSON settings file: addresses, TLS files, the access list, the
+    /// notification channels (see docs/approvals.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// A JSON access list (hosts, approvers, revoked token hashes),
@@ -98,6 +98,8 @@ struct ConfigFile {
     database_url: Option<String>,
     #[serde(default)]
     metrics_addr: Option<SocketAddr>,
+    #[serde(default)]
+    notify: Option<NotifyConfig>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -124,6 +126,8 @@ pub(super) struct Settings {
     pub(super) database_url: Option<String>,
     pub(super) metrics: Option<SocketAddr>,
     pub(super) access_files: AccessFiles,
+    /// The notification channels (the config file's `notify`).
+    pub(super) notify: Option<NotifyConfig>,
 }
 
 /// A refusal of the settings: what is wrong, never a secret.
@@ -273,6 +277,7 @@ pub(super) fn settings(args: &ServeArgs) -> Result<Settings, CliError> {
         database_url: args.database_url.clone().or(file.database_url),
         metrics: args.metrics_addr.or(file.metrics_addr),
         access_files,
+        notify: file.notify,
     })
 }
 
