@@ -392,7 +392,10 @@ impl Router {
                     };
                     self.closed(&id, NotifyKind::Decided, Some(&decision));
                 }
-                Ok(QueueEvent::Closed { id, reason }) if reason == CloseReason::Expired => {
+                Ok(QueueEvent::Closed {
+                    id,
+                    reason: CloseReason::Expired,
+                }) => {
                     self.closed(&id, NotifyKind::Expired, None);
                 }
                 Ok(QueueEvent::Closed { id, .. }) => {
