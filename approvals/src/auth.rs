@@ -34,7 +34,7 @@ use time::format_description::well_known::Rfc3339;
 use crate::error::Error;
 use crate::events::{ApproverIdentity, AuthMethod};
 use config::check_name;
-pub use config::{AccessConfig, ApproverConfig, ApproverRules, PrincipalConfig};
+pub use config::{AccessConfig, ApproverConfig, ApproverRules, PrincipalConfig, RuleFacts};
 pub(crate) use token::random_hex;
 pub use token::{MAX_TOKEN_LEN, TOKEN_PREFIX, bearer, new_token, token_sha256};
 use token::{parse_hash, token_digest};
