@@ -4,14 +4,8 @@
 //! queue bound, and nothing secret in a payload, a dead letter or a log.
 
 use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::post;
 use hookwire::Verdict;
 use hookwire::approval::{ApprovalRequest, ApprovalResolution};
 use hookwire_approvals::notify::{SIGNATURE_HEADER, TIMESTAMP_HEADER, signature};
@@ -20,125 +14,16 @@ use hookwire_approvals::{
     ApproverRules, NotifyConfig,
 };
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, mpsc};
 
 const SECRET: &str = "whsec-shared-secret-0123456789";
 const ANN_TOKEN: &str = "hwa_ann_token_never_in_a_notification";
 const ARG_SECRET: &str = "acct-4111-1111-1111-1111";
 const WAIT: Duration = Duration::from_secs(20);
 
-/// One request a receiver got.
-#[derive(Debug, Clone)]
-struct Received {
-    path: String,
-    headers: HeaderMap,
-    body: Bytes,
-}
+#[path = "notify/receiver.rs"]
+mod receiver;
 
-impl Received {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).expect("a JSON body")
-    }
-}
-
-/// How the receiver answers on a path: `/ok/*` 200, `/down/*` 503,
-/// `/flaky/*` 503 twice then 200, `/refuse/*` 400, `/slow/*` 200 once a
-/// permit is released.
-#[derive(Clone)]
-struct Receiver {
-    seen: mpsc::UnboundedSender<Received>,
-    flaky: Arc<Mutex<u32>>,
-    slow: Arc<Semaphore>,
-}
-
-async fn receive(
-    State(r): State<Receiver>,
-    Path((mode, rest)): Path<(String, String)>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> StatusCode {
-    let path = format!("/{mode}/{rest}");
-    let _ = r.seen.send(Received {
-        path,
-        headers,
-        body,
-    });
-    match mode.as_str() {
-        "ok" => StatusCode::OK,
-        "down" => StatusCode::SERVICE_UNAVAILABLE,
-        "refuse" => StatusCode::BAD_REQUEST,
-        "flaky" => {
-            let mut n = r.flaky.lock().unwrap();
-            *n += 1;
-            if *n <= 2 {
-                StatusCode::SERVICE_UNAVAILABLE
-            } else {
-                StatusCode::OK
-            }
-        }
-        "slow" => {
-            let permit = r.slow.acquire().await.unwrap();
-            permit.forget();
-            StatusCode::OK
-        }
-        _ => StatusCode::NOT_FOUND,
-    }
-}
-
-struct Served {
-    base: String,
-    seen: mpsc::UnboundedReceiver<Received>,
-    slow: Arc<Semaphore>,
-    /// Received, not yet taken by `next`.
-    waiting: Vec<Received>,
-    /// Everything received.
-    all: Vec<Received>,
-}
-
-impl Served {
-    /// The next request, in arrival order, on a path starting with
-    /// `prefix`.
-    async fn next(&mut self, prefix: &str) -> Received {
-        if let Some(i) = self.waiting.iter().position(|r| r.path.starts_with(prefix)) {
-            return self.waiting.remove(i);
-        }
-        tokio::time::timeout(WAIT, async {
-            loop {
-                let r = self.seen.recv().await.expect("the receiver runs");
-                self.all.push(r.clone());
-                if r.path.starts_with(prefix) {
-                    return r;
-                }
-                self.waiting.push(r);
-            }
-        })
-        .await
-        .unwrap_or_else(|_| panic!("nothing arrived on {prefix}"))
-    }
-}
-
-async fn receiver() -> Served {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let slow = Arc::new(Semaphore::new(0));
-    let state = Receiver {
-        seen: tx,
-        flaky: Arc::default(),
-        slow: Arc::clone(&slow),
-    };
-    let app = Router::new()
-        .route("/{mode}/{*rest}", post(receive))
-        .with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    Served {
-        base,
-        seen: rx,
-        slow,
-        waiting: Vec::new(),
-        all: Vec::new(),
-    }
-}
+use receiver::{Logs, Received, receiver};
 
 fn access() -> Access {
     let rules = |tool: &str| ApproverRules {
@@ -369,21 +254,6 @@ async fn signed_routed_and_shaped_notifications_carry_a_summary_only() {
         }
     }
     running.shutdown().await.unwrap();
-}
-
-/// Log lines written while the guard lives (this thread's, which on a
-/// current-thread runtime are every task's).
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[tokio::test]

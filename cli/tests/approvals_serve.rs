@@ -18,12 +18,12 @@ use hookwire_client::{ApprovalResolver, StreamResolver};
 use hookwire_testkit::{metric_value, promtool_accepts};
 use serde_json::json;
 
-const HOST_TOKEN: &str = "hwa_cli_test_host_0123456789abcdef0123456789abc";
-const ANN_TOKEN: &str = "hwa_cli_test_ann_0123456789abcdef0123456789abcd";
+pub(crate) const HOST_TOKEN: &str = "hwa_cli_test_host_0123456789abcdef0123456789abc";
+pub(crate) const ANN_TOKEN: &str = "hwa_cli_test_ann_0123456789abcdef0123456789abcd";
 const BOB_TOKEN: &str = "hwa_cli_test_bob_0123456789abcdef0123456789abcd";
 
 /// The command, killed on drop.
-struct Serving {
+pub(crate) struct Serving {
     child: Child,
     lines: mpsc::Receiver<String>,
 }
@@ -37,7 +37,7 @@ impl Drop for Serving {
 
 impl Serving {
     /// Starts `hookwire approvals serve` with `args`.
-    fn start(args: &[&str]) -> Self {
+    pub(crate) fn start(args: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
             .args([
                 "approvals",
@@ -70,7 +70,7 @@ impl Serving {
     }
 
     /// The last word of the first output line starting with `prefix`.
-    fn printed(&self, prefix: &str) -> String {
+    pub(crate) fn printed(&self, prefix: &str) -> String {
         self.line(|l| l.starts_with(prefix))
             .split_whitespace()
             .last()
@@ -79,7 +79,7 @@ impl Serving {
     }
 
     /// The first output line from now on that `wanted` accepts.
-    fn line(&self, wanted: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn line(&self, wanted: impl Fn(&str) -> bool) -> String {
         let until = Instant::now() + Duration::from_secs(30);
         loop {
             let left = until.saturating_duration_since(Instant::now());
@@ -106,7 +106,7 @@ fn sha256(token: &str) -> String {
     hookwire_approvals::auth::token_sha256(token)
 }
 
-fn access_list(revoked: &[&str]) -> serde_json::Value {
+pub(crate) fn access_list(revoked: &[&str]) -> serde_json::Value {
     json!({
         "hosts": [{"name": "billing-agent", "token_sha256": sha256(HOST_TOKEN)}],
         "approvers": [
@@ -117,7 +117,7 @@ fn access_list(revoked: &[&str]) -> serde_json::Value {
     })
 }
 
-fn write(path: &Path, value: &serde_json::Value) {
+pub(crate) fn write(path: &Path, value: &serde_json::Value) {
     std::fs::write(path, value.to_string()).expect("write the access list");
 }
 
