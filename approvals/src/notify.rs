@@ -343,7 +343,7 @@ impl Notifications {
             ));
             senders.push(tx);
         }
-        let sub = queue.subscribe();
+        let (sub, internal) = queue.subscribe_internal();
         let link_base = self.page_url.clone().or(page_url).unwrap_or_default();
         let router = Router {
             n: self,
@@ -353,7 +353,10 @@ impl Notifications {
             tracked: HashMap::new(),
             order: VecDeque::new(),
         };
-        tokio::spawn(router.run(sub.events, closing))
+        tokio::spawn(async move {
+            let _internal = internal;
+            router.run(sub.events, closing).await;
+        })
     }
 }
 

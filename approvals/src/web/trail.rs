@@ -76,13 +76,14 @@ impl Trails {
 
     /// Feeds the trails from `queue` until `closing` turns.
     pub(super) fn follow(&self, queue: &ApprovalQueue, mut closing: watch::Receiver<bool>) {
-        let sub = queue.subscribe();
+        let (sub, internal) = queue.subscribe_internal();
         for p in &sub.pending {
             self.added(p);
         }
         let trails = self.clone();
         let mut events = sub.events;
         tokio::spawn(async move {
+            let _internal = internal;
             loop {
                 let event = tokio::select! {
                     e = events.recv() => e,
