@@ -248,6 +248,12 @@ async fn serve(s: Settings) -> Result<(), CliError> {
         server = server.metrics(&mut registry.lock().unwrap_or_else(PoisonError::into_inner));
     }
     if let Some(notify) = &s.notify {
+        if notify.page_url.is_none() && s.web.is_none() {
+            return Err(config_error(
+                "notify: the page is not served here (--no-web): give notify.page_url, \
+                 the page's public URL, for the notifications' links",
+            ));
+        }
         let notifications = notify.load(&access)?;
         notifications
             .register_metrics(&mut registry.lock().unwrap_or_else(PoisonError::into_inner));
