@@ -1,12 +1,16 @@
 //! The approval web page end to end, in a real headless Chromium: an agent
 //! session blocks on an escalation, `tests/web/click.mjs` signs in with an
-//! approver token, reads the pending request as the page shows it, and
-//! clicks Approve (the tool runs, the record says `resolved_by:
-//! "approval"` and names the signed-in approver) or Reject (the tool never
-//! runs), or opens the request (recorded as seen by that approver) and
-//! approves it with edited arguments (the tool runs with them). The
-//! edited run is served over HTTPS and gRPC over TLS from a test
-//! authority.
+//! approver token, reads the pending request as the page shows it, filters
+//! and searches, checks the layout at 1280 and 390 px (no horizontal
+//! overflow; screenshots in `tests/web/artifacts/`, git-ignored), and
+//! approves by keyboard (the tool runs, the record says `resolved_by:
+//! "approval"` and names the signed-in approver), rejects with a reason
+//! (the tool never runs; the history shows the reason as the note), or
+//! opens the request (recorded as seen by that approver), is refused
+//! invalid JSON, and approves edited arguments after a confirmation
+//! showing the diff (the tool runs with them; the history shows the
+//! diff). The edited run is served over HTTPS and gRPC over TLS from a
+//! test authority.
 //!
 //! Needs Debian's `chromium` and `playwright-core` in `tests/web/`, both
 //! installed by `scripts/setup.sh` (as root). Without them this test fails
@@ -78,6 +82,20 @@ struct HistoryRow {
     approver: String,
     outcome: String,
     status: String,
+    note: String,
+    edits: String,
+    session: String,
+    instance: String,
+}
+
+/// What the filters did to the request's card.
+#[derive(Debug, serde::Deserialize, PartialEq)]
+struct Filters {
+    by_tool: bool,
+    by_point: bool,
+    search_hidden: bool,
+    search_found: bool,
+    cleared: bool,
 }
 
 /// What the page showed for the request, as click.mjs reports it.
@@ -87,15 +105,39 @@ struct Shown {
     cookie: CookieFlags,
     point: String,
     tool: String,
+    agent: String,
+    submitted: String,
     args: Value,
     reason: String,
     session: String,
     time_left: String,
     seen_before: String,
+    shortcuts_documented: bool,
+    labelled_inputs: bool,
+    filters: Filters,
+    overflow_1280: bool,
+    overflow_390: bool,
+    overflow_390_history: bool,
+    #[serde(default)]
+    overflow_390_detail: Option<bool>,
     #[serde(default)]
     seen_after: Option<String>,
     #[serde(default)]
     detail_context: Option<Value>,
+    #[serde(default)]
+    detail_approval: Option<Value>,
+    #[serde(default)]
+    detail_facts: Option<String>,
+    #[serde(default)]
+    invalid_json: Option<String>,
+    #[serde(default)]
+    invalid_marked: Option<String>,
+    #[serde(default)]
+    diff: Vec<String>,
+    #[serde(default)]
+    reject_focus: Option<String>,
+    #[serde(default)]
+    reject_without_reason: Option<String>,
     connection: String,
     status: String,
     history: HistoryRow,
@@ -150,13 +192,10 @@ async fn click(url: &str, action: &str, spki: Option<&str>) -> Shown {
     cmd.arg(web_dir().join("click.mjs"))
         .arg(url)
         .arg(action)
+        .arg(web_dir().join("artifacts"))
         .env("APPROVER_TOKEN", token_of("web"))
         .current_dir(web_dir())
         .kill_on_drop(true);
-    match std::env::var_os("APPROVAL_WEB_SCREENSHOT") {
-        Some(path) => cmd.arg(path),
-        None => cmd.arg("-"),
-    };
     if let Some(spki) = spki {
         cmd.arg(spki);
     }
@@ -179,11 +218,17 @@ async fn click(url: &str, action: &str, spki: Option<&str>) -> Shown {
 /// the page (served over HTTPS with `tls`). Returns what the page showed,
 /// the arguments of every tool invocation, and the pre_tool_call record.
 async fn run(action: &str, tls: bool) -> (Shown, Vec<Value>, InterceptionRecord) {
-    let policy = Scripted::escalating_tool_calls(
-        "policy",
-        "large_transfer",
-        "transfers over 50 need a human",
-    )
+    let policy = Scripted::new("policy", |ctx| {
+        if ctx.point() == InterceptionPoint::PreToolCall {
+            let mut approval = serde_json::Map::new();
+            approval.insert("limit".into(), json!(50));
+            hookwire::Verdict::escalate("large_transfer")
+                .with_message("transfers over 50 need a human")
+                .with_approval(approval)
+        } else {
+            hookwire::Verdict::allow()
+        }
+    })
     .serve()
     .await;
     let pki = tls.then(test_pki);
@@ -255,7 +300,8 @@ async fn run(action: &str, tls: bool) -> (Shown, Vec<Value>, InterceptionRecord)
             })
         }
     });
-    let session = host.session(format!("web-{action}")).expect("session");
+    let kind = action.split(':').next().unwrap_or(action);
+    let session = host.session(format!("web-{kind}")).expect("session");
     let mut agent = Agent::new(session, model, tools);
     let agent_run = tokio::spawn(async move {
         agent
@@ -291,6 +337,25 @@ async fn approve_and_reject_in_a_real_browser() {
 
     let (shown, invoked, record) = run("approve", false).await;
     assert_eq!(shown.approver, "web");
+    assert_eq!(shown.agent, "test-agent");
+    assert_ne!(
+        shown.submitted, "—",
+        "the page says when the request arrived"
+    );
+    assert!(shown.shortcuts_documented && shown.labelled_inputs);
+    assert_eq!(
+        shown.filters,
+        Filters {
+            by_tool: true,
+            by_point: true,
+            search_hidden: true,
+            search_found: true,
+            cleared: true
+        }
+    );
+    assert!(!shown.overflow_1280, "no horizontal overflow at 1280 px");
+    assert!(!shown.overflow_390, "no horizontal overflow at 390 px");
+    assert!(!shown.overflow_390_history, "the history fits 390 px");
     assert!(shown.cookie.http_only, "{:?}", shown.cookie);
     assert_eq!(shown.cookie.same_site, "Strict");
     assert!(!shown.cookie.secure, "plain HTTP: not Secure");
@@ -326,6 +391,8 @@ async fn approve_and_reject_in_a_real_browser() {
         ),
         ("web", "allow", "accepted")
     );
+    assert_eq!(shown.history.session, "web-approve");
+    assert_eq!(shown.history.instance, hookwire_approvals::DEFAULT_INSTANCE);
     assert_eq!(record.resolved_by, Some(ResolvedBy::Approval));
     assert_eq!(
         record.to_json()["resolved_by"],
@@ -333,11 +400,26 @@ async fn approve_and_reject_in_a_real_browser() {
         "the record says who lifted the deny"
     );
 
-    let (shown, invoked, record) = run("reject", false).await;
+    let (shown, invoked, record) = run("reject:over the monthly limit", false).await;
     assert!(
         shown.status.ends_with("reject accepted"),
         "{:?}",
         shown.status
+    );
+    assert_eq!(shown.reject_focus.as_deref(), Some("detail-note"));
+    assert!(
+        shown
+            .reject_without_reason
+            .as_deref()
+            .is_some_and(|e| e.contains("Say why")),
+        "{:?}",
+        shown.reject_without_reason
+    );
+    assert_eq!(shown.history.note, "over the monthly limit");
+    assert_eq!(shown.history.outcome, "deny");
+    assert_eq!(
+        record.verdict.message.as_deref(),
+        Some("over the monthly limit")
     );
     assert!(invoked.is_empty(), "rejected: the tool is never invoked");
     assert!(!record.proceeds());
@@ -356,6 +438,27 @@ async fn approve_and_reject_in_a_real_browser() {
         .detail_context
         .expect("the detail view shows the context");
     assert_eq!(context["tool_call"]["args"]["account"], json!("[redacted]"));
+    assert_eq!(shown.detail_approval, Some(json!({"limit": 50})));
+    let facts = shown.detail_facts.as_deref().unwrap_or_default();
+    assert!(
+        facts.contains("test-agent") && facts.contains("web-approve-edited"),
+        "{facts}"
+    );
+    assert_eq!(shown.overflow_390_detail, Some(false));
+    assert!(
+        shown
+            .invalid_json
+            .as_deref()
+            .is_some_and(|e| e.starts_with("Not valid JSON")),
+        "{:?}",
+        shown.invalid_json
+    );
+    assert_eq!(shown.invalid_marked.as_deref(), Some("true"));
+    assert_eq!(
+        shown.diff,
+        ["~ $.amount: 100 → 40", "+ $.memo: \"capped by approver\""],
+        "the confirmation shows what changed"
+    );
     assert!(
         shown.status.ends_with("approve (edited) accepted"),
         "{:?}",
@@ -370,6 +473,12 @@ async fn approve_and_reject_in_a_real_browser() {
     assert_eq!(record.resolved_by, Some(ResolvedBy::Approval));
     assert_eq!(recorded_approver(&record), json!("web"));
     assert_eq!(shown.history.outcome, "allow_edited");
+    assert_eq!(shown.history.note, "capped by the desk");
+    assert!(
+        shown.history.edits.contains("~ $.amount: 100 → 40"),
+        "{:?}",
+        shown.history.edits
+    );
 
     eprintln!(
         "approval web e2e (three browser runs) took {:?}",

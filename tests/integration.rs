@@ -6,7 +6,6 @@
 
 mod agent_hooks;
 mod approval_common;
-mod approval_console;
 mod approval_stream;
 mod approval_web;
 mod bounds;

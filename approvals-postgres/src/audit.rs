@@ -64,13 +64,13 @@ pub(crate) async fn insert(
     sqlx::query(
         "INSERT INTO approval_decisions (request_id, decided_at, approver, approver_method,
              instance, outcome, edited_path, edited_value, acceptance, host, host_request_id,
-             context_identity, interception_point, session_id, tool_name, reason)
+             context_identity, interception_point, session_id, tool_name, reason, note)
          SELECT $1, timestamptz 'epoch' + $2 * interval '1 microsecond', $3, $4, $5, $6, $7, $8,
              $9, COALESCE($10, r.host), COALESCE($11, r.host_request_id),
              CASE WHEN $10 IS NULL THEN r.context_identity ELSE $12 END,
              COALESCE($13, r.interception_point), COALESCE($14, r.session_id),
              CASE WHEN $10 IS NULL THEN r.tool_name ELSE $15 END,
-             CASE WHEN $10 IS NULL THEN r.reason ELSE $16 END
+             CASE WHEN $10 IS NULL THEN r.reason ELSE $16 END, $17
          FROM (SELECT 1) one LEFT JOIN approval_requests r ON r.id = $1",
     )
     .bind(&record.request_id)
@@ -89,6 +89,7 @@ pub(crate) async fn insert(
     .bind(subject.map(|s| s.session_id.clone()))
     .bind(subject.and_then(|s| s.tool_name.clone()))
     .bind(subject.and_then(|s| s.reason.clone()))
+    .bind(&record.note)
     .execute(executor)
     .await?;
     Ok(())
@@ -128,6 +129,7 @@ fn read_record(row: &PgRow) -> Result<DecisionRecord, Error> {
             row.try_get("edited_path")?,
             row.try_get("edited_value")?,
         ),
+        note: row.try_get("note")?,
         acceptance: read_acceptance(&acceptance),
         request_id,
     })
@@ -141,7 +143,7 @@ pub(crate) async fn history(
     let rows = sqlx::query(
         "SELECT request_id, approver, approver_method, instance, outcome, edited_path,
              edited_value, acceptance, host, host_request_id, context_identity,
-             interception_point, session_id, tool_name, reason,
+             interception_point, session_id, tool_name, reason, note,
              (EXTRACT(EPOCH FROM decided_at) * 1000000)::bigint AS decided_us
          FROM approval_decisions
          WHERE ($1::bigint IS NULL OR decided_at < timestamptz 'epoch' + $1 * interval '1 microsecond')

@@ -12,14 +12,21 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 use crate::error::Error;
 
 /// Every schema version, oldest first: (version, description, SQL).
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "approval queue",
-    include_str!("../migrations/0001_approval_queue.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "approval queue",
+        include_str!("../migrations/0001_approval_queue.sql"),
+    ),
+    (
+        2,
+        "decision notes",
+        include_str!("../migrations/0002_decision_notes.sql"),
+    ),
+];
 
 /// The latest schema version this crate writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// What resolving the embedded migrations yields (sqlx's `BoxFuture`).
 type Resolved<'s> = std::pin::Pin<

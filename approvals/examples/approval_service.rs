@@ -8,8 +8,9 @@
 //! ```
 //!
 //! It prints the approver's token: sign in to the page
-//! (`http://127.0.0.1:50062/`) with it, or give it to the console
-//! (`HOOKWIRE_APPROVER_TOKEN=... cargo run -p hookwire-approvals --example approval_console`).
+//! (`http://127.0.0.1:50062/`) with it, or decide from a terminal
+//! (`HOOKWIRE_APPROVER_TOKEN=... hookwire approvals list`, then `approve ID`
+//! or `reject ID --reason TEXT`).
 //! With `--demo` it also runs, in the same process, an escalating policy
 //! service and an agent (authenticated with the host token) whose
 //! `wire_transfer` calls over 50 need approval: one request every few

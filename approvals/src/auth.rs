@@ -34,7 +34,7 @@ use time::format_description::well_known::Rfc3339;
 use crate::error::Error;
 use crate::events::{ApproverIdentity, AuthMethod};
 use config::check_name;
-pub use config::{AccessConfig, ApproverConfig, ApproverRules, PrincipalConfig};
+pub use config::{AccessConfig, ApproverConfig, ApproverRules, PrincipalConfig, RuleFacts};
 pub(crate) use token::random_hex;
 pub use token::{MAX_TOKEN_LEN, TOKEN_PREFIX, bearer, new_token, token_sha256};
 use token::{parse_hash, token_digest};
@@ -337,6 +337,19 @@ impl Access {
             .entries
             .iter()
             .any(|e| matches!(e.principal, Principal::Approver(_)))
+    }
+
+    /// The approver configured under `name`, in the list in force: how
+    /// notifications are routed by an approver's rules. Authenticates
+    /// nobody.
+    pub fn approver_named(&self, name: &str) -> Option<Arc<ApproverAccess>> {
+        self.table()
+            .entries
+            .iter()
+            .find_map(|e| match &e.principal {
+                Principal::Approver(a) if a.name == name => Some(Arc::clone(a)),
+                _ => None,
+            })
     }
 
     /// Who presented `credentials`. A token is checked first (by its

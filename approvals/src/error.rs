@@ -50,6 +50,11 @@ pub enum Error {
     /// unusable. The message never quotes the key.
     #[error("approval service TLS: {0}")]
     Tls(String),
+    /// The notification channels of an approval service are misconfigured
+    /// (a missing secret file, a bad URL, an unknown approver). The message
+    /// names the channel and the setting, never a URL, secret or token.
+    #[error("approval notifications: {0}")]
+    NotifyConfig(String),
     /// The operating system's random generator failed.
     #[error("random generator failed: {0}")]
     Random(String),
@@ -71,9 +76,11 @@ impl Error {
             Self::DuplicateRequest(_) => Status::already_exists(self.to_string()),
             Self::Store(_) => Status::unavailable("approval store unavailable"),
             Self::Server(e) => e.to_status(),
-            Self::Web(_) | Self::AccessConfig(_) | Self::Tls(_) | Self::Random(_) => {
-                Status::internal("interceptor server error")
-            }
+            Self::Web(_)
+            | Self::AccessConfig(_)
+            | Self::NotifyConfig(_)
+            | Self::Tls(_)
+            | Self::Random(_) => Status::internal("interceptor server error"),
         }
     }
 }

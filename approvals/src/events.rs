@@ -393,8 +393,23 @@ pub struct DecisionRecord {
     pub decided_at: SystemTime,
     /// What the decision asked for.
     pub outcome: DecisionOutcome,
+    /// The approver's note: the message of the decision's verdict, cut to
+    /// [`MAX_DECISION_NOTE`] characters.
+    pub note: Option<String>,
     /// Whether it counted.
     pub acceptance: Acceptance,
+}
+
+/// Longest note kept on an audit entry.
+pub const MAX_DECISION_NOTE: usize = 1024;
+
+/// The note of `resolution`: its verdict's message, bounded.
+pub fn decision_note(resolution: &ApprovalResolution) -> Option<String> {
+    resolution
+        .verdict
+        .as_ref()
+        .and_then(|v| v.message.as_deref())
+        .map(|m| m.chars().take(MAX_DECISION_NOTE).collect())
 }
 
 /// Which audit entries [`ApprovalQueue::history`](super::ApprovalQueue::history)

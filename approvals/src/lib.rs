@@ -29,6 +29,9 @@
 //!   authority of both ports.
 //! - `error`: the crate's [`Error`] and [`Refusal`], and their mapping to
 //!   gRPC statuses.
+//! - [`notify`]: [`Notifications`], webhooks (generic and signed, Slack,
+//!   Microsoft Teams) on a new request, a decision and an expiry, routed
+//!   by the approvers' rules.
 //! - `metrics`: the `hookwire_approval_*` counters; `trace`: the
 //!   `hookwire.approval.request` span.
 //!
@@ -60,6 +63,7 @@ mod error;
 mod events;
 mod grpc;
 mod metrics;
+pub mod notify;
 mod queue;
 mod serve;
 pub mod store;
@@ -72,6 +76,7 @@ pub use error::{Error, Refusal};
 pub use grpc::{
     ApprovalGrpc, DEFAULT_HEARTBEAT_INTERVAL, MAX_APPROVAL_MESSAGE_BYTES, MAX_APPROVAL_REPLY_BYTES,
 };
+pub use notify::{Notifications, NotifyConfig};
 pub use queue::{
     Acceptance, ApprovalQueue, ApproverIdentity, AuthMethod, CloseReason, DEFAULT_INSTANCE,
     DecisionOutcome, DecisionRecord, DecisionSubject, HistoryQuery, HostDelivery, HostLink,

@@ -57,7 +57,7 @@ mod state;
 mod submit;
 mod writes;
 
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::{broadcast, mpsc};
@@ -147,6 +147,7 @@ impl ApprovalQueue {
                         changes,
                     })),
                 },
+                internal: Arc::new(AtomicUsize::new(0)),
             }),
         };
         if !pending.is_empty() {
@@ -198,6 +199,26 @@ impl ApprovalQueue {
             pending: state.sorted(),
             events: self.inner.events.subscribe(),
         }
+    }
+
+    /// A subscription for the service's own tasks (the page's trail, the
+    /// notifier): not counted in `hookwire_approval_approvers_connected`
+    /// while the returned guard lives.
+    pub(crate) fn subscribe_internal(&self) -> (Subscription, InternalSubscriber) {
+        self.inner.internal.fetch_add(1, Ordering::SeqCst);
+        let guard = InternalSubscriber(Arc::clone(&self.inner.internal));
+        (self.subscribe(), guard)
+    }
+}
+
+/// Keeps an internal subscription out of the approvers' gauge; dropped
+/// with the subscription.
+#[derive(Debug)]
+pub(crate) struct InternalSubscriber(Arc<AtomicUsize>);
+
+impl Drop for InternalSubscriber {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

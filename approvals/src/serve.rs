@@ -29,6 +29,7 @@ use tokio::task::JoinHandle;
 
 use super::auth::Access;
 use super::grpc::{ApprovalGrpc, DEFAULT_HEARTBEAT_INTERVAL};
+use super::notify::Notifications;
 use super::queue::ApprovalQueue;
 use super::tls::{ServiceTls, TlsListener};
 use super::web;
@@ -42,6 +43,7 @@ pub struct ApprovalServer {
     tls: Option<ServiceTls>,
     name: String,
     heartbeat: Duration,
+    notifications: Option<Notifications>,
 }
 
 impl ApprovalServer {
@@ -59,6 +61,7 @@ impl ApprovalServer {
             tls: None,
             name: "hookwire-approvals".into(),
             heartbeat: DEFAULT_HEARTBEAT_INTERVAL,
+            notifications: None,
         }
     }
 
@@ -82,6 +85,15 @@ impl ApprovalServer {
     #[must_use]
     pub fn heartbeat_interval(mut self, interval: Duration) -> Self {
         self.heartbeat = interval;
+        self
+    }
+
+    /// Notifies the channels of `notifications` on every new request,
+    /// decision and expiry (see [`notify`](crate::notify)); their links
+    /// point at the page's address unless the settings give a public URL.
+    #[must_use]
+    pub fn notify(mut self, notifications: Notifications) -> Self {
+        self.notifications = Some(notifications);
         self
     }
 
@@ -226,10 +238,15 @@ impl ApprovalServer {
                 (Some(stop), Some(task))
             }
         };
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        if let Some(n) = self.notifications {
+            let page = web_addr.map(|a| format!("{scheme}://{a}/"));
+            n.spawn(&self.queue, self.access.clone(), page, closing.subscribe());
+        }
         Ok(RunningApprovalServer {
             grpc_addr,
             web_addr,
-            scheme: if self.tls.is_some() { "https" } else { "http" },
+            scheme,
             queue: self.queue,
             closing,
             stops: [Some(stop_grpc), stop_web],

@@ -4,7 +4,9 @@
 //!
 //! Routes (all under the router returned by [`router`]):
 //!
-//! - `GET /`: the page (static HTML and a little vanilla JS, embedded);
+//! - `GET /`, `/page.css`, `/page.js`: the page (static HTML, CSS and
+//!   vanilla JS, embedded; the script and style are served from here, so
+//!   the policy allows no inline script);
 //! - `POST /api/login` `{token}`: signs an approver in with its
 //!   operator-issued token. Sets the session cookie (`HttpOnly`,
 //!   `SameSite=Strict`, `Secure` under TLS, a random id that is not the
@@ -25,7 +27,8 @@
 //!   `409`, or `forbidden` with `403` when the approver's rules do not
 //!   cover the request (audited);
 //! - `GET /api/history`: the decision history ([`HistoryView`]s), newest
-//!   first.
+//!   first, with notes and, for edited approvals, what was approved and
+//!   (when this instance remembers it) what was submitted.
 //!
 //! Every `/api/` route but `login` needs the session cookie (`401`
 //! without); every `POST` but `login` also needs the session's CSRF token
@@ -40,9 +43,11 @@
 //!
 //! Here: the routes and their handlers, and the security headers of every
 //! answer; `session`: the session cookie, CSRF tokens and the table of
-//! signed-in sessions; `views`: what the API answers and streams.
+//! signed-in sessions; `views`: what the API answers and streams;
+//! `trail`: the per-session trail of what hosts submitted.
 
 mod session;
+mod trail;
 mod views;
 
 use std::convert::Infallible;
@@ -70,11 +75,18 @@ use crate::events::{Acceptance, HistoryQuery, QueueEvent};
 use crate::queue::ApprovalQueue;
 pub use session::{CSRF_HEADER, SESSION_COOKIE, SESSION_TTL};
 use session::{Session, Sessions, Turned, session_cookie};
+use trail::Trails;
+pub use trail::{MAX_ORIGINALS, MAX_TRAIL_ENTRIES, MAX_TRAIL_SESSIONS, TrailEntry};
 pub use views::{DecideBody, HistoryView, LoginBody, PendingView, SeenBody};
 use views::{notice, pending_event, status, unauthenticated, views};
 
-/// The page, embedded at build time.
-const PAGE: &str = include_str!("page.html");
+/// The page, its style and its script, embedded at build time (no CDN,
+/// nothing fetched from elsewhere).
+const PAGE: &str = include_str!("web/page.html");
+/// The page's style sheet.
+const STYLE: &str = include_str!("web/page.css");
+/// The page's script.
+const SCRIPT: &str = include_str!("web/page.js");
 
 /// The reason carried by a rejection made on the page.
 pub const REJECT_REASON: &str = "approval:rejected";
@@ -92,6 +104,7 @@ struct WebState {
     sessions: Arc<Sessions>,
     secure: bool,
     closing: watch::Receiver<bool>,
+    trails: Trails,
 }
 
 /// The page and its API over `queue`, for the approvers of `access`.
@@ -104,8 +117,12 @@ pub fn router(
     secure: bool,
     closing: watch::Receiver<bool>,
 ) -> Router {
+    let trails = Trails::default();
+    trails.follow(&queue, closing.clone());
     Router::new()
         .route("/", get(page))
+        .route("/page.css", get(style))
+        .route("/page.js", get(script))
         .route("/api/login", post(login))
         .route("/api/logout", post(logout))
         .route("/api/session", get(session))
@@ -122,6 +139,7 @@ pub fn router(
             sessions: Arc::new(Sessions::default()),
             secure,
             closing,
+            trails,
         })
 }
 
@@ -136,7 +154,7 @@ async fn security_headers(request: Request, next: Next) -> Response {
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(
-            "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'",
+            "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'; form-action 'self'",
         ),
     );
     h.insert(
@@ -153,6 +171,18 @@ async fn security_headers(request: Request, next: Next) -> Response {
 
 async fn page() -> Html<&'static str> {
     Html(PAGE)
+}
+
+async fn style() -> Response {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response()
+}
+
+async fn script() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        SCRIPT,
+    )
+        .into_response()
 }
 
 impl WebState {
@@ -239,7 +269,7 @@ async fn session(State(s): State<WebState>, headers: HeaderMap) -> Response {
 
 async fn pending(State(s): State<WebState>, headers: HeaderMap) -> Response {
     match s.signed_in(&headers) {
-        Ok(session) => Json(views(&s.queue, &session.approver)).into_response(),
+        Ok(session) => Json(views(&s.queue, &session.approver, &s.trails)).into_response(),
         Err(r) => r.into_response(),
     }
 }
@@ -255,6 +285,7 @@ async fn events(State(s): State<WebState>, headers: HeaderMap) -> Response {
         expires: Instant,
         access: Access,
         generation: u64,
+        trails: Trails,
     }
     let session = match s.signed_in(&headers) {
         Ok(session) => session,
@@ -271,11 +302,12 @@ async fn events(State(s): State<WebState>, headers: HeaderMap) -> Response {
         expires: session.expires,
         access: s.access,
         generation: session.generation,
+        trails: s.trails,
     };
     let stream = futures::stream::unfold(feed, |mut f| async move {
         if f.first {
             f.first = false;
-            let e = pending_event(&f.queue, &f.approver);
+            let e = pending_event(&f.queue, &f.approver, &f.trails);
             return Some((Ok::<_, Infallible>(e), f));
         }
         if let Some(e) = f.queued.take() {
@@ -297,7 +329,7 @@ async fn events(State(s): State<WebState>, headers: HeaderMap) -> Response {
             Err(broadcast::error::RecvError::Lagged(_)) => {}
             Err(broadcast::error::RecvError::Closed) => return None,
         }
-        let e = pending_event(&f.queue, &f.approver);
+        let e = pending_event(&f.queue, &f.approver, &f.trails);
         Some((Ok(e), f))
     });
     Sse::new(stream)
@@ -404,7 +436,13 @@ async fn history(State(s): State<WebState>, headers: HeaderMap) -> Response {
                                 .as_ref()
                                 .is_some_and(|s| session.approver.rules.covers(s)))
                 })
-                .map(HistoryView::from)
+                .map(|r| {
+                    let mut view = HistoryView::from(r);
+                    if view.edited.is_some() {
+                        view.original = s.trails.original(&r.request_id, &session.approver.rules);
+                    }
+                    view
+                })
                 .collect();
             Json(views).into_response()
         }

@@ -12,6 +12,8 @@
 //!   detached, for them to re-attach on another instance).
 //! - `token` prints a fresh approver or host token and the SHA-256 hash
 //!   that goes into the access list: the service never stores the token.
+//! - `list`, `show`, `approve`, `reject`: an approver's commands over the
+//!   approver API (`client`; docs/approver-api.md).
 //!
 //! The service refuses to start without an approver (nothing could ever
 //! be decided), and refuses to serve tokens in plaintext on an address
@@ -19,10 +21,14 @@
 //! (flags, config file, access list) are `settings`'; serving them is
 //! here.
 
+mod client;
 mod settings;
 
+use std::path::PathBuf;
 use std::sync::{Arc, PoisonError};
 
+use hookwire::Verdict;
+use hookwire::approval::ApprovalOutcome;
 use hookwire_approvals::auth::{new_token, token_sha256};
 use hookwire_approvals::{ApprovalQueue, ApprovalServer};
 use hookwire_server::metrics::SharedRegistry;
@@ -50,6 +56,54 @@ pub(crate) enum ApprovalsCommand {
         #[arg(long)]
         host: bool,
     },
+    /// List the pending requests this approver may decide.
+    #[command(after_help = "Examples:\n  \
+        hookwire approvals list --token-file ~/.hookwire/approver-token\n  \
+        hookwire approvals list --endpoint https://approvals.internal:50061 --ca ca.pem \
+        --token-file token --json")]
+    List {
+        #[command(flatten)]
+        connect: client::ConnectArgs,
+    },
+    /// Show one pending request: its escalation, approval block and
+    /// context as the host's redactor left it.
+    #[command(after_help = "Example:\n  hookwire approvals show q-7 --token-file token --json")]
+    Show {
+        /// The request's id (from `list`).
+        id: String,
+        #[command(flatten)]
+        connect: client::ConnectArgs,
+    },
+    /// Lift a pending request's deny, as asked or with edited arguments.
+    #[command(after_help = "Examples:\n  \
+        hookwire approvals approve q-7 --token-file token --note 'checked with finance'\n  \
+        echo '{\"amount\": 500}' > args.json && \
+        hookwire approvals approve q-7 --edit args.json --token-file token")]
+    Approve {
+        /// The request's id (from `list`).
+        id: String,
+        /// A JSON file with the edited target (the tool arguments at
+        /// `pre_tool_call`), sent as a `transform` of `$target`.
+        #[arg(long, value_name = "FILE")]
+        edit: Option<PathBuf>,
+        /// A note for the record (the permit's message).
+        #[arg(long, value_name = "TEXT")]
+        note: Option<String>,
+        #[command(flatten)]
+        connect: client::ConnectArgs,
+    },
+    /// Let a pending request's deny stand, with the reason the agent sees.
+    #[command(after_help = "Example:\n  \
+        hookwire approvals reject q-7 --reason 'over the monthly limit' --token-file token")]
+    Reject {
+        /// The request's id (from `list`).
+        id: String,
+        /// Why: the deny's message, shown to the agent and recorded.
+        #[arg(long, value_name = "TEXT")]
+        reason: String,
+        #[command(flatten)]
+        connect: client::ConnectArgs,
+    },
 }
 
 /// Runs an `approvals` subcommand.
@@ -57,7 +111,98 @@ pub(crate) async fn run(command: ApprovalsCommand) -> Result<(), CliError> {
     match command {
         ApprovalsCommand::Token { name, host } => token(&name, host),
         ApprovalsCommand::Serve(args) => serve(settings(&args)?).await,
+        ApprovalsCommand::List { connect } => list(&connect).await,
+        ApprovalsCommand::Show { id, connect } => show(&id, &connect).await,
+        ApprovalsCommand::Approve {
+            id,
+            edit,
+            note,
+            connect,
+        } => {
+            let mut verdict = match &edit {
+                Some(path) => Verdict::transform("$target", client::edited(path)?),
+                None => Verdict::allow(),
+            };
+            verdict.message = note.as_deref().map(client::note).filter(|n| !n.is_empty());
+            decide(&id, &connect, ApprovalOutcome::Approve, verdict).await
+        }
+        ApprovalsCommand::Reject {
+            id,
+            reason,
+            connect,
+        } => {
+            let reason = client::note(&reason);
+            if reason.is_empty() {
+                return Err(CliError::ApprovalsClient(
+                    "--reason must say why (the agent is shown it)".into(),
+                ));
+            }
+            let verdict = Verdict::deny(client::REJECT_REASON).with_message(reason);
+            decide(&id, &connect, ApprovalOutcome::Reject, verdict).await
+        }
     }
+}
+
+async fn list(connect: &client::ConnectArgs) -> Result<(), CliError> {
+    let pending = connect.connect().await?.pending().await?;
+    if connect.json {
+        let views: Vec<_> = pending.iter().map(|s| client::view(s, false)).collect();
+        println!("{}", serde_json::Value::Array(views));
+    } else if pending.is_empty() {
+        println!("nothing pending");
+    } else {
+        for s in &pending {
+            println!("{}", client::line(s));
+        }
+    }
+    Ok(())
+}
+
+async fn show(id: &str, connect: &client::ConnectArgs) -> Result<(), CliError> {
+    let shown = connect.connect().await?.find(id).await?;
+    let view = client::view(&shown, true);
+    if connect.json {
+        println!("{view}");
+    } else {
+        println!("{}", client::line(&shown));
+        for (label, key) in [
+            ("message", "message"),
+            ("approval", "approval"),
+            ("target", "target"),
+            ("context", "context"),
+        ] {
+            if !view[key].is_null() {
+                let text = serde_json::to_string_pretty(&view[key]).unwrap_or_default();
+                println!("{label}: {text}");
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn decide(
+    id: &str,
+    connect: &client::ConnectArgs,
+    outcome: ApprovalOutcome,
+    verdict: Verdict,
+) -> Result<(), CliError> {
+    let mut approver = connect.connect().await?;
+    let shown = approver.find(id).await?;
+    approver.decide(&shown, outcome, verdict).await?;
+    let done = if outcome == ApprovalOutcome::Approve {
+        "approved"
+    } else {
+        "rejected"
+    };
+    if connect.json {
+        println!(
+            "{}",
+            serde_json::json!({"id": id, "status": "accepted", "outcome": done})
+        );
+    } else {
+        println!("{id} {done}");
+    }
+    Ok(())
 }
 
 fn token(name: &str, host: bool) -> Result<(), CliError> {
@@ -105,6 +250,19 @@ async fn serve(s: Settings) -> Result<(), CliError> {
     let registry: SharedRegistry = Arc::default();
     if s.metrics.is_some() {
         server = server.metrics(&mut registry.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+    if let Some(notify) = &s.notify {
+        if notify.page_url.is_none() && s.web.is_none() {
+            return Err(config_error(
+                "notify: the page is not served here (--no-web): give notify.page_url, \
+                 the page's public URL, for the notifications' links",
+            ));
+        }
+        let notifications = notify.load(&access)?;
+        notifications
+            .register_metrics(&mut registry.lock().unwrap_or_else(PoisonError::into_inner));
+        println!("notifications:    {} channel(s)", notify.channels.len());
+        server = server.notify(notifications);
     }
     // Bound before serving, so that a busy port fails the start.
     let metrics_listener = metrics_endpoint::bind(s.metrics).await?;
@@ -185,6 +343,7 @@ mod tests {
             database_url: None,
             metrics: None,
             access_files: AccessFiles::default(),
+            notify: None,
         };
         let e = serve(s).await.unwrap_err();
         assert!(e.to_string().contains("not a loopback address"), "{e}");
@@ -199,6 +358,7 @@ mod tests {
             database_url: Some("postgres://user:hunter2@db/approvals".into()),
             metrics: None,
             access_files: AccessFiles::default(),
+            notify: None,
         };
         let e = serve(s).await.unwrap_err();
         assert!(!e.to_string().contains("hunter2"), "{e}");
@@ -233,6 +393,7 @@ mod tests {
             database_url: Some(url.clone()),
             metrics: None,
             access_files: AccessFiles::default(),
+            notify: None,
         };
         let serving = tokio::spawn(serve(s));
 

@@ -62,6 +62,11 @@ pub enum CliError {
     /// quotes a token, hash, key or database URL.
     #[error("approvals: {0}")]
     ApprovalsConfig(String),
+    /// An approver command (`approvals list|show|approve|reject`) could
+    /// not reach the service, was refused, or its decision did not count.
+    /// Says what to do; never quotes the token.
+    #[error("approvals: {0}")]
+    ApprovalsClient(String),
 }
 
 impl CliError {

@@ -2,6 +2,7 @@
 //! built binary as an operator runs it, against real services on
 //! loopback.
 
+mod approvals_notify;
 mod approvals_serve;
 mod audit;
 mod check;

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::token::token_sha256;
 use crate::error::Error;
+use hookwire::InterceptionPoint;
+
 use crate::events::{DecisionSubject, PendingApproval};
 
 /// The operator's access file: the hosts that may submit, the approvers
@@ -173,25 +175,22 @@ impl ApproverRules {
     /// `Ok` when `pending` is within the rules; otherwise which rule it
     /// falls outside (for the audit line, never quoting the context).
     pub fn check(&self, pending: &PendingApproval) -> Result<(), &'static str> {
-        let ctx = &pending.request.context;
-        let id_of = |member: &str| {
-            ctx.get(member)
-                .and_then(|v| v.get("id"))
-                .and_then(|v| v.as_str())
-        };
+        self.check_facts(&RuleFacts::of(pending))
+    }
+
+    /// [`check`](Self::check) on what the rules look at, kept without
+    /// the request (the page's session trail).
+    pub fn check_facts(&self, facts: &RuleFacts) -> Result<(), &'static str> {
         let within = |list: &[String], value: Option<&str>| {
             list.is_empty() || value.is_some_and(|v| list.iter().any(|l| l == v))
         };
-        if !within(
-            &self.points,
-            Some(pending.request.interception_point.as_str()),
-        ) {
+        if !within(&self.points, Some(facts.point.as_str())) {
             return Err("points");
         }
-        if !within(&self.tools, pending.tool_name()) {
+        if !within(&self.tools, facts.tool.as_deref()) {
             return Err("tools");
         }
-        let reason = pending.request.verdict.reason.as_deref().unwrap_or("");
+        let reason = facts.reason.as_deref().unwrap_or("");
         if !self.reason_prefixes.is_empty()
             && !self
                 .reason_prefixes
@@ -200,10 +199,10 @@ impl ApproverRules {
         {
             return Err("reason_prefixes");
         }
-        if !within(&self.agents, id_of("agent")) {
+        if !within(&self.agents, facts.agent.as_deref()) {
             return Err("agents");
         }
-        if !within(&self.tenants, id_of("tenant")) {
+        if !within(&self.tenants, facts.tenant.as_deref()) {
             return Err("tenants");
         }
         Ok(())
@@ -231,6 +230,42 @@ impl ApproverRules {
                     .any(|p| reason.starts_with(p.as_str())))
             && self.agents.is_empty()
             && self.tenants.is_empty()
+    }
+}
+
+/// What [`ApproverRules`] look at in a request: its point, tool, reason,
+/// agent and tenant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleFacts {
+    /// `interception_point`.
+    pub point: InterceptionPoint,
+    /// `tool_call.name`, at the tool points.
+    pub tool: Option<String>,
+    /// The liftable deny's reason.
+    pub reason: Option<String>,
+    /// `agent.id`.
+    pub agent: Option<String>,
+    /// `tenant.id`.
+    pub tenant: Option<String>,
+}
+
+impl RuleFacts {
+    /// The facts of `pending`.
+    pub fn of(pending: &PendingApproval) -> Self {
+        let ctx = &pending.request.context;
+        let id_of = |member: &str| {
+            ctx.get(member)
+                .and_then(|v| v.get("id"))
+                .and_then(|v| v.as_str())
+                .map(str::to_owned)
+        };
+        Self {
+            point: pending.request.interception_point,
+            tool: pending.tool_name().map(str::to_owned),
+            reason: pending.request.verdict.reason.clone(),
+            agent: id_of("agent"),
+            tenant: id_of("tenant"),
+        }
     }
 }
 

@@ -166,6 +166,7 @@ impl ApprovalQueue {
             instance: self.inner.store.instance().to_owned(),
             decided_at: now_to_the_microsecond(),
             outcome: DecisionOutcome::of(resolution),
+            note: crate::events::decision_note(resolution),
             acceptance,
         }
     }

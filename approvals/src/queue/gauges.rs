@@ -39,7 +39,12 @@ impl prometheus_client::collector::Collector for QueueGauges {
             let oldest = state.pending.values().map(|e| e.queued.elapsed()).max();
             (state.pending.len(), oldest, state.hosts.len())
         };
-        let approvers = self.0.inner.events.receiver_count();
+        let approvers = self.0.inner.events.receiver_count().saturating_sub(
+            self.0
+                .inner
+                .internal
+                .load(std::sync::atomic::Ordering::SeqCst),
+        );
         let count = |n: usize| ConstGauge::new(i64::try_from(n).unwrap_or(i64::MAX));
         for (name, help, gauge) in [
             (

@@ -46,6 +46,9 @@ pub(super) struct Inner {
     /// Set once metrics are registered ([`ApprovalQueue::register_metrics`]).
     pub(super) metrics: OnceLock<ApprovalCounters>,
     pub(super) writes: Writes,
+    /// Subscribers inside the service (the page's trail, the notifier),
+    /// not counted as approvers.
+    pub(super) internal: Arc<AtomicUsize>,
 }
 
 /// A store write its store could not finish at once, for the background

@@ -132,6 +132,7 @@ fn approval(
         instance: "contract".to_owned(),
         decided_at,
         outcome: DecisionOutcome::of(&resolution),
+        note: Some(format!("note of {approver}")),
         acceptance,
     };
     let delivered = StreamResolution {

@@ -12,8 +12,9 @@ use hookwire::approval::ApprovalOutcome;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::trail::{TrailEntry, Trails};
 use crate::auth::ApproverAccess;
-use crate::events::{DecisionRecord, PendingApproval, QueueEvent};
+use crate::events::{DecisionOutcome, DecisionRecord, PendingApproval, QueueEvent};
 use crate::queue::ApprovalQueue;
 
 /// A pending request as the page shows it.
@@ -27,8 +28,21 @@ pub struct PendingView {
     pub point: String,
     /// `session.id`.
     pub session_id: String,
+    /// `agent.id`.
+    pub agent: Option<String>,
+    /// `tenant.id`, when the context has a tenant.
+    pub tenant: Option<String>,
     /// `tool_call.name`, at the tool points.
     pub tool_name: Option<String>,
+    /// The liftable deny's `approval` block (what the policy asks the
+    /// approver to weigh, e.g. `{"limit": 5000}`).
+    pub approval: Option<Value>,
+    /// When this instance received it, in milliseconds since the Unix
+    /// epoch (`None` once the page's trail forgot it).
+    pub submitted_at_ms: Option<u64>,
+    /// The other recent requests of the same session this instance has
+    /// seen and the approver's rules cover, newest first.
+    pub trail: Vec<TrailEntry>,
     /// The target as the host's redactor left it (the tool arguments at
     /// `pre_tool_call`).
     pub target: Option<Value>,
@@ -48,21 +62,36 @@ pub struct PendingView {
     pub context: Value,
 }
 
-impl From<&PendingApproval> for PendingView {
-    fn from(p: &PendingApproval) -> Self {
+impl PendingView {
+    /// `p` as `approver` is shown it, with what `trails` remember of its
+    /// session.
+    fn of(p: &PendingApproval, approver: &ApproverAccess, trails: &Trails) -> Self {
+        let ctx = p.request.context.to_json();
+        let id_of = |member: &str| {
+            ctx.get(member)
+                .and_then(|v| v.get("id"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let session = p.session_id();
         Self {
             request_id: p.id.clone(),
             host: p.host.clone(),
             point: p.request.interception_point.to_string(),
-            session_id: p.session_id().to_owned(),
+            session_id: session.to_owned(),
+            agent: id_of("agent"),
+            tenant: id_of("tenant"),
             tool_name: p.tool_name().map(str::to_owned),
+            approval: p.request.verdict.approval.clone().map(Value::Object),
+            submitted_at_ms: trails.submitted_ms(session, &p.id),
+            trail: trails.of_session(session, &p.id, &approver.rules),
             target: p.target().cloned(),
             reason: p.request.verdict.reason.clone(),
             message: p.request.verdict.message.clone(),
             context_identity: p.request.context_identity.clone(),
             remaining_ms: u64::try_from(p.remaining().as_millis()).unwrap_or(u64::MAX),
             seen_by: p.seen_by.clone(),
-            context: p.request.context.to_json(),
+            context: ctx,
         }
     }
 }
@@ -84,6 +113,19 @@ pub struct HistoryView {
     pub instance: String,
     /// The tool of the request, when known.
     pub tool_name: Option<String>,
+    /// `session.id` of the request, when known.
+    pub session_id: Option<String>,
+    /// Its point, when known.
+    pub point: Option<String>,
+    /// The liftable deny's reason, when known.
+    pub reason: Option<String>,
+    /// The approver's note (the decision's message).
+    pub note: Option<String>,
+    /// On `allow_edited`: the arguments approved.
+    pub edited: Option<Value>,
+    /// On `allow_edited`: the arguments as submitted, when this instance
+    /// still remembers them, for the diff.
+    pub original: Option<Value>,
 }
 
 /// `POST /api/login`.
@@ -132,25 +174,42 @@ impl From<&DecisionRecord> for HistoryView {
             status: r.acceptance.as_str().to_owned(),
             instance: r.instance.clone(),
             tool_name: r.subject.as_ref().and_then(|s| s.tool_name.clone()),
+            session_id: r.subject.as_ref().map(|s| s.session_id.clone()),
+            point: r.subject.as_ref().map(|s| s.interception_point.to_string()),
+            reason: r.subject.as_ref().and_then(|s| s.reason.clone()),
+            note: r.note.clone(),
+            edited: match &r.outcome {
+                DecisionOutcome::AllowEdited { value, .. } => Some(value.clone()),
+                _ => None,
+            },
+            original: None,
         }
     }
 }
 
 /// The pending requests `approver`'s rules cover, as the page shows them.
-pub(super) fn views(queue: &ApprovalQueue, approver: &ApproverAccess) -> Vec<PendingView> {
+pub(super) fn views(
+    queue: &ApprovalQueue,
+    approver: &ApproverAccess,
+    trails: &Trails,
+) -> Vec<PendingView> {
     queue
         .pending()
         .iter()
         .filter(|p| approver.rules.permits(p))
-        .map(PendingView::from)
+        .map(|p| PendingView::of(p, approver, trails))
         .collect()
 }
 
 /// The `pending` event: the whole set `approver` may see.
-pub(super) fn pending_event(queue: &ApprovalQueue, approver: &ApproverAccess) -> Event {
-    Event::default()
-        .event("pending")
-        .data(serde_json::to_string(&views(queue, approver)).unwrap_or_else(|_| "[]".into()))
+pub(super) fn pending_event(
+    queue: &ApprovalQueue,
+    approver: &ApproverAccess,
+    trails: &Trails,
+) -> Event {
+    Event::default().event("pending").data(
+        serde_json::to_string(&views(queue, approver, trails)).unwrap_or_else(|_| "[]".into()),
+    )
 }
 
 /// The `notice` event for a request that was resolved or closed; `None`

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use hookwire_approvals::{Access, AccessConfig, ServiceTls};
+use hookwire_approvals::{Access, AccessConfig, NotifyConfig, ServiceTls};
 use serde::Deserialize;
 
 use crate::error::CliError;
@@ -24,8 +24,8 @@ pub(crate) const APPROVALS_WEB_ADDR: &str = "127.0.0.1:50062";
     after_help = "Example (the access list and TLS files as docs/approvals.md describes):\n  hookwire approvals serve --config approvals.json --metrics-addr 127.0.0.1:9461"
 )]
 pub(crate) struct ServeArgs {
-    /// JSON settings file: addresses, TLS files, the access list (see
-    /// docs/approvals.md).
+    /// JSON settings file: addresses, TLS files, the access list, the
+    /// notification channels (see docs/approvals.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// A JSON access list (hosts, approvers, revoked token hashes),
@@ -102,6 +102,8 @@ struct ConfigFile {
     database_url: Option<String>,
     #[serde(default)]
     metrics_addr: Option<SocketAddr>,
+    #[serde(default)]
+    notify: Option<NotifyConfig>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -128,6 +130,8 @@ pub(super) struct Settings {
     pub(super) database_url: Option<String>,
     pub(super) metrics: Option<SocketAddr>,
     pub(super) access_files: AccessFiles,
+    /// The notification channels (the config file's `notify`).
+    pub(super) notify: Option<NotifyConfig>,
 }
 
 /// A refusal of the settings: what is wrong, never a secret.
@@ -277,6 +281,7 @@ pub(super) fn settings(args: &ServeArgs) -> Result<Settings, CliError> {
         database_url: args.database_url.clone().or(file.database_url),
         metrics: args.metrics_addr.or(file.metrics_addr),
         access_files,
+        notify: file.notify,
     })
 }
 

@@ -1,0 +1,133 @@
+//! `hookwire approvals serve` with the config file's `notify` channels:
+//! a host's escalation reaches a webhook receiver served here on
+//! 127.0.0.1:0, signed with the channel's secret, carrying a summary and a
+//! link, never the arguments or a token.
+
+use std::time::Duration;
+
+use hookwire_client::{ApprovalResolver, StreamResolver};
+use serde_json::json;
+
+use crate::approvals_serve::{ANN_TOKEN, HOST_TOKEN, Serving, access_list, write};
+
+/// One HTTP/1.1 request a webhook receiver read: its head and body.
+struct Delivered {
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Delivered {
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+        })
+    }
+}
+
+/// A webhook receiver on 127.0.0.1:0 answering `200` to every request;
+/// its URL and what it received.
+async fn webhook_receiver() -> (String, tokio::sync::mpsc::UnboundedReceiver<Delivered>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                        match socket.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                        continue;
+                    };
+                    let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+                    let length: usize = Delivered {
+                        head: head.clone(),
+                        body: vec![],
+                    }
+                    .header("content-length")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                    while buf.len() < end + 4 + length {
+                        match socket.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    let body = buf[end + 4..end + 4 + length].to_vec();
+                    buf.drain(..end + 4 + length);
+                    let _ = tx.send(Delivered { head, body });
+                    let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+                    if socket.write_all(ok).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, rx)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_config_files_notify_channels_get_signed_notifications() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, mut delivered) = webhook_receiver().await;
+    let secret = "whsec-cli-test-0123456789";
+    let secret_file = dir.path().join("webhook-secret");
+    std::fs::write(&secret_file, secret).unwrap();
+    let config = dir.path().join("approvals.json");
+    write(
+        &config,
+        &json!({
+            "access": access_list(&[]),
+            "notify": {
+                "page_url": "https://approvals.example/",
+                "channels": [{"name": "ops", "kind": "webhook", "url": url,
+                              "secret_file": secret_file, "approvers": ["ann"]}]
+            }
+        }),
+    );
+    let serving = Serving::start(&["--config", config.to_str().unwrap()]);
+    // Checked before serving, so said first.
+    serving.line(|l| l.starts_with("notifications:") && l.contains("1 channel"));
+    let endpoint = serving.printed("approval service:");
+    let resolver = StreamResolver::builder(endpoint)
+        .bearer_token(HOST_TOKEN)
+        .deadline(Duration::from_secs(60))
+        .build()
+        .expect("resolver");
+    let asking = tokio::spawn(async move {
+        resolver
+            .resolve(&hookwire_testkit::approval_request(7))
+            .await
+    });
+    let d = tokio::time::timeout(Duration::from_secs(20), delivered.recv())
+        .await
+        .expect("a notification arrived")
+        .expect("the receiver runs");
+    let body: serde_json::Value = serde_json::from_slice(&d.body).unwrap();
+    assert_eq!(body["event"], "approval.requested");
+    assert_eq!(body["request"]["tool"], "wire_transfer");
+    assert!(
+        body["link"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://approvals.example/#request=")
+    );
+    let ts: u64 = d.header("x-hookwire-timestamp").unwrap().parse().unwrap();
+    assert_eq!(
+        d.header("x-hookwire-signature").unwrap(),
+        hookwire_approvals::notify::signature(secret.as_bytes(), ts, &d.body)
+    );
+    let text = String::from_utf8_lossy(&d.body);
+    for leak in [secret, HOST_TOKEN, ANN_TOKEN, "\"amount\""] {
+        assert!(!text.contains(leak), "{leak} in {text}");
+    }
+    asking.abort();
+}
