@@ -28,6 +28,7 @@ export const OPTIONS: Options = {
   port: { type: 'string', default: '0' },
   points: { type: 'string' },
   'call-log': { type: 'string' },
+  'unary-only': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 };
 
@@ -35,6 +36,7 @@ const HELP = `  --host ADDR        address to bind (default 127.0.0.1)
   --port N           port to bind (default 0: any free port)
   --points LIST      comma-separated points to declare in Describe, or 'all' (default: the policy's own)
   --call-log FILE    append one JSON line per call: the point, the context seen and the transport
+  --unary-only       leave the Multiplex stream out (hosts then call the unary RPCs)
   -h, --help         this text`;
 
 /** What {@link parseCommandLine} found. */
@@ -47,6 +49,8 @@ export interface CommandLine {
   points: string[] | undefined;
   /** The call log's path, if any. */
   callLog: string | undefined;
+  /** Serve and declare the Multiplex stream. */
+  multiplex: boolean;
   /** Every option's value, the caller's own `extra` ones included. */
   values: Record<string, string | boolean | (string | boolean)[] | undefined>;
 }
@@ -74,7 +78,7 @@ export function parseCommandLine(
     points = values.points === 'all' ? [] : values.points.split(',').map((p) => p.trim()).filter(Boolean);
   }
   const callLog = typeof values['call-log'] === 'string' ? values['call-log'] : undefined;
-  return { host: String(values.host), port, points, callLog, values };
+  return { host: String(values.host), port, points, callLog, multiplex: values['unary-only'] !== true, values };
 }
 
 /**
@@ -97,7 +101,7 @@ export async function run(policy: Interceptor, line?: CommandLine): Promise<void
   try {
     const opts = line ?? parseCommandLine(policy.description);
     const observe = opts.callLog === undefined ? undefined : callLog(opts.callLog);
-    server = new Server(policy, { host: opts.host, port: opts.port, points: opts.points, observe });
+    server = new Server(policy, { host: opts.host, port: opts.port, points: opts.points, observe, multiplex: opts.multiplex });
     const port = await server.start();
     process.stdout.write(`PORT ${port}\n`);
   } catch (e) {

@@ -108,16 +108,19 @@ export class Interceptor {
  * The `Describe` answer: name, version, spec, points, and the Multiplex
  * stream declared (the field and the older `hookwire` extension).
  */
-export function manifest(policy: Interceptor, points?: readonly Point[]): Record<string, unknown> {
-  return {
+export function manifest(policy: Interceptor, points?: readonly Point[], multiplex = true): Record<string, unknown> {
+  const described: Record<string, unknown> = {
     name: policy.name,
     version: policy.version,
     spec: SPEC,
     points: (points ?? policy.declaredPoints()).map((p) => p.toUpperCase()),
     description: policy.description,
-    extensions: { hookwire: { json: stringify({ multiplex: 1 }) } },
-    multiplex_version: 1,
   };
+  if (multiplex) {
+    described.extensions = { hookwire: { json: stringify({ multiplex: 1 }) } };
+    described.multiplex_version = 1;
+  }
+  return described;
 }
 
 /** How a {@link Server} serves. */
@@ -132,6 +135,11 @@ export interface ServerOptions {
   observe?: Observer;
   /** Where failures are logged, by kind only (default: stderr). */
   log?: Logger;
+  /**
+   * Serve and declare the Multiplex stream (default true); false: the
+   * unary RPCs only, so hosts call them (the stream is UNIMPLEMENTED).
+   */
+  multiplex?: boolean;
   /** Most emissions one Multiplex stream runs at once (default {@link MAX_IN_FLIGHT}). */
   maxInFlight?: number;
 }
@@ -158,7 +166,7 @@ export class Server {
     private readonly options: ServerOptions = {},
   ) {
     const points = options.points === undefined ? undefined : checkPoints(options.points);
-    this.described = manifest(policy, points);
+    this.described = manifest(policy, points, options.multiplex ?? true);
     this.dispatch = new Dispatch(policy.hooks(), options.observe, options.log ?? stderrLog);
   }
 
@@ -178,7 +186,9 @@ export class Server {
     const implementation: UntypedServiceImplementation = {};
     for (const point of POINTS) implementation[RPC[point]] = this.unary(point);
     implementation.Describe = (_call: unknown, callback: sendUnaryData<Wire>) => callback(null, this.described);
-    implementation.Multiplex = (call: ServerDuplexStream<Wire, Wire>) => this.multiplex(call);
+    if (this.options.multiplex ?? true) {
+      implementation.Multiplex = (call: ServerDuplexStream<Wire, Wire>) => this.multiplex(call);
+    }
     server.addService(interceptorService(), implementation);
     this.health.addToServer(server);
     const address = `${this.options.host ?? '127.0.0.1'}:${this.options.port ?? 0}`;

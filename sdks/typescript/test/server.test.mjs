@@ -191,3 +191,14 @@ test('a subclass decides by its methods; unknown points are refused', () => {
   assert.throws(() => new Interceptor({ points: ['pre_tool'] }), /unknown interception point/);
   assert.throws(() => p.hook('later', () => allow()), /unknown interception point/);
 });
+
+test('unary only: the stream is neither declared nor served', async (t) => {
+  const s = await started(probes(), { multiplex: false });
+  t.after(() => s.close());
+  const m = await unary(s.client, 'Describe', {});
+  assert.equal(m.multiplex_version, undefined);
+  assert.equal(m.extensions, undefined);
+  const call = s.client.Multiplex();
+  const status = await new Promise((resolve) => call.on('error', (e) => resolve(e.code)));
+  assert.equal(status, grpc.status.UNIMPLEMENTED);
+});
