@@ -87,7 +87,7 @@ fi
 # The hookwire package (sdks/python): its build and test pins, then the
 # package itself, editable and built offline from those pins (no isolated
 # build env, no download at build time). Stamped with both files' SHA-256;
-# tests/polyglot.rs and cli/tests wait for the stamp.
+# tests/polyglot/ and cli/tests wait for the stamp.
 PKG_DIR="sdks/python"
 PKG_STAMP="${VENV}/.hookwire-sdk-python-sha256"
 PKG_SHA="$(cat "${PKG_DIR}/requirements-dev.txt" "${PKG_DIR}/pyproject.toml" | sha256sum | cut -d' ' -f1)"
