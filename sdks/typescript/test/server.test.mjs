@@ -202,3 +202,20 @@ test('unary only: the stream is neither declared nor served', async (t) => {
   const status = await new Promise((resolve) => call.on('error', (e) => resolve(e.code)));
   assert.equal(status, grpc.status.UNIMPLEMENTED);
 });
+
+test('a graceful stop turns health NOT_SERVING for its watchers', async () => {
+  const s = await started(probes());
+  const { service } = await import('grpc-health-check');
+  const Health = grpc.makeGenericClientConstructor(service, 'Health');
+  const health = new Health(`127.0.0.1:${s.port}`, grpc.credentials.createInsecure());
+  const watch = health.watch({ service: 'hookwire.v1.Interceptor' });
+  const seen = [];
+  watch.on('data', (m) => seen.push(m.status));
+  watch.on('error', () => {});
+  await until(() => seen.includes('SERVING'));
+  const stopped = s.server.stop(500);
+  await until(() => seen.includes('NOT_SERVING'));
+  await stopped;
+  health.close();
+  s.client.close();
+});
