@@ -11,7 +11,9 @@
 #   SDKs of tests/gateway-requirements.txt for the gateway's tests; the
 #   official MCP SDK (`mcp`, its MCPServer ex-FastMCP) of tests/mcp-requirements.txt
 #   for the MCP proxy's tests;
-# - the Node interceptor example: `npm ci` in examples/node (package-lock.json).
+# - the TypeScript package: `npm ci` in sdks/typescript (package-lock.json)
+#   and its build with the pinned tsc; the Node interceptor example on it:
+#   `npm ci` in examples/node (package-lock.json).
 # - the approval web test: Debian's chromium (installed when root) and
 #   `npm ci` of playwright-core in tests/web.
 # - the coding-agent hooks test: `npm ci` of the pinned Claude Code CLI in
@@ -89,7 +91,7 @@ fi
 # The hookwire package (sdks/python): its build and test pins, then the
 # package itself, editable and built offline from those pins (no isolated
 # build env, no download at build time). Stamped with both files' SHA-256;
-# tests/polyglot.rs and cli/tests wait for the stamp.
+# tests/polyglot/ and cli/tests wait for the stamp.
 PKG_DIR="sdks/python"
 PKG_STAMP="${VENV}/.hookwire-sdk-python-sha256"
 PKG_SHA="$(cat "${PKG_DIR}/requirements-dev.txt" "${PKG_DIR}/pyproject.toml" | sha256sum | cut -d' ' -f1)"
@@ -115,8 +117,26 @@ if [ ! -f "${K8S_STAMP}" ] || [ "$(cat "${K8S_STAMP}")" != "$(sha_of "${K8S_REQS
   echo "setup: installed ${K8S_REQS} into ${VENV}"
 fi
 
-# --- Node example ----------------------------------------------------------
-command -v npm >/dev/null 2>&1 || die "node and npm are required for examples/node"
+# --- TypeScript package and the Node example on it --------------------------
+command -v npm >/dev/null 2>&1 || die "node and npm are required for sdks/typescript and examples/node"
+# The package (sdks/typescript): its pinned tree, then its build (dist/),
+# stamped with the SHA-256 of what the build reads; tests/polyglot waits for
+# the build stamp, and examples/node links the package by path.
+TS_DIR="sdks/typescript"
+TS_STAMP="${TS_DIR}/node_modules/.hookwire-lock-sha256"
+if [ ! -f "${TS_STAMP}" ] || [ "$(cat "${TS_STAMP}")" != "$(sha_of "${TS_DIR}/package-lock.json")" ]; then
+  (cd "${TS_DIR}" && npm ci --no-audit --no-fund --loglevel=error) ||
+    die "npm ci in ${TS_DIR} failed (is the npm registry reachable?)"
+  sha_of "${TS_DIR}/package-lock.json" >"${TS_STAMP}"
+  echo "setup: npm ci in ${TS_DIR}"
+fi
+TS_BUILD_STAMP="${TS_DIR}/dist/.hookwire-build-sha256"
+TS_BUILD_SHA="$(cat "${TS_DIR}/package-lock.json" "${TS_DIR}/tsconfig.json" "${TS_DIR}"/src/*.ts | sha256sum | cut -d' ' -f1)"
+if [ ! -f "${TS_BUILD_STAMP}" ] || [ "$(cat "${TS_BUILD_STAMP}")" != "${TS_BUILD_SHA}" ]; then
+  (cd "${TS_DIR}" && npm run --silent build) || die "the build of ${TS_DIR} failed"
+  echo "${TS_BUILD_SHA}" >"${TS_BUILD_STAMP}"
+  echo "setup: built ${TS_DIR}"
+fi
 NODE_DIR="examples/node"
 LOCK_STAMP="${NODE_DIR}/node_modules/.hookwire-lock-sha256"
 if [ ! -f "${LOCK_STAMP}" ] || [ "$(cat "${LOCK_STAMP}")" != "$(sha_of "${NODE_DIR}/package-lock.json")" ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs hookwire's default test suite on a fresh machine: installs what the
 # tests need (nothing system-wide beyond the project's own caches), then runs
-# every test of the workspace and of the Python package.
+# every test of the workspace and of the Python and TypeScript packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,5 +13,10 @@ fi
 # loopback), then its wheel, built offline from the venv's pinned backend,
 # checked to carry the generated stubs and py.typed.
 sdks/python/scripts/test.sh
+
+# The TypeScript package: its build with the pinned tsc, the Node test
+# runner's suite on the built output (real servers on loopback, a real
+# grpc-js client), and the package's file list.
+sdks/typescript/scripts/test.sh
 
 cargo test --workspace --locked "$@"

@@ -20,7 +20,6 @@ mod model_upstream;
 mod mtls;
 mod multiplex;
 mod one_policy;
-mod polyglot;
 mod reflection;
 mod remote_host;
 mod replicas;

@@ -45,7 +45,7 @@
 //! `BENCHMARKS.md` alone); `--no-write`
 //! (leave `BENCHMARKS.md` alone); `--only <section>` (one of `deadline`,
 //! `remote`, `metrics`, `local`, `fanout`, `throughput`, `spawn`, `hooks`, `growth`, `audit`, `policy`,
-//! `gateway_peer`, `mcp`; implies
+//! `gateway_peer`, `mcp`, `node`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
 //! a profiler: `remote` (unary), `stream`, `floor`, `floor-deadline`, `local`, `canon`,
 //! `concurrent`, `concurrent-stream`, `concurrent-floor`, `policy` (in-process Rego decisions), or
@@ -56,7 +56,8 @@
 //! One file per part: `child.rs` (the services' process and CPU
 //! accounting), one per section (`remote.rs` for `remote` and `deadline`,
 //! `metrics.rs`, `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `hooks.rs`, `growth.rs`,
-//! `audit.rs`, `policy.rs` with its own services' process, `peer/` with its
+//! `audit.rs`, `policy.rs` with its own services' process, `node.rs` with
+//! its Node services' processes, `peer/` with its
 //! mock upstream's and gateway's processes, `mcp/` with its upstream's and
 //! proxy's),
 //! `profile.rs` (`--profile`), and the shared `fixtures.rs`, `measure.rs`,
@@ -73,6 +74,7 @@ mod local;
 mod mcp;
 mod measure;
 mod metrics;
+mod node;
 mod peer;
 mod policy;
 mod profile;
@@ -327,6 +329,11 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Result<Report, S
         mcp::section(plan, ep, &mut headline, &mut mcp_tables)
             .await
             .map_err(|e| format!("mcp: {e}"))?;
+    }
+    if want("node") {
+        node::section(plan, ep, &call_1k, &mut headline)
+            .await
+            .map_err(|e| format!("node: {e}"))?;
     }
     let growth = if want("growth") {
         eprintln!("growth ...");

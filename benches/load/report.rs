@@ -268,6 +268,8 @@ impl Report {
             "mcp_http_vs_direct",
             "mcp_stdio_added_p50_ms",
             "mcp_http_added_p50_ms",
+            "node_stream_vs_unary",
+            "node_stream_vs_rust",
         ];
         let mut line = String::from("ratios:");
         for k in keys {

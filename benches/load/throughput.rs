@@ -170,8 +170,8 @@ pub async fn throughput(
 }
 
 /// Runs the tasks concurrently; returns completions per second and every
-/// latency sample.
-async fn run_tasks<F>(tasks: Vec<F>) -> (f64, Vec<f64>)
+/// latency sample (the `node` section's windows too).
+pub async fn run_tasks<F>(tasks: Vec<F>) -> (f64, Vec<f64>)
 where
     F: std::future::Future<Output = Vec<f64>> + Send + 'static,
 {
