@@ -1,4 +1,4 @@
-//! The approval service's example programs as a user runs them:
+//! The approval service's example program as a user runs it:
 //! `--help` with an example, unknown flags refused, a busy port named in
 //! words. Cargo builds examples for `cargo test` of this crate (or
 //! `cargo build -p hookwire-approvals --examples`); this test runs the
@@ -33,22 +33,20 @@ fn run(name: &str, args: &[&str]) -> Output {
 }
 
 #[test]
-fn every_example_has_help_with_an_example_and_refuses_unknown_flags() {
-    for name in ["approval_service"] {
-        let out = run(name, &["--help"]);
-        let help = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{name} --help: {help}");
-        assert!(help.contains("Example:"), "{name} --help: {help}");
-        assert!(
-            help.contains("cargo run -p hookwire-approvals --example"),
-            "{help}"
-        );
+fn the_example_has_help_with_an_example_and_refuses_unknown_flags() {
+    let out = run("approval_service", &["--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "--help: {help}");
+    assert!(help.contains("Example:"), "--help: {help}");
+    assert!(
+        help.contains("cargo run -p hookwire-approvals --example"),
+        "{help}"
+    );
 
-        let out = run(name, &["--bogus"]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name} --bogus: {stderr}");
-        assert!(stderr.contains("--bogus"), "{stderr}");
-    }
+    let out = run("approval_service", &["--bogus"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "--bogus: {stderr}");
+    assert!(stderr.contains("--bogus"), "{stderr}");
 }
 
 #[test]
