@@ -1,6 +1,7 @@
 """Serving a policy over gRPC (grpc.aio): the eight unary RPCs, ``Describe``
 (declaring the Multiplex stream), the Multiplex stream itself,
-``grpc.health.v1`` and a graceful stop.
+``grpc.health.v1``, server reflection (``grpcurl`` and ``grpc_cli`` list and
+describe the services without the proto files) and a graceful stop.
 
 A policy is an :class:`Interceptor`: subclass it and override the points
 you decide on, or register hooks on an instance with the decorator::
@@ -29,6 +30,7 @@ from typing import Any, Callable, Iterable, Optional
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
 
 from . import jsonx
 from .context import Context
@@ -152,12 +154,22 @@ class _Servicer(pb_grpc.InterceptorServicer):  # type: ignore[misc]
         await Stream(self._dispatch, context, self._draining).serve()
 
 
+#: The services reflection lists: the interceptor, health and reflection.
+SERVICES = (
+    pb.DESCRIPTOR.services_by_name["Interceptor"].full_name,
+    health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+    reflection.SERVICE_NAME,
+)
+
+
 class Server:
-    """A running service: bound, serving, stopped with :meth:`stop`."""
+    """A running service: bound, serving, stopped with :meth:`stop`.
+    ``reflect=False`` leaves server reflection out."""
 
     def __init__(self, policy: Interceptor, host: str = "127.0.0.1", port: int = 0,
                  points: Optional[list[str]] = None, workers: int = DEFAULT_WORKERS,
-                 observe: Optional[Callable[[str, Context, str], None]] = None) -> None:
+                 observe: Optional[Callable[[str, Context, str], None]] = None,
+                 reflect: bool = True) -> None:
         if points is not None:
             _check_points(points)
         self.policy = policy
@@ -167,6 +179,7 @@ class Server:
         self._draining = asyncio.Event()
         self._server: Optional[grpc.aio.Server] = None
         self._health = health.aio.HealthServicer()
+        self._reflect = reflect
         self.port = 0
 
     async def start(self) -> int:
@@ -182,6 +195,8 @@ class Server:
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         for name in ("", "hookwire.v1.Interceptor"):
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        if self._reflect:
+            reflection.enable_server_reflection(SERVICES, server)
         try:
             self.port = server.add_insecure_port(self.address)
         except RuntimeError as e:
