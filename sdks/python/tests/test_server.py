@@ -295,3 +295,18 @@ def test_a_graceful_stop_finishes_unary_calls_in_flight_and_turns_health_down():
         await channel.close()
 
     run(scenario())
+
+
+def test_a_unary_only_server_declares_no_stream_and_refuses_one():
+    async def scenario():
+        async with serving(Policy(), unary_only=True) as (_, stub):
+            m = await stub.Describe(pb.DescribeRequest(), timeout=WAIT)
+            assert m.multiplex_version == 0 and "hookwire" not in m.extensions
+            call = stub.Multiplex()
+            with pytest.raises(grpc.aio.AioRpcError) as e:
+                await call.read()
+            assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
+            r = await stub.PreToolCall(pre_tool_call("ls"), timeout=WAIT)
+            assert r.verdict.decision == pb.ALLOW
+
+    run(scenario())
