@@ -53,7 +53,7 @@ if [ ! -x "${VENV}/bin/python" ]; then
 fi
 REQS_STAMP="${VENV}/.hookwire-requirements-sha256"
 if [ ! -f "${REQS_STAMP}" ] || [ "$(cat "${REQS_STAMP}")" != "$(sha_of "${REQS}")" ] ||
-  ! "${VENV}/bin/python" -c 'import grpc, grpc_tools, grpc_health' >/dev/null 2>&1; then
+  ! "${VENV}/bin/python" -c 'import grpc, grpc_tools, grpc_health, grpc_reflection' >/dev/null 2>&1; then
   "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check -r "${REQS}" ||
     die "pip install -r ${REQS} failed (is PyPI reachable?)"
   sha_of "${REQS}" >"${REQS_STAMP}"

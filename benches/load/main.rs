@@ -36,7 +36,14 @@
 //! - a `tools/call` through `hookwire mcp` with one remote allow
 //!   interceptor against the same call made directly to the same fast
 //!   `rmcp` upstream, over stdio and over Streamable HTTP: p50/p99, what
-//!   the proxy adds, calls/s (`mcp/`).
+//!   the proxy adds, calls/s (`mcp/`);
+//! - one allow policy served by the hookwire Python package over the
+//!   `Multiplex` stream and unary, and by the examples' helper from before
+//!   the package (from git history), at 64 concurrent sessions, with the
+//!   Rust SDK's figure beside them (`python.rs`);
+//! - the same allow policy served by the TypeScript package over the
+//!   `Multiplex` stream and unary, with the Rust SDK's figure beside them
+//!   (`node.rs`).
 //!
 //! It prints one report, writes it to `BENCHMARKS.md`, and ends with the
 //! `ratios:` line. The child process runs the same binary with `--serve`.
@@ -45,7 +52,7 @@
 //! `BENCHMARKS.md` alone); `--no-write`
 //! (leave `BENCHMARKS.md` alone); `--only <section>` (one of `deadline`,
 //! `remote`, `metrics`, `local`, `fanout`, `throughput`, `spawn`, `hooks`, `growth`, `audit`, `policy`,
-//! `gateway_peer`, `mcp`, `node`; implies
+//! `gateway_peer`, `mcp`, `node`, `python`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
 //! a profiler: `remote` (unary), `stream`, `floor`, `floor-deadline`, `local`, `canon`,
 //! `concurrent`, `concurrent-stream`, `concurrent-floor`, `policy` (in-process Rego decisions), or
@@ -56,8 +63,8 @@
 //! One file per part: `child.rs` (the services' process and CPU
 //! accounting), one per section (`remote.rs` for `remote` and `deadline`,
 //! `metrics.rs`, `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `hooks.rs`, `growth.rs`,
-//! `audit.rs`, `policy.rs` with its own services' process, `node.rs` with
-//! its Node services' processes, `peer/` with its
+//! `audit.rs`, `policy.rs` with its own services' process, `node.rs` and
+//! `python.rs` with their services' processes, `peer/` with its
 //! mock upstream's and gateway's processes, `mcp/` with its upstream's and
 //! proxy's),
 //! `profile.rs` (`--profile`), and the shared `fixtures.rs`, `measure.rs`,
@@ -78,6 +85,7 @@ mod node;
 mod peer;
 mod policy;
 mod profile;
+mod python;
 mod remote;
 mod report;
 mod serve;
@@ -323,6 +331,11 @@ async fn run(plan: Plan, ep: &Endpoints, only: Option<&str>) -> Result<Report, S
         peer::section(plan, ep, &mut headline, &mut peer_tables)
             .await
             .map_err(|e| format!("gateway_peer: {e}"))?;
+    }
+    if want("python") {
+        python::section(plan, ep, &call_1k, &mut headline)
+            .await
+            .map_err(|e| format!("python: {e}"))?;
     }
     let mut mcp_tables = String::new();
     if want("mcp") {

@@ -270,6 +270,8 @@ impl Report {
             "mcp_http_added_p50_ms",
             "node_stream_vs_unary",
             "node_stream_vs_rust",
+            "python_stream_vs_helper",
+            "python_stream_vs_unary",
         ];
         let mut line = String::from("ratios:");
         for k in keys {

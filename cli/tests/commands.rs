@@ -2,6 +2,7 @@
 //! built binary as an operator runs it, against real services on
 //! loopback.
 
+mod approval_bot;
 mod approvals_notify;
 mod approvals_serve;
 mod audit;

@@ -1,5 +1,6 @@
 """Writes the checked-in gRPC stubs of ``src/hookwire/v1/`` from the
-repository's ``proto/hookwire/v1/interceptor.proto`` with grpcio-tools.
+repository's ``proto/hookwire/v1/interceptor.proto`` and ``approval.proto``
+(the approver client's) with grpcio-tools.
 
 The stubs are committed (as the Rust side commits ``src/pb/``), so neither
 a user installing the package nor its wheel build needs protoc or
@@ -20,16 +21,24 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 PROTO_ROOT = os.path.join(ROOT, "proto")
-PROTO_FILE = "hookwire/v1/interceptor.proto"
+PROTO_FILES = ("hookwire/v1/interceptor.proto", "hookwire/v1/approval.proto")
 OUT = os.path.normpath(os.path.join(HERE, "..", "src"))
 STAMP = os.path.join(OUT, "hookwire", "v1", "PROTO_SHA256")
-GENERATED = ("interceptor_pb2.py", "interceptor_pb2.pyi", "interceptor_pb2_grpc.py")
+GENERATED = tuple(
+    os.path.basename(f)[: -len(".proto")] + suffix
+    for f in PROTO_FILES
+    for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py")
+)
 
 
 def proto_digest() -> str:
-    """The SHA-256 of the proto the stubs are made from."""
-    with open(os.path.join(PROTO_ROOT, PROTO_FILE), "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+    """The SHA-256 over the protos the stubs are made from (each file's
+    name and bytes, in order)."""
+    digest = hashlib.sha256()
+    for name in PROTO_FILES:
+        with open(os.path.join(PROTO_ROOT, name), "rb") as f:
+            digest.update(name.encode() + b"\0" + f.read() + b"\0")
+    return digest.hexdigest()
 
 
 def stamped() -> str:
@@ -42,7 +51,7 @@ def stamped() -> str:
 
 
 def generate() -> None:
-    """Runs grpc_tools.protoc into a scratch directory and copies the three
+    """Runs grpc_tools.protoc into a scratch directory and copies the
     generated files and the stamp into the package."""
     from grpc_tools import protoc
 
@@ -53,10 +62,10 @@ def generate() -> None:
             "--python_out=" + scratch,
             "--grpc_python_out=" + scratch,
             "--pyi_out=" + scratch,
-            PROTO_FILE,
+            *PROTO_FILES,
         ]
         if protoc.main(args) != 0:
-            sys.exit("gen: grpc_tools.protoc failed on " + PROTO_FILE)
+            sys.exit("gen: grpc_tools.protoc failed on " + ", ".join(PROTO_FILES))
         for name in GENERATED:
             shutil.copyfile(
                 os.path.join(scratch, "hookwire", "v1", name),

@@ -21,7 +21,8 @@ wheels = glob.glob(sys.argv[1] + "/hookwire-*.whl")
 assert len(wheels) == 1, wheels
 names = set(zipfile.ZipFile(wheels[0]).namelist())
 need = {"hookwire/py.typed", "hookwire/v1/interceptor_pb2.py", "hookwire/v1/interceptor_pb2.pyi",
-        "hookwire/v1/interceptor_pb2_grpc.py", "hookwire/server.py", "hookwire/agent_hooks.py"}
+        "hookwire/v1/interceptor_pb2_grpc.py", "hookwire/v1/approval_pb2.py", "hookwire/v1/approval_pb2_grpc.py",
+        "hookwire/server.py", "hookwire/agent_hooks.py", "hookwire/approvals.py"}
 missing = sorted(need - names)
 assert not missing, "the wheel lacks %s" % missing
 print("sdks/python: wheel %s carries the stubs and py.typed" % wheels[0].rsplit("/", 1)[1])

@@ -163,3 +163,17 @@ def test_a_draining_server_answers_in_flight_then_ends_the_stream():
             await asyncio.wait_for(stopping, WAIT)
 
     run(scenario())
+
+
+def test_the_client_carries_many_concurrent_emissions_on_one_stream():
+    from hookwire.mux_client import MultiplexClient
+
+    async def scenario():
+        async with serving(hookwire.Interceptor("allow-all", "1")) as (_, stub):
+            client = MultiplexClient(stub)
+            answers = await asyncio.wait_for(asyncio.gather(*(
+                client.call("pre_tool_call", pre_tool_call("ls"), WAIT) for _ in range(200))), WAIT)
+            assert all(a.verdict.decision == pb.ALLOW for a in answers)
+            await client.close()
+
+    run(scenario())

@@ -10,6 +10,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 import hookwire
 from hookwire.v1 import interceptor_pb2 as pb
+from hookwire.v1 import interceptor_pb2_grpc as pb_grpc
 from helpers import WAIT, agent_startup, pre_tool_call, serving, verdict_json
 
 
@@ -223,3 +224,89 @@ def test_time_remaining_reaches_sync_and_async_hooks():
     assert 0 < seen[0] <= WAIT + 1 and 0 < seen[1] <= WAIT + 1
     assert seen[2] is None
     assert hookwire.time_remaining() is None
+
+
+def test_reflection_lists_and_describes_the_services():
+    from google.protobuf.descriptor_pool import DescriptorPool
+    from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+
+    def reflect(port):
+        # A plain client, as grpcurl is: nothing of the package's stubs.
+        with grpc.insecure_channel("127.0.0.1:%d" % port) as channel:
+            db = ProtoReflectionDescriptorDatabase(channel)
+            names = set(db.get_services())
+            service = DescriptorPool(db).FindServiceByName("hookwire.v1.Interceptor")
+            return names, {m.name for m in service.methods}
+
+    async def scenario():
+        async with serving(Policy()) as (server, _):
+            loop = asyncio.get_running_loop()
+            names, methods = await asyncio.wait_for(loop.run_in_executor(None, reflect, server.port), WAIT)
+            assert {"hookwire.v1.Interceptor", "grpc.health.v1.Health",
+                    "grpc.reflection.v1alpha.ServerReflection"} <= names
+            assert {"Describe", "PreToolCall", "Multiplex", "AgentShutdown"} <= methods
+        async with serving(Policy(), reflect=False) as (server, _):
+            with pytest.raises(grpc.RpcError) as e:
+                await asyncio.wait_for(loop.run_in_executor(None, reflect, server.port), WAIT)
+            assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+    run(scenario())
+
+
+def test_a_graceful_stop_finishes_unary_calls_in_flight_and_turns_health_down():
+    release = threading.Event()
+    entered = threading.Event()
+    policy = hookwire.Interceptor("draining", "1")
+
+    @policy.hook("pre_tool_call")
+    def decide(ctx):
+        entered.set()
+        assert release.wait(WAIT)
+        return hookwire.deny("policy:late", "answered during the stop")
+
+    async def scenario():
+        server = hookwire.Server(policy, "127.0.0.1", 0)
+        port = await server.start()
+        channel = grpc.aio.insecure_channel("127.0.0.1:%d" % port)
+        stub = pb_grpc.InterceptorStub(channel)
+        health_stub = health_pb2_grpc.HealthStub(channel)
+        loop = asyncio.get_running_loop()
+        # A watcher (as a load balancer is) sees the stop begin.
+        watch = health_stub.Watch(health_pb2.HealthCheckRequest(service="hookwire.v1.Interceptor"), timeout=WAIT * 3)
+        first = await asyncio.wait_for(watch.read(), WAIT)
+        assert first.status == health_pb2.HealthCheckResponse.SERVING
+        in_flight = asyncio.ensure_future(stub.PreToolCall(pre_tool_call("ls"), timeout=WAIT))
+        assert await loop.run_in_executor(None, entered.wait, WAIT)
+        stopping = asyncio.ensure_future(server.stop(grace=WAIT))
+        update = await asyncio.wait_for(watch.read(), WAIT)
+        assert update.status == health_pb2.HealthCheckResponse.NOT_SERVING
+        watch.cancel()  # the watcher goes elsewhere; the stop waits for calls, not watchers gone
+        assert not in_flight.done()
+        release.set()
+        answer = await asyncio.wait_for(in_flight, WAIT)
+        assert verdict_json(answer) == {"decision": "DENY", "reason": "policy:late"}
+        await asyncio.wait_for(stopping, WAIT)
+        await channel.close()
+        # Stopped: a new call finds nobody.
+        channel = grpc.aio.insecure_channel("127.0.0.1:%d" % port)
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await pb_grpc.InterceptorStub(channel).PreToolCall(pre_tool_call("ls"), timeout=WAIT)
+        assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+        await channel.close()
+
+    run(scenario())
+
+
+def test_a_unary_only_server_declares_no_stream_and_refuses_one():
+    async def scenario():
+        async with serving(Policy(), unary_only=True) as (_, stub):
+            m = await stub.Describe(pb.DescribeRequest(), timeout=WAIT)
+            assert m.multiplex_version == 0 and "hookwire" not in m.extensions
+            call = stub.Multiplex()
+            with pytest.raises(grpc.aio.AioRpcError) as e:
+                await call.read()
+            assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
+            r = await stub.PreToolCall(pre_tool_call("ls"), timeout=WAIT)
+            assert r.verdict.decision == pb.ALLOW
+
+    run(scenario())

@@ -1,7 +1,8 @@
 """hookwire for Python: write an AGENT-HOOKS-0.1 interceptor as a gRPC
 service a hookwire host binds (unary or over the Multiplex stream), and
 bind hookwire services from hosts on the official ``agent_hooks`` SDK
-(:mod:`hookwire.agent_hooks`).
+(:mod:`hookwire.agent_hooks`), and decide approvals as an approver of a
+hookwire approval service (:mod:`hookwire.approvals`).
 
 The public surface: :class:`Interceptor` (class or decorator API),
 :class:`Server`/:func:`serve`/:func:`run` to serve it, the verdict

@@ -1,5 +1,5 @@
 """The command line every Python service shares (``--host``, ``--port``,
-``--points``, ``--call-log``) and :func:`run`, which serves a policy until
+``--points``, ``--call-log``, ``--unary-only``) and :func:`run`, which serves a policy until
 SIGTERM or SIGINT with a ``PORT <n>`` line on stdout once it accepts calls.
 """
 
@@ -30,6 +30,8 @@ def arg_parser(description: Optional[str] = None) -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=0, help="port to bind (default 0: any free port)")
     p.add_argument("--points", help="comma-separated points to declare in Describe, or 'all' (default: the policy's own)")
     p.add_argument("--call-log", help="append one JSON line per call: the point and the context seen")
+    p.add_argument("--unary-only", action="store_true",
+                   help="declare no Multiplex stream: hosts call the unary RPCs")
     return p
 
 
@@ -66,7 +68,8 @@ def run(policy: Interceptor, args: Optional[Any] = None) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         await serve(policy, args.host, args.port, points, stop=stop,
-                    on_ready=lambda port: print("PORT %d" % port, flush=True), observe=observe)
+                    on_ready=lambda port: print("PORT %d" % port, flush=True), observe=observe,
+                    unary_only=getattr(args, "unary_only", False))
 
     try:
         asyncio.run(main())

@@ -58,6 +58,10 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _depth_ok(text: str) -> bool:
     """Whether the brackets outside strings nest at most MAX_DEPTH deep
     (checked before parsing, so deep input never reaches the recursion)."""
+    # Exact fast path: nesting never exceeds the opening brackets present
+    # (counted in C; the scan below costs ~50 µs per KiB in Python).
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return True
     depth = 0
     in_string = escaped = False
     for ch in text:

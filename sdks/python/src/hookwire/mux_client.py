@@ -39,6 +39,8 @@ class MultiplexClient:
         self._reader: Optional[asyncio.Task[None]] = None
         self._room = asyncio.Semaphore(MAX_IN_FLIGHT)
         self._lock = asyncio.Lock()
+        # grpc.aio allows one write at a time on a stream.
+        self._write_lock = asyncio.Lock()
 
     async def _open(self) -> Any:
         async with self._lock:
@@ -82,7 +84,8 @@ class MultiplexClient:
             message = pb.MultiplexRequest(id=id_, timeout_ms=max(1, int(timeout * 1000)))
             getattr(message, point).CopyFrom(request)
             try:
-                await call.write(message)
+                async with self._write_lock:
+                    await call.write(message)
                 answer = await asyncio.wait_for(asyncio.shield(future), timeout)
             except asyncio.TimeoutError:
                 await self._cancel(call, id_)
@@ -109,7 +112,8 @@ class MultiplexClient:
         if self._pending.pop(id_, None) is None:
             return
         try:
-            await call.write(pb.MultiplexRequest(id=id_, cancel=pb.MultiplexCancel()))
+            async with self._write_lock:
+                await call.write(pb.MultiplexRequest(id=id_, cancel=pb.MultiplexCancel()))
         except Exception:  # the stream is gone: nothing left to cancel
             pass
 

@@ -1,6 +1,7 @@
 """Serving a policy over gRPC (grpc.aio): the eight unary RPCs, ``Describe``
 (declaring the Multiplex stream), the Multiplex stream itself,
-``grpc.health.v1`` and a graceful stop.
+``grpc.health.v1``, server reflection (``grpcurl`` and ``grpc_cli`` list and
+describe the services without the proto files) and a graceful stop.
 
 A policy is an :class:`Interceptor`: subclass it and override the points
 you decide on, or register hooks on an instance with the decorator::
@@ -29,6 +30,7 @@ from typing import Any, Callable, Iterable, Optional
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
 
 from . import jsonx
 from .context import Context
@@ -110,24 +112,27 @@ def _check_points(points: Iterable[str]) -> None:
         raise ValueError("unknown interception point(s): " + ", ".join(unknown))
 
 
-def manifest(policy: Interceptor, points: Optional[list[str]] = None) -> Any:
-    """The ``Describe`` answer: name, version, spec, points, and the
-    Multiplex stream declared (field and the older ``hookwire`` extension)."""
+def manifest(policy: Interceptor, points: Optional[list[str]] = None, multiplex: bool = True) -> Any:
+    """The ``Describe`` answer: name, version, spec, points, and (unless
+    ``multiplex`` is False) the Multiplex stream declared (field and the
+    older ``hookwire`` extension)."""
     m = pb.Manifest(
         name=policy.name,
         version=policy.version,
         spec=SPEC,
         points=[getattr(pb, p.upper()) for p in (policy.declared_points() if points is None else points)],
         description=policy.description,
-        multiplex_version=1,
+        multiplex_version=1 if multiplex else 0,
     )
-    m.extensions["hookwire"].json = jsonx.dumps({"multiplex": 1})
+    if multiplex:
+        m.extensions["hookwire"].json = jsonx.dumps({"multiplex": 1})
     return m
 
 
 class _Servicer(pb_grpc.InterceptorServicer):  # type: ignore[misc]
-    def __init__(self, dispatch: Dispatch, described: Any, draining: asyncio.Event) -> None:
+    def __init__(self, dispatch: Dispatch, described: Any, draining: asyncio.Event, multiplex: bool) -> None:
         self._dispatch = dispatch
+        self._multiplex = multiplex
         self._described = described
         self._draining = draining
         for point in POINTS:
@@ -148,25 +153,42 @@ class _Servicer(pb_grpc.InterceptorServicer):  # type: ignore[misc]
         return self._described
 
     async def Multiplex(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:  # noqa: N802
-        """One Multiplex stream, run to its end (:mod:`hookwire.multiplex`)."""
+        """One Multiplex stream, run to its end (:mod:`hookwire.multiplex`);
+        ``UNIMPLEMENTED`` on a unary-only server."""
+        if not self._multiplex:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this service serves the unary RPCs only")
         await Stream(self._dispatch, context, self._draining).serve()
 
 
+#: The services reflection lists: the interceptor, health and reflection.
+SERVICES = (
+    pb.DESCRIPTOR.services_by_name["Interceptor"].full_name,
+    health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+    reflection.SERVICE_NAME,
+)
+
+
 class Server:
-    """A running service: bound, serving, stopped with :meth:`stop`."""
+    """A running service: bound, serving, stopped with :meth:`stop`.
+    ``reflect=False`` leaves server reflection out; ``unary_only=True``
+    declares no Multiplex stream (and refuses one), so hosts call the
+    unary RPCs."""
 
     def __init__(self, policy: Interceptor, host: str = "127.0.0.1", port: int = 0,
                  points: Optional[list[str]] = None, workers: int = DEFAULT_WORKERS,
-                 observe: Optional[Callable[[str, Context, str], None]] = None) -> None:
+                 observe: Optional[Callable[[str, Context, str], None]] = None,
+                 reflect: bool = True, unary_only: bool = False) -> None:
         if points is not None:
             _check_points(points)
         self.policy = policy
         self.address = "%s:%d" % (host, port)
-        self._described = manifest(policy, points)
+        self._described = manifest(policy, points, multiplex=not unary_only)
+        self._multiplex = not unary_only
         self._dispatch = Dispatch(policy.hooks(), workers, observe)
         self._draining = asyncio.Event()
         self._server: Optional[grpc.aio.Server] = None
         self._health = health.aio.HealthServicer()
+        self._reflect = reflect
         self.port = 0
 
     async def start(self) -> int:
@@ -178,10 +200,12 @@ class Server:
             ("grpc.max_metadata_size", 64 * 1024),
             ("grpc.so_reuseport", 0),
         ])
-        pb_grpc.add_InterceptorServicer_to_server(_Servicer(self._dispatch, self._described, self._draining), server)
+        pb_grpc.add_InterceptorServicer_to_server(_Servicer(self._dispatch, self._described, self._draining, self._multiplex), server)
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         for name in ("", "hookwire.v1.Interceptor"):
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        if self._reflect:
+            reflection.enable_server_reflection(SERVICES, server)
         try:
             self.port = server.add_insecure_port(self.address)
         except RuntimeError as e:
