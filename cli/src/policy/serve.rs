@@ -184,9 +184,7 @@ fn watch_dir(
             ReloadEvent::Reloaded {
                 generation,
                 packages,
-            } => errln!(
-                "policies reloaded: generation {generation}, {packages} decision packages"
-            ),
+            } => errln!("policies reloaded: generation {generation}, {packages} decision packages"),
             ReloadEvent::Rejected { serving, error } => {
                 errln!("policy reload rejected (generation {serving} keeps serving): {error}");
             }
@@ -232,6 +230,9 @@ fn close_log(log: &DecisionLog) {
     let summary = log.close();
     errln!(
         "decision log: {} written, {} dropped (buffer full), {} failed to write, {} unwritten at shutdown",
-        summary.written, summary.dropped, summary.failed, summary.unwritten
+        summary.written,
+        summary.dropped,
+        summary.failed,
+        summary.unwritten
     );
 }

@@ -22,7 +22,10 @@ pub(super) fn test(dir: &Path, options: PolicyOptions) -> Result<(), CliError> {
         }
         outln!(
             "{word:<5} {}.{} ({}, {:.1?}){detail}",
-            outcome.test.package, outcome.test.name, outcome.test.file, outcome.duration
+            outcome.test.package,
+            outcome.test.name,
+            outcome.test.file,
+            outcome.duration
         );
     }
     outln!("\n{} passed, {failed} failed", outcomes.len() - failed);
