@@ -58,11 +58,25 @@ pub enum Error {
     /// conflict between complete-rule values or a builtin error).
     #[error("evaluation failed: {0}")]
     Evaluation(String),
+    /// A built-in call was refused before it ran: it would have built more
+    /// than hookwire lets one call build (see `docs/policies.md`).
+    #[error("evaluation refused: {0}")]
+    Limit(String),
     /// An evaluation ran past its bound and was cut off.
     #[error("evaluation cut off after {limit:?} (policy runs too long)")]
     Bounded {
         /// The configured bound.
         limit: Duration,
+    },
+    /// No evaluation worker can take the evaluation: every one is still
+    /// inside an evaluation past its bound, or the queue is full. Refused
+    /// at once rather than queued behind runaway evaluations.
+    #[error("evaluation refused: {why} ({workers} workers)")]
+    Saturated {
+        /// The pool's workers.
+        workers: usize,
+        /// Which of the two.
+        why: &'static str,
     },
     /// The decision document does not follow the contract
     /// (see `docs/policies.md`). Never turned into an allow.
@@ -103,7 +117,9 @@ impl Error {
                 Some(regorus::LimitError::TimeLimitExceeded { .. })
             )
         });
-        if timed_out {
+        if let Some(refusal) = crate::eval::take_refusal() {
+            Self::Limit(refusal)
+        } else if timed_out {
             Self::Bounded { limit }
         } else {
             wrap(format!("{error:#}"))

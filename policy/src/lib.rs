@@ -18,6 +18,9 @@
 //! - [`contract`]: decision documents → [`hookwire::Verdict`].
 //! - `reload`: [`Policies`], the serving set, atomically swapped on
 //!   reload; [`Policies::watch`] reloads on file changes.
+//! - `eval`: what keeps one evaluation bounded: caps on what a built-in
+//!   call may build, the evaluation workers that answer at the bound, the
+//!   load-time refusal of calls to built-ins regorus lacks.
 //! - `service`: [`PolicyService`], the interceptor service.
 //! - `error`: the crate's [`Error`].
 //!
@@ -28,6 +31,7 @@
 
 pub mod contract;
 mod error;
+mod eval;
 mod input;
 mod load;
 mod reload;
@@ -36,6 +40,10 @@ mod service;
 mod set;
 
 pub use error::Error;
+pub use eval::{
+    BoundStatus, MAX_GENERATED_BYTES, MAX_GENERATED_ELEMENTS, MAX_WORKERS, QUEUE_CAPACITY,
+    REGORUS_VERSION,
+};
 pub use reload::{Policies, RELOAD_DEBOUNCE, ReloadEvent, ReloadStatus, Watcher};
 pub use report::{DecisionPackage, PolicyOptions, TestOutcome, TestRule, TestStatus};
 pub use service::{FailureReporter, PolicyService, SERVICE_NAME};

@@ -24,6 +24,7 @@ use hookwire::{AgentContext, Verdict};
 use notify::{RecursiveMode, Watcher as _};
 
 use crate::error::Error;
+use crate::eval::{BoundStatus, Pool};
 use crate::report::PolicyOptions;
 use crate::set::PolicySet;
 
@@ -70,6 +71,8 @@ pub struct Policies {
     options: PolicyOptions,
     current: ArcSwap<PolicySet>,
     status: Mutex<ReloadStatus>,
+    /// The workers served decisions run on ([`Policies::decide_bounded`]).
+    workers: Pool,
 }
 
 impl Policies {
@@ -87,6 +90,7 @@ impl Policies {
                 rejected: 0,
                 last_error: None,
             }),
+            workers: Pool::per_core()?,
         }))
     }
 
@@ -108,9 +112,30 @@ impl Policies {
             .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
     }
 
-    /// The verdict of the serving set for `ctx`.
+    /// The verdict of the serving set for `ctx`, evaluated on the calling
+    /// thread (an evaluation that returns past its bound is still an
+    /// error, but the caller waits for it to return).
     pub fn decide(&self, ctx: &AgentContext) -> Result<Verdict, Error> {
         self.current.load().decide(ctx)
+    }
+
+    /// The verdict of the serving set for `ctx`, evaluated on the
+    /// evaluation workers: the answer arrives by the evaluation bound
+    /// ([`Error::Bounded`]) even while the evaluation is still inside a
+    /// built-in, and is [`Error::Saturated`] at once when every worker is
+    /// stuck past its bound. What the service decides with.
+    pub async fn decide_bounded(&self, ctx: &AgentContext) -> Result<Verdict, Error> {
+        let set = self.current();
+        let ctx = ctx.clone();
+        self.workers
+            .run(set.options().eval_limit, move || set.decide(&ctx))
+            .await
+    }
+
+    /// What the evaluation bound did: cut-off and refused evaluations, the
+    /// workers stuck now.
+    pub fn bound_status(&self) -> BoundStatus {
+        self.workers.status()
     }
 
     /// Loads the directory again: swaps the new set in, or keeps the

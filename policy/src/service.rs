@@ -86,7 +86,7 @@ impl Interceptor for PolicyService {
     }
 
     async fn intercept(&self, ctx: &AgentContext) -> Result<Verdict, Error> {
-        self.policies.decide(ctx).inspect_err(|error| {
+        self.policies.decide_bounded(ctx).await.inspect_err(|error| {
             tracing::error!(point = %ctx.point(), %error, "policy decision failed; the call fails closed");
             if let Some(report) = &self.on_failure {
                 report(ctx, error);

@@ -19,7 +19,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hookwire::{AgentContext, InterceptionPoint, Verdict};
-use regorus::languages::rego::compiler::Compiler;
 use regorus::rvm::program::Program;
 use regorus::rvm::vm::{RegoVM, VmError};
 use regorus::utils::limits::ExecutionTimerConfig;
@@ -28,6 +27,7 @@ use serde_json::Value;
 
 use crate::contract::{self, DECISION_RULES, POINTS_RULE};
 use crate::error::Error;
+use crate::eval;
 use crate::input::InputPaths;
 use crate::load::{self, Sources};
 use crate::report::{DecisionPackage, PolicyOptions, TestOutcome, TestRule, TestStatus};
@@ -90,6 +90,7 @@ impl PolicySet {
     fn compile(dir: &Path, sources: &Sources, options: PolicyOptions) -> Result<Self, Error> {
         let mut engine = Engine::new();
         engine.set_execution_timer_config(timer(options));
+        eval::guard_engine(&mut engine).map_err(|e| Error::Compile(format!("{e:#}")))?;
         let label = |path: &Path| {
             path.strip_prefix(dir)
                 .unwrap_or(path)
@@ -162,31 +163,18 @@ impl PolicySet {
             .eval_rule(format!("data.{INTERNAL_PACKAGE}.ready"))
             .map_err(|e| Error::from_engine(&e, options.eval_limit, Error::Compile))?;
 
-        let programs = by_point
-            .keys()
-            .filter(|_| options.compiled)
-            .filter_map(|point| {
-                let rule = format!("data.{INTERNAL_PACKAGE}.{}", rule_for(*point));
-                let compiled = engine.clone().compile_with_entrypoint(&rule.as_str().into());
-                let program = compiled.map_err(|e| format!("{e:#}")).and_then(|policy| {
-                    Compiler::compile_from_policy(&policy, &[rule.as_str()])
-                        .map_err(|e| e.to_string())
-                });
-                match program {
-                    Ok(program) => Some((
-                        *point,
-                        PointProgram {
-                            program,
-                            vms: Mutex::new(Vec::new()),
-                        },
-                    )),
-                    Err(e) => {
-                        tracing::info!(%point, error = %e, "decision rule evaluated by the interpreter");
-                        None
-                    }
-                }
-            })
-            .collect();
+        // Every point is compiled (it refuses calls to missing built-ins);
+        // the programs run only when `compiled` is set.
+        let mut programs = BTreeMap::new();
+        for point in by_point.keys() {
+            let rule = format!("data.{INTERNAL_PACKAGE}.{}", rule_for(*point));
+            if let Some(program) = eval::compile_point(&engine, &rule)?
+                && options.compiled
+            {
+                let vms = Mutex::new(Vec::new());
+                programs.insert(*point, PointProgram { program, vms });
+            }
+        }
         let data = engine.get_data();
         Ok(Self {
             dir: dir.to_path_buf(),
@@ -293,18 +281,35 @@ impl PolicySet {
             }
         };
         vm.set_input(input);
+        let _ = eval::take_refusal();
+        let started = Instant::now();
         let value = vm.execute().map_err(|e| match e {
             VmError::TimeLimitExceeded { .. } => Error::Bounded {
                 limit: self.options.eval_limit,
             },
-            other => Error::Evaluation(format!("{other}")),
+            other => match eval::take_refusal() {
+                Some(refusal) => Error::Limit(refusal),
+                None => Error::Evaluation(format!("{other}")),
+            },
         })?;
+        self.within_bound(started)?;
         if let Ok(mut vms) = compiled.vms.lock()
             && vms.len() < POOL_MAX
         {
             vms.push(vm);
         }
         to_json(&value)
+    }
+
+    /// An evaluation that returned past its bound (inside one built-in, the
+    /// engine's timer is not consulted) is an error, never a verdict.
+    fn within_bound(&self, started: Instant) -> Result<(), Error> {
+        if started.elapsed() > self.options.eval_limit {
+            return Err(Error::Bounded {
+                limit: self.options.eval_limit,
+            });
+        }
+        Ok(())
     }
 
     fn timer(&self) -> ExecutionTimerConfig {
@@ -316,9 +321,12 @@ impl PolicySet {
         let pooled = self.pool.lock().ok().and_then(|mut pool| pool.pop());
         let mut engine = pooled.unwrap_or_else(|| self.template.clone());
         engine.set_input(input);
+        let _ = eval::take_refusal();
+        let started = Instant::now();
         let value = engine
             .eval_rule(rule.to_owned())
             .map_err(|e| Error::from_engine(&e, self.options.eval_limit, Error::Evaluation))?;
+        self.within_bound(started)?;
         // Only an engine that finished cleanly goes back to the pool.
         if let Ok(mut pool) = self.pool.lock()
             && pool.len() < POOL_MAX
@@ -336,6 +344,12 @@ impl PolicySet {
                 let started = Instant::now();
                 let mut engine = self.template.clone();
                 let status = match engine.eval_rule(test.rule_path.clone()) {
+                    Ok(_) if started.elapsed() > self.options.eval_limit => TestStatus::Error(
+                        Error::Bounded {
+                            limit: self.options.eval_limit,
+                        }
+                        .to_string(),
+                    ),
                     Ok(RegoValue::Undefined | RegoValue::Bool(false)) => TestStatus::Failed,
                     Ok(_) => TestStatus::Passed,
                     Err(e) => TestStatus::Error(
