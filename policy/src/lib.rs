@@ -15,6 +15,7 @@
 //!   ([`DecisionPackage`], [`TestRule`], [`TestOutcome`]).
 //! - `set`: [`PolicySet`], a compiled set: decision packages, the points
 //!   they decide at, bounded evaluation, the Rego test runner.
+//! - `generated`: the module of per-point rules added to every set.
 //! - [`contract`]: decision documents → [`hookwire::Verdict`].
 //! - `reload`: [`Policies`], the serving set, atomically swapped on
 //!   reload; [`Policies::watch`] reloads on file changes.
@@ -22,6 +23,8 @@
 //!   call may build, the evaluation workers that answer at the bound, the
 //!   load-time refusal of calls to built-ins regorus lacks.
 //! - `service`: [`PolicyService`], the interceptor service.
+//! - `testing`: the Rego test runner and which lines the tests evaluated
+//!   ([`Coverage`]).
 //! - `error`: the crate's [`Error`].
 //!
 //! Failure is never an allow: a set that does not load keeps the previous
@@ -32,12 +35,14 @@
 pub mod contract;
 mod error;
 mod eval;
+mod generated;
 mod input;
 mod load;
 mod reload;
 mod report;
 mod service;
 mod set;
+mod testing;
 
 pub use error::Error;
 pub use eval::{
@@ -48,3 +53,4 @@ pub use reload::{Policies, RELOAD_DEBOUNCE, ReloadEvent, ReloadStatus, Watcher};
 pub use report::{DecisionPackage, PolicyOptions, TestOutcome, TestRule, TestStatus};
 pub use service::{FailureReporter, PolicyService, SERVICE_NAME};
 pub use set::PolicySet;
+pub use testing::{Coverage, FileCoverage};

@@ -12,7 +12,6 @@
 //! tree-walking interpreter, on a clone of the prepared engine.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -28,13 +27,11 @@ use serde_json::Value;
 use crate::contract::{self, DECISION_RULES, POINTS_RULE};
 use crate::error::Error;
 use crate::eval;
+use crate::generated::{INTERNAL_PACKAGE, generated_module, rego_ref, rule_for};
 use crate::input::InputPaths;
 use crate::load::{self, Sources};
-use crate::report::{DecisionPackage, PolicyOptions, TestOutcome, TestRule, TestStatus};
-
-/// The package holding the generated per-point rules; policies may not use
-/// it.
-const INTERNAL_PACKAGE: &str = "hookwire_internal";
+use crate::report::{DecisionPackage, PolicyOptions, TestRule};
+use crate::testing::test_candidates;
 
 /// The root package of decision packages.
 const DECISION_ROOT: &str = "hookwire";
@@ -336,34 +333,22 @@ impl PolicySet {
         to_json(&value)
     }
 
-    /// Runs every test rule, each on a fresh engine (no input), bounded.
-    pub fn run_tests(&self) -> Vec<TestOutcome> {
-        self.tests
+    /// The prepared engine, for the test runner to clone.
+    pub(crate) fn template(&self) -> &Engine {
+        &self.template
+    }
+
+    /// One package's decision document for `ctx` (`{rule: value}`,
+    /// undefined rules `null`), evaluated alone on the interpreter: what
+    /// `policy bench` times per package.
+    pub fn package_document(&self, ctx: &AgentContext, package: &str) -> Result<Value, Error> {
+        let index = self
+            .packages
             .iter()
-            .map(|test| {
-                let started = Instant::now();
-                let mut engine = self.template.clone();
-                let status = match engine.eval_rule(test.rule_path.clone()) {
-                    Ok(_) if started.elapsed() > self.options.eval_limit => TestStatus::Error(
-                        Error::Bounded {
-                            limit: self.options.eval_limit,
-                        }
-                        .to_string(),
-                    ),
-                    Ok(RegoValue::Undefined | RegoValue::Bool(false)) => TestStatus::Failed,
-                    Ok(_) => TestStatus::Passed,
-                    Err(e) => TestStatus::Error(
-                        Error::from_engine(&e, self.options.eval_limit, Error::Evaluation)
-                            .to_string(),
-                    ),
-                };
-                TestOutcome {
-                    test: test.clone(),
-                    status,
-                    duration: started.elapsed(),
-                }
-            })
-            .collect()
+            .position(|p| p.name == package)
+            .ok_or_else(|| Error::Evaluation(format!("no decision package {package}")))?;
+        let input = self.input.convert(ctx)?;
+        self.evaluate(input, &format!("data.{INTERNAL_PACKAGE}.pkg{index}"))
     }
 }
 
@@ -457,28 +442,6 @@ fn discover(
     Ok((decision, tests))
 }
 
-/// Words of a module that look like test rule names (`test_...`); the
-/// engine then confirms which ones are declared rules.
-fn test_candidates(text: &str) -> BTreeSet<&str> {
-    let mut found = BTreeSet::new();
-    let bytes = text.as_bytes();
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut i = 0;
-    while let Some(offset) = text[i..].find("test_") {
-        let start = i + offset;
-        let mut end = start + "test_".len();
-        while end < bytes.len() && is_word(bytes[end]) {
-            end += 1;
-        }
-        let preceded = start > 0 && (is_word(bytes[start - 1]) || bytes[start - 1] == b'.');
-        if !preceded {
-            found.insert(&text[start..end]);
-        }
-        i = end;
-    }
-    found
-}
-
 /// `points` of one package, evaluated without input: a non-empty set (or
 /// array) of point names.
 fn package_points(
@@ -519,78 +482,4 @@ fn package_points(
         return Err(contract("`points` is empty"));
     }
     Ok(points.into_iter().collect())
-}
-
-/// The name of the generated rule for a point (`input` is a Rego keyword,
-/// so every point gets a prefix).
-fn rule_for(point: InterceptionPoint) -> String {
-    format!("at_{point}")
-}
-
-/// `data.a.b` for identifier components, `data.a["b-c"]` otherwise.
-fn rego_ref(components: &[String]) -> String {
-    let mut out = String::from("data");
-    for c in components {
-        let ident = c
-            .chars()
-            .next()
-            .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
-            && c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
-        if ident {
-            out.push('.');
-            out.push_str(c);
-        } else {
-            let quoted = serde_json::to_string(c).unwrap_or_default();
-            let _ = write!(out, "[{quoted}]");
-        }
-    }
-    out
-}
-
-/// The generated module: for each package and each contract rule it
-/// declares, a copy defaulting to `null`; for each point, an array of one
-/// object per package deciding there.
-fn generated_module(
-    packages: &[(Vec<String>, DecisionPackage)],
-) -> (String, BTreeMap<InterceptionPoint, Vec<String>>) {
-    let mut module = format!("package {INTERNAL_PACKAGE}\n\nready := true\n");
-    let mut by_point: BTreeMap<InterceptionPoint, Vec<(usize, String)>> = BTreeMap::new();
-    for (i, (components, package)) in packages.iter().enumerate() {
-        let base = rego_ref(components);
-        for rule in &package.rules {
-            let _ = write!(
-                module,
-                "\ndefault p{i}_{rule} := null\np{i}_{rule} := {base}.{rule}\n"
-            );
-        }
-        for point in &package.points {
-            by_point
-                .entry(*point)
-                .or_default()
-                .push((i, package.name.clone()));
-        }
-    }
-    for (point, deciding) in &by_point {
-        let _ = write!(module, "\n{} := [", rule_for(*point));
-        for (n, (i, _)) in deciding.iter().enumerate() {
-            if n > 0 {
-                module.push_str(", ");
-            }
-            module.push('{');
-            let (_, package) = &packages[*i];
-            for (k, rule) in package.rules.iter().enumerate() {
-                if k > 0 {
-                    module.push_str(", ");
-                }
-                let _ = write!(module, "\"{rule}\": p{i}_{rule}");
-            }
-            module.push('}');
-        }
-        module.push_str("]\n");
-    }
-    let by_point = by_point
-        .into_iter()
-        .map(|(point, deciding)| (point, deciding.into_iter().map(|(_, n)| n).collect()))
-        .collect();
-    (module, by_point)
 }

@@ -43,12 +43,18 @@ fn every_example_policy_test_passes() {
 
 #[test]
 fn the_library_runs_compiled_and_decides_as_the_interpreter_does() {
-    let compiled = PolicySet::load(&examples_dir(), PolicyOptions::default()).expect("loads");
+    // What is compared is the verdict, not the bound: a loaded debug
+    // build may take longer than the default 100 ms.
+    let generous = PolicyOptions {
+        eval_limit: std::time::Duration::from_secs(10),
+        ..PolicyOptions::default()
+    };
+    let compiled = PolicySet::load(&examples_dir(), generous).expect("loads");
     let interpreted = PolicySet::load(
         &examples_dir(),
         PolicyOptions {
             compiled: false,
-            ..PolicyOptions::default()
+            ..generous
         },
     )
     .expect("loads");
