@@ -19,7 +19,15 @@ fn stdout(o: &Output) -> String {
 
 #[test]
 fn policy_test_runs_the_example_library() {
-    let out = hookwire(&["policy", "test", "examples/policies"]);
+    // The library's outcomes, not the bound: generous for a loaded debug
+    // build.
+    let out = hookwire(&[
+        "policy",
+        "test",
+        "examples/policies",
+        "--eval-timeout-ms",
+        "10000",
+    ]);
     let text = stdout(&out);
     assert!(
         out.status.success(),
@@ -100,6 +108,8 @@ fn policy_test_coverage_reports_each_module_of_the_example_library() {
         "--coverage",
         "--coverage-json",
         json_path.to_str().unwrap(),
+        "--eval-timeout-ms",
+        "10000",
     ]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}");
@@ -167,6 +177,8 @@ fn policy_bench_times_each_context_and_package_of_the_example_library() {
         "examples/policies",
         "--duration",
         "300ms",
+        "--eval-timeout-ms",
+        "10000",
     ]);
     let text = stdout(&out);
     assert!(

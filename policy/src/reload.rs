@@ -125,11 +125,21 @@ impl Policies {
     /// built-in, and is [`Error::Saturated`] at once when every worker is
     /// stuck past its bound. What the service decides with.
     pub async fn decide_bounded(&self, ctx: &AgentContext) -> Result<Verdict, Error> {
-        let set = self.current();
         let ctx = ctx.clone();
-        self.workers
-            .run(set.options().eval_limit, move || set.decide(&ctx))
-            .await
+        self.on_workers(move |set| set.decide(&ctx)).await
+    }
+
+    /// Runs `evaluate` on the serving set on the evaluation workers,
+    /// answered by the set's bound as [`Policies::decide_bounded`] is: for
+    /// any evaluation served (a decision with what each package decided,
+    /// say).
+    pub async fn on_workers<T: Send + 'static>(
+        &self,
+        evaluate: impl FnOnce(&PolicySet) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        let set = self.current();
+        let limit = set.options().eval_limit;
+        self.workers.run(limit, move || evaluate(&set)).await
     }
 
     /// What the evaluation bound did: cut-off and refused evaluations, the

@@ -7,6 +7,8 @@
 //! interpreter), for an equal share of `--duration`. Latencies are kept
 //! up to [`MAX_SAMPLES`] per row.
 
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -199,20 +201,22 @@ pub(super) fn bench(
             })?);
         }
     }
-    println!(
-        "policy bench {}: {} contexts, {} rows, {:.1?} each",
+    let mut out = format!(
+        "policy bench {}: {} contexts, {} rows, {:.1?} each\n{:<24} {:<44} {:>12} {:>10} {:>10}\n",
         dir.display(),
         contexts.len(),
         rows.len(),
-        share
-    );
-    println!(
-        "{:<24} {:<44} {:>12} {:>10} {:>10}",
-        "context", "decision", "decisions/s", "p50", "p99"
+        share,
+        "context",
+        "decision",
+        "decisions/s",
+        "p50",
+        "p99"
     );
     for row in &rows {
         let rate = row.decisions as f64 / row.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
-        println!(
+        let _ = writeln!(
+            out,
             "{:<24} {:<44} {:>12.0} {:>10.1?} {:>10.1?}",
             row.context,
             row.subject,
@@ -221,6 +225,10 @@ pub(super) fn bench(
             row.quantile(0.99)
         );
     }
+    std::io::stdout()
+        .lock()
+        .write_all(out.as_bytes())
+        .map_err(|e| CliError::PolicyTests(format!("cannot write the report: {e}")))?;
     Ok(())
 }
 
