@@ -370,3 +370,24 @@ deny contains "policy:decimal" if 0.1 + 0.2 == 0.3"#,
         assert!(!deny.contains(&json!("policy:decimal")), "{deny:?}");
     }
 }
+
+#[tokio::test]
+async fn the_report_rule_served_is_a_fail_closed_deny_at_the_host() {
+    let text = format!(
+        "package hookwire.p\nimport rego.v1\npoints := {{\"pre_tool_call\"}}\n{ONE_BUILTIN}\n"
+    );
+    let started = Instant::now();
+    let (verdict, took) = crate::service::one_decision(&text, PolicyOptions::default()).await;
+    assert_eq!(verdict.decision, hookwire::Decision::Deny, "{verdict:?}");
+    assert_eq!(
+        verdict.host_error_reason(),
+        Some(hookwire::HostError::InterceptorFailed),
+        "{:?}",
+        verdict.reason
+    );
+    assert!(
+        took < Duration::from_secs(2),
+        "{took:?} ({:?} in all)",
+        started.elapsed()
+    );
+}
