@@ -104,6 +104,23 @@ pub enum Error {
 }
 
 impl Error {
+    /// [`Error::from_engine`] for an evaluation that started at `started`:
+    /// one that failed at or past its bound is [`Error::Bounded`] whatever
+    /// regorus reports (the interpreter hands its timer's error up as
+    /// text).
+    pub(crate) fn from_evaluation(
+        error: &anyhow::Error,
+        limit: Duration,
+        started: std::time::Instant,
+        wrap: fn(String) -> Self,
+    ) -> Self {
+        match Self::from_engine(error, limit, wrap) {
+            Self::Limit(refusal) => Self::Limit(refusal),
+            _ if started.elapsed() >= limit => Self::Bounded { limit },
+            other => other,
+        }
+    }
+
     /// A regorus error, classified: a time-limit error is [`Error::Bounded`],
     /// anything else `wrap(message)`.
     pub(crate) fn from_engine(

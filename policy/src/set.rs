@@ -320,9 +320,9 @@ impl PolicySet {
         engine.set_input(input);
         let _ = eval::take_refusal();
         let started = Instant::now();
-        let value = engine
-            .eval_rule(rule.to_owned())
-            .map_err(|e| Error::from_engine(&e, self.options.eval_limit, Error::Evaluation))?;
+        let value = engine.eval_rule(rule.to_owned()).map_err(|e| {
+            Error::from_evaluation(&e, self.options.eval_limit, started, Error::Evaluation)
+        })?;
         self.within_bound(started)?;
         // Only an engine that finished cleanly goes back to the pool.
         if let Ok(mut pool) = self.pool.lock()

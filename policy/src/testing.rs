@@ -88,7 +88,8 @@ impl PolicySet {
             Ok(RegoValue::Undefined | RegoValue::Bool(false)) => TestStatus::Failed,
             Ok(_) => TestStatus::Passed,
             Err(e) => TestStatus::Error(
-                Error::from_engine(&e, self.options().eval_limit, Error::Evaluation).to_string(),
+                Error::from_evaluation(&e, self.options().eval_limit, started, Error::Evaluation)
+                    .to_string(),
             ),
         };
         TestOutcome {

@@ -391,3 +391,24 @@ async fn the_report_rule_served_is_a_fail_closed_deny_at_the_host() {
         started.elapsed()
     );
 }
+
+#[test]
+fn a_test_running_past_its_bound_reports_the_bound() {
+    let dir = dir_with(
+        "deny contains \"policy:x\" if input.tool_call.name == \"x\"\ntest_slow if count([x | some a in numbers.range(1, 3000); some b in numbers.range(1, 3000); x := a * b]) > 0",
+    );
+    let set = PolicySet::load(
+        dir.path(),
+        PolicyOptions {
+            eval_limit: Duration::from_millis(1),
+            ..PolicyOptions::default()
+        },
+    )
+    .unwrap();
+    let outcomes = set.run_tests();
+    let status = &outcomes[0].status;
+    assert!(
+        matches!(status, hookwire_policy::TestStatus::Error(e) if e.contains("cut off after 1ms")),
+        "{status:?}"
+    );
+}
