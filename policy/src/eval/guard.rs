@@ -13,7 +13,10 @@
 //! The same wrappers serve both evaluators: on a VM program they replace
 //! the program's resolved built-in entries ([`guard_program`]); on the
 //! interpreter they are registered as extensions of the same names, which
-//! regorus consults before its built-ins ([`guard_engine`]).
+//! regorus consults before its built-ins ([`guard_engine`]). The wrappers
+//! reach regorus' own built-ins through its `unstable` table, so its tests
+//! here pin the names and arities they rely on (a regorus upgrade that
+//! moves them fails them).
 
 use std::cell::RefCell;
 use std::sync::OnceLock;
