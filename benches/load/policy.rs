@@ -15,7 +15,11 @@
 //! - throughput with 64 concurrent sessions in alternating windows
 //!   (target ≥ 0.6×, `policy_throughput_vs_rust`), with CPU per call;
 //! - the in-process evaluation time of one Rego decision
-//!   (`PolicySet::decide`, no transport);
+//!   (`PolicySet::decide`, no transport), and the same decision handed to
+//!   the evaluation workers (`Policies::decide_bounded`, what the service
+//!   runs);
+//! - how long the caller of a decision stuck inside one built-in waits for
+//!   its error (the bound, not the built-in's own time);
 //! - one in-process decision through the service with the decision log
 //!   (JSON entries to a discarding sink) and the `hookwire_policy_*`
 //!   metrics observing it, against the same service without them.
@@ -283,6 +287,58 @@ async fn observed(n: usize) -> (Samples, Samples) {
     (with, without)
 }
 
+/// The same decision handed to the evaluation workers and awaited
+/// (`Policies::decide_bounded`, what the service runs): the median per
+/// decision, in batches of `n / 20`.
+async fn in_process_bounded(n: usize) -> Samples {
+    let dir = DestructiveOnly::new();
+    let policies = Policies::load(&dir.0, PolicyOptions::default()).expect("loads");
+    let ctx = fixtures::context(&fixtures::tool_args(KIB));
+    let mut batches = Samples::default();
+    for _ in 0..20 {
+        let t = Instant::now();
+        for _ in 0..n / 20 {
+            let v = policies.decide_bounded(&ctx).await.expect("decides");
+            assert!(v.is_permit());
+        }
+        batches
+            .0
+            .push(t.elapsed().as_secs_f64() * 1e6 / (n / 20) as f64);
+    }
+    batches
+}
+
+/// How long the caller waits for the answer to a decision spending its
+/// time inside one built-in call within the caps (`net.cidr_expand` of a
+/// /16 under a 5 ms bound): the error arrives at the bound, not when the
+/// call returns.
+async fn runaway_answered(rounds: usize) -> Samples {
+    let dir = DestructiveOnly::new();
+    std::fs::write(
+        dir.0.join("runaway.rego"),
+        "package hookwire.runaway\nimport rego.v1\npoints := {\"pre_tool_call\"}\ndeny contains \"policy:never\" if count(net.cidr_expand(\"10.0.0.0/16\")) == -1\n",
+    )
+    .expect("runaway policy");
+    let options = PolicyOptions {
+        eval_limit: Duration::from_millis(5),
+        ..PolicyOptions::default()
+    };
+    let policies = Policies::load(&dir.0, options).expect("loads");
+    let ctx = fixtures::context(&fixtures::tool_args(KIB));
+    let mut answered = Samples::default();
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let refused = policies.decide_bounded(&ctx).await.is_err();
+        answered.0.push(t.elapsed().as_secs_f64() * 1e6);
+        assert!(refused, "a runaway decision is an error");
+        // Let the stuck worker return before the next round.
+        while policies.bound_status().stuck > 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    answered
+}
+
 /// `--profile policy [n]`: `n` in-process decisions after a short warm-up,
 /// for a profiler; prints the median time per decision.
 pub fn profile(n: usize) {
@@ -365,5 +421,13 @@ pub async fn section(plan: Plan, headline: &mut Vec<Headline>) {
         &without,
         "",
         None,
+    ));
+    headline.push(Headline::alone(
+        "in-process Rego decision on the evaluation workers (`Policies::decide_bounded`)",
+        &in_process_bounded(n).await,
+    ));
+    headline.push(Headline::alone(
+        "a decision stuck inside one built-in, 5 ms bound: the error answered after",
+        &runaway_answered(if plan.rounds < 10 { 5 } else { 20 }).await,
     ));
 }

@@ -58,11 +58,25 @@ pub enum Error {
     /// conflict between complete-rule values or a builtin error).
     #[error("evaluation failed: {0}")]
     Evaluation(String),
+    /// A built-in call was refused before it ran: it would have built more
+    /// than hookwire lets one call build (see `docs/policies.md`).
+    #[error("evaluation refused: {0}")]
+    Limit(String),
     /// An evaluation ran past its bound and was cut off.
     #[error("evaluation cut off after {limit:?} (policy runs too long)")]
     Bounded {
         /// The configured bound.
         limit: Duration,
+    },
+    /// No evaluation worker can take the evaluation: every one is still
+    /// inside an evaluation past its bound, or the queue is full. Refused
+    /// at once rather than queued behind runaway evaluations.
+    #[error("evaluation refused: {why} ({workers} workers)")]
+    Saturated {
+        /// The pool's workers.
+        workers: usize,
+        /// Which of the two.
+        why: &'static str,
     },
     /// The decision document does not follow the contract
     /// (see `docs/policies.md`). Never turned into an allow.
@@ -102,6 +116,23 @@ pub enum Error {
 }
 
 impl Error {
+    /// [`Error::from_engine`] for an evaluation that started at `started`:
+    /// one that failed at or past its bound is [`Error::Bounded`] whatever
+    /// regorus reports (the interpreter hands its timer's error up as
+    /// text).
+    pub(crate) fn from_evaluation(
+        error: &anyhow::Error,
+        limit: Duration,
+        started: std::time::Instant,
+        wrap: fn(String) -> Self,
+    ) -> Self {
+        match Self::from_engine(error, limit, wrap) {
+            Self::Limit(refusal) => Self::Limit(refusal),
+            _ if started.elapsed() >= limit => Self::Bounded { limit },
+            other => other,
+        }
+    }
+
     /// A regorus error, classified: a time-limit error is [`Error::Bounded`],
     /// anything else `wrap(message)`.
     pub(crate) fn from_engine(
@@ -115,7 +146,9 @@ impl Error {
                 Some(regorus::LimitError::TimeLimitExceeded { .. })
             )
         });
-        if timed_out {
+        if let Some(refusal) = crate::eval::take_refusal() {
+            Self::Limit(refusal)
+        } else if timed_out {
             Self::Bounded { limit }
         } else {
             wrap(format!("{error:#}"))

@@ -15,10 +15,16 @@
 //!   ([`DecisionPackage`], [`TestRule`], [`TestOutcome`]).
 //! - `set`: [`PolicySet`], a compiled set: decision packages, the points
 //!   they decide at, bounded evaluation, the Rego test runner.
+//! - `generated`: the module of per-point rules added to every set.
 //! - [`contract`]: decision documents → [`hookwire::Verdict`].
 //! - `reload`: [`Policies`], the serving set, atomically swapped on
 //!   reload; [`Policies::watch`] reloads on file changes.
+//! - `eval`: what keeps one evaluation bounded: caps on what a built-in
+//!   call may build, the evaluation workers that answer at the bound, the
+//!   load-time refusal of calls to built-ins regorus lacks.
 //! - `service`: [`PolicyService`], the interceptor service.
+//! - `testing`: the Rego test runner and which lines the tests evaluated
+//!   ([`Coverage`]).
 //! - `error`: the crate's [`Error`].
 //! - Operations, as OPA's: [`bundle`] (policy sets from signed `.tar.gz`
 //!   bundles on disk or polled over HTTP with ETag), [`decision_log`] (one
@@ -35,6 +41,8 @@ pub mod bundle;
 pub mod contract;
 pub mod decision_log;
 mod error;
+mod eval;
+mod generated;
 mod input;
 mod load;
 pub mod metrics;
@@ -43,9 +51,15 @@ mod report;
 mod service;
 mod set;
 pub mod status;
+mod testing;
 
 pub use error::Error;
+pub use eval::{
+    BoundStatus, MAX_GENERATED_BYTES, MAX_GENERATED_ELEMENTS, MAX_WORKERS, QUEUE_CAPACITY,
+    REGORUS_VERSION,
+};
 pub use reload::{Policies, RELOAD_DEBOUNCE, ReloadEvent, ReloadStatus, Watcher};
 pub use report::{DecisionPackage, PolicyOptions, TestOutcome, TestRule, TestStatus};
 pub use service::{FailureReporter, PolicyService, SERVICE_NAME};
 pub use set::PolicySet;
+pub use testing::{Coverage, FileCoverage};

@@ -25,6 +25,7 @@ use notify::{RecursiveMode, Watcher as _};
 
 use crate::decision_log::PackageRules;
 use crate::error::Error;
+use crate::eval::{BoundStatus, Pool};
 use crate::report::PolicyOptions;
 use crate::set::PolicySet;
 
@@ -73,6 +74,8 @@ pub struct Policies {
     options: PolicyOptions,
     current: ArcSwap<PolicySet>,
     status: Mutex<ReloadStatus>,
+    /// The workers served decisions run on ([`Policies::decide_bounded`]).
+    workers: Pool,
 }
 
 impl Policies {
@@ -91,18 +94,20 @@ impl Policies {
                 last_error: None,
                 revision: None,
             }),
+            workers: Pool::per_core()?,
         }))
     }
 
     /// Serves `set`, already compiled (from a bundle, `revision`), as
     /// generation 1; `origin` names where it came from. Later sets come
-    /// through [`Policies::replace`].
+    /// through [`Policies::replace`]. Fails only when the evaluation
+    /// workers cannot start.
     pub fn from_set(
         origin: impl Into<PathBuf>,
         set: PolicySet,
         revision: Option<String>,
-    ) -> Arc<Self> {
-        Arc::new(Self {
+    ) -> Result<Arc<Self>, Error> {
+        Ok(Arc::new(Self {
             dir: origin.into(),
             options: set.options(),
             current: ArcSwap::from_pointee(set),
@@ -112,7 +117,8 @@ impl Policies {
                 last_error: None,
                 revision,
             }),
-        })
+            workers: Pool::per_core()?,
+        }))
     }
 
     /// The directory served.
@@ -133,20 +139,56 @@ impl Policies {
             .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
     }
 
-    /// The verdict of the serving set for `ctx`.
+    /// The verdict of the serving set for `ctx`, evaluated on the calling
+    /// thread (an evaluation that returns past its bound is still an
+    /// error, but the caller waits for it to return).
     pub fn decide(&self, ctx: &AgentContext) -> Result<Verdict, Error> {
         self.current.load().decide(ctx)
     }
 
-    /// [`Policies::decide`], with what each package contributed, for the
-    /// decision log and metrics.
-    pub fn decide_explained(
+    /// [`Policies::decide_bounded`], with what each package contributed,
+    /// for the decision log and metrics: evaluated on the evaluation
+    /// workers under the same bound.
+    pub async fn decide_explained(
         &self,
         ctx: &AgentContext,
     ) -> Result<(Verdict, Vec<PackageRules>), Error> {
-        let documents = self.current.load().decision_documents(ctx)?;
-        let verdict = crate::contract::combine(ctx.point(), &documents)?;
-        Ok((verdict, package_rules(&documents)))
+        let ctx = ctx.clone();
+        self.on_workers(move |set| {
+            let documents = set.decision_documents(&ctx)?;
+            let verdict = crate::contract::combine(ctx.point(), &documents)?;
+            Ok((verdict, package_rules(&documents)))
+        })
+        .await
+    }
+
+    /// The verdict of the serving set for `ctx`, evaluated on the
+    /// evaluation workers: the answer arrives by the evaluation bound
+    /// ([`Error::Bounded`]) even while the evaluation is still inside a
+    /// built-in, and is [`Error::Saturated`] at once when every worker is
+    /// stuck past its bound. What the service decides with.
+    pub async fn decide_bounded(&self, ctx: &AgentContext) -> Result<Verdict, Error> {
+        let ctx = ctx.clone();
+        self.on_workers(move |set| set.decide(&ctx)).await
+    }
+
+    /// Runs `evaluate` on the serving set on the evaluation workers,
+    /// answered by the set's bound as [`Policies::decide_bounded`] is: for
+    /// any evaluation served (a decision with what each package decided,
+    /// say).
+    pub async fn on_workers<T: Send + 'static>(
+        &self,
+        evaluate: impl FnOnce(&PolicySet) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        let set = self.current();
+        let limit = set.options().eval_limit;
+        self.workers.run(limit, move || evaluate(&set)).await
+    }
+
+    /// What the evaluation bound did: cut-off and refused evaluations, the
+    /// workers stuck now.
+    pub fn bound_status(&self) -> BoundStatus {
+        self.workers.status()
     }
 
     /// Loads the directory again: swaps the new set in, or keeps the

@@ -102,10 +102,10 @@ impl Interceptor for PolicyService {
 
     async fn intercept(&self, ctx: &AgentContext) -> Result<Verdict, Error> {
         let decided = if self.observers.is_empty() {
-            self.policies.decide(ctx)
+            self.policies.decide_bounded(ctx).await
         } else {
             let started = Instant::now();
-            let explained = self.policies.decide_explained(ctx);
+            let explained = self.policies.decide_explained(ctx).await;
             let duration = started.elapsed();
             let status = self.policies.status();
             let (outcome, packages) = match &explained {

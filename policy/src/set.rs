@@ -12,14 +12,12 @@
 //! tree-walking interpreter, on a clone of the prepared engine.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hookwire::{AgentContext, InterceptionPoint, Verdict};
-use regorus::languages::rego::compiler::Compiler;
 use regorus::rvm::program::Program;
 use regorus::rvm::vm::{RegoVM, VmError};
 use regorus::utils::limits::ExecutionTimerConfig;
@@ -28,13 +26,12 @@ use serde_json::Value;
 
 use crate::contract::{self, DECISION_RULES, POINTS_RULE};
 use crate::error::Error;
+use crate::eval;
+use crate::generated::{INTERNAL_PACKAGE, generated_module, rego_ref, rule_for};
 use crate::input::InputPaths;
 use crate::load::{self, Sources};
-use crate::report::{DecisionPackage, PolicyOptions, TestOutcome, TestRule, TestStatus};
-
-/// The package holding the generated per-point rules; policies may not use
-/// it.
-const INTERNAL_PACKAGE: &str = "hookwire_internal";
+use crate::report::{DecisionPackage, PolicyOptions, TestRule};
+use crate::testing::test_candidates;
 
 /// The root package of decision packages.
 const DECISION_ROOT: &str = "hookwire";
@@ -96,6 +93,7 @@ impl PolicySet {
     ) -> Result<Self, Error> {
         let mut engine = Engine::new();
         engine.set_execution_timer_config(timer(options));
+        eval::guard_engine(&mut engine).map_err(|e| Error::Compile(format!("{e:#}")))?;
         let label = |path: &Path| {
             path.strip_prefix(dir)
                 .unwrap_or(path)
@@ -168,31 +166,18 @@ impl PolicySet {
             .eval_rule(format!("data.{INTERNAL_PACKAGE}.ready"))
             .map_err(|e| Error::from_engine(&e, options.eval_limit, Error::Compile))?;
 
-        let programs = by_point
-            .keys()
-            .filter(|_| options.compiled)
-            .filter_map(|point| {
-                let rule = format!("data.{INTERNAL_PACKAGE}.{}", rule_for(*point));
-                let compiled = engine.clone().compile_with_entrypoint(&rule.as_str().into());
-                let program = compiled.map_err(|e| format!("{e:#}")).and_then(|policy| {
-                    Compiler::compile_from_policy(&policy, &[rule.as_str()])
-                        .map_err(|e| e.to_string())
-                });
-                match program {
-                    Ok(program) => Some((
-                        *point,
-                        PointProgram {
-                            program,
-                            vms: Mutex::new(Vec::new()),
-                        },
-                    )),
-                    Err(e) => {
-                        tracing::info!(%point, error = %e, "decision rule evaluated by the interpreter");
-                        None
-                    }
-                }
-            })
-            .collect();
+        // Every point is compiled (it refuses calls to missing built-ins);
+        // the programs run only when `compiled` is set.
+        let mut programs = BTreeMap::new();
+        for point in by_point.keys() {
+            let rule = format!("data.{INTERNAL_PACKAGE}.{}", rule_for(*point));
+            if let Some(program) = eval::compile_point(&engine, &rule)?
+                && options.compiled
+            {
+                let vms = Mutex::new(Vec::new());
+                programs.insert(*point, PointProgram { program, vms });
+            }
+        }
         let data = engine.get_data();
         Ok(Self {
             dir: dir.to_path_buf(),
@@ -299,18 +284,35 @@ impl PolicySet {
             }
         };
         vm.set_input(input);
+        let _ = eval::take_refusal();
+        let started = Instant::now();
         let value = vm.execute().map_err(|e| match e {
             VmError::TimeLimitExceeded { .. } => Error::Bounded {
                 limit: self.options.eval_limit,
             },
-            other => Error::Evaluation(format!("{other}")),
+            other => match eval::take_refusal() {
+                Some(refusal) => Error::Limit(refusal),
+                None => Error::Evaluation(format!("{other}")),
+            },
         })?;
+        self.within_bound(started)?;
         if let Ok(mut vms) = compiled.vms.lock()
             && vms.len() < POOL_MAX
         {
             vms.push(vm);
         }
         to_json(&value)
+    }
+
+    /// An evaluation that returned past its bound (inside one built-in, the
+    /// engine's timer is not consulted) is an error, never a verdict.
+    fn within_bound(&self, started: Instant) -> Result<(), Error> {
+        if started.elapsed() > self.options.eval_limit {
+            return Err(Error::Bounded {
+                limit: self.options.eval_limit,
+            });
+        }
+        Ok(())
     }
 
     fn timer(&self) -> ExecutionTimerConfig {
@@ -322,9 +324,12 @@ impl PolicySet {
         let pooled = self.pool.lock().ok().and_then(|mut pool| pool.pop());
         let mut engine = pooled.unwrap_or_else(|| self.template.clone());
         engine.set_input(input);
-        let value = engine
-            .eval_rule(rule.to_owned())
-            .map_err(|e| Error::from_engine(&e, self.options.eval_limit, Error::Evaluation))?;
+        let _ = eval::take_refusal();
+        let started = Instant::now();
+        let value = engine.eval_rule(rule.to_owned()).map_err(|e| {
+            Error::from_evaluation(&e, self.options.eval_limit, started, Error::Evaluation)
+        })?;
+        self.within_bound(started)?;
         // Only an engine that finished cleanly goes back to the pool.
         if let Ok(mut pool) = self.pool.lock()
             && pool.len() < POOL_MAX
@@ -334,28 +339,22 @@ impl PolicySet {
         to_json(&value)
     }
 
-    /// Runs every test rule, each on a fresh engine (no input), bounded.
-    pub fn run_tests(&self) -> Vec<TestOutcome> {
-        self.tests
+    /// The prepared engine, for the test runner to clone.
+    pub(crate) fn template(&self) -> &Engine {
+        &self.template
+    }
+
+    /// One package's decision document for `ctx` (`{rule: value}`,
+    /// undefined rules `null`), evaluated alone on the interpreter: what
+    /// `policy bench` times per package.
+    pub fn package_document(&self, ctx: &AgentContext, package: &str) -> Result<Value, Error> {
+        let index = self
+            .packages
             .iter()
-            .map(|test| {
-                let started = Instant::now();
-                let mut engine = self.template.clone();
-                let status = match engine.eval_rule(test.rule_path.clone()) {
-                    Ok(RegoValue::Undefined | RegoValue::Bool(false)) => TestStatus::Failed,
-                    Ok(_) => TestStatus::Passed,
-                    Err(e) => TestStatus::Error(
-                        Error::from_engine(&e, self.options.eval_limit, Error::Evaluation)
-                            .to_string(),
-                    ),
-                };
-                TestOutcome {
-                    test: test.clone(),
-                    status,
-                    duration: started.elapsed(),
-                }
-            })
-            .collect()
+            .position(|p| p.name == package)
+            .ok_or_else(|| Error::Evaluation(format!("no decision package {package}")))?;
+        let input = self.input.convert(ctx)?;
+        self.evaluate(input, &format!("data.{INTERNAL_PACKAGE}.pkg{index}"))
     }
 }
 
@@ -449,28 +448,6 @@ fn discover(
     Ok((decision, tests))
 }
 
-/// Words of a module that look like test rule names (`test_...`); the
-/// engine then confirms which ones are declared rules.
-fn test_candidates(text: &str) -> BTreeSet<&str> {
-    let mut found = BTreeSet::new();
-    let bytes = text.as_bytes();
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut i = 0;
-    while let Some(offset) = text[i..].find("test_") {
-        let start = i + offset;
-        let mut end = start + "test_".len();
-        while end < bytes.len() && is_word(bytes[end]) {
-            end += 1;
-        }
-        let preceded = start > 0 && (is_word(bytes[start - 1]) || bytes[start - 1] == b'.');
-        if !preceded {
-            found.insert(&text[start..end]);
-        }
-        i = end;
-    }
-    found
-}
-
 /// `points` of one package, evaluated without input: a non-empty set (or
 /// array) of point names.
 fn package_points(
@@ -511,78 +488,4 @@ fn package_points(
         return Err(contract("`points` is empty"));
     }
     Ok(points.into_iter().collect())
-}
-
-/// The name of the generated rule for a point (`input` is a Rego keyword,
-/// so every point gets a prefix).
-fn rule_for(point: InterceptionPoint) -> String {
-    format!("at_{point}")
-}
-
-/// `data.a.b` for identifier components, `data.a["b-c"]` otherwise.
-fn rego_ref(components: &[String]) -> String {
-    let mut out = String::from("data");
-    for c in components {
-        let ident = c
-            .chars()
-            .next()
-            .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
-            && c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
-        if ident {
-            out.push('.');
-            out.push_str(c);
-        } else {
-            let quoted = serde_json::to_string(c).unwrap_or_default();
-            let _ = write!(out, "[{quoted}]");
-        }
-    }
-    out
-}
-
-/// The generated module: for each package and each contract rule it
-/// declares, a copy defaulting to `null`; for each point, an array of one
-/// object per package deciding there.
-fn generated_module(
-    packages: &[(Vec<String>, DecisionPackage)],
-) -> (String, BTreeMap<InterceptionPoint, Vec<String>>) {
-    let mut module = format!("package {INTERNAL_PACKAGE}\n\nready := true\n");
-    let mut by_point: BTreeMap<InterceptionPoint, Vec<(usize, String)>> = BTreeMap::new();
-    for (i, (components, package)) in packages.iter().enumerate() {
-        let base = rego_ref(components);
-        for rule in &package.rules {
-            let _ = write!(
-                module,
-                "\ndefault p{i}_{rule} := null\np{i}_{rule} := {base}.{rule}\n"
-            );
-        }
-        for point in &package.points {
-            by_point
-                .entry(*point)
-                .or_default()
-                .push((i, package.name.clone()));
-        }
-    }
-    for (point, deciding) in &by_point {
-        let _ = write!(module, "\n{} := [", rule_for(*point));
-        for (n, (i, _)) in deciding.iter().enumerate() {
-            if n > 0 {
-                module.push_str(", ");
-            }
-            module.push('{');
-            let (_, package) = &packages[*i];
-            for (k, rule) in package.rules.iter().enumerate() {
-                if k > 0 {
-                    module.push_str(", ");
-                }
-                let _ = write!(module, "\"{rule}\": p{i}_{rule}");
-            }
-            module.push('}');
-        }
-        module.push_str("]\n");
-    }
-    let by_point = by_point
-        .into_iter()
-        .map(|(point, deciding)| (point, deciding.into_iter().map(|(_, n)| n).collect()))
-        .collect();
-    (module, by_point)
 }

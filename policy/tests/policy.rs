@@ -2,6 +2,7 @@
 //! contract, the example library, the policy served to a real host, and
 //! the operator surface (bundles, decision logs, metrics, status).
 
+mod bound;
 mod bundle;
 mod contract;
 mod decision_log;

@@ -190,7 +190,10 @@ async fn a_broken_policy_keeps_the_previous_set_serving() {
 
 /// Serves a one-file policy set and returns the host's verdict for one
 /// `pre_tool_call`, plus how long the emission took.
-async fn one_decision(policy: &str, options: PolicyOptions) -> (hookwire::Verdict, Duration) {
+pub(crate) async fn one_decision(
+    policy: &str,
+    options: PolicyOptions,
+) -> (hookwire::Verdict, Duration) {
     let dir = tempfile::tempdir().unwrap();
     replace(dir.path(), "policy.rego", policy);
     let policies = Policies::load(dir.path(), options).unwrap();

@@ -6,10 +6,13 @@
 //!   previous one keeps serving), with `--metrics-addr ADDR` the service's
 //!   metrics at `/metrics`;
 //! - `test DIR` runs the Rego unit tests (`test_*` rules), one line each,
-//!   and fails when one does not pass;
+//!   and fails when one does not pass; `--coverage` adds the lines of each
+//!   module the tests evaluated;
+//! - `bench DIR` times decisions in-process, per context and package;
 //! - `eval DIR --point POINT --context FILE` prints the verdict for one
 //!   context.
 
+mod bench;
 mod eval;
 mod ops;
 mod serve;
@@ -24,6 +27,7 @@ use hookwire_policy::PolicyOptions;
 
 use crate::error::CliError;
 
+use self::bench::bench;
 use self::eval::eval;
 use self::serve::serve;
 use self::test::test;
@@ -67,10 +71,42 @@ pub(crate) enum PolicyCommand {
     },
     /// Run the Rego unit tests (`test_*` rules) of DIR; exits non-zero when
     /// one fails.
-    #[command(after_help = "Example:\n  hookwire policy test examples/policies")]
+    #[command(after_help = "Example:\n  hookwire policy test examples/policies --coverage")]
     Test {
         /// The policy directory.
         dir: PathBuf,
+        /// Also print which lines of each module the tests evaluated: a
+        /// percentage per file and the lines no test reached.
+        #[arg(long)]
+        coverage: bool,
+        /// Write the coverage (covered and uncovered lines per file) as
+        /// JSON to FILE.
+        #[arg(long, value_name = "FILE")]
+        coverage_json: Option<PathBuf>,
+        #[command(flatten)]
+        bounds: Bounds,
+    },
+    /// Time the decisions of DIR in-process: decisions per second and
+    /// p50/p99 latency for each context, and for each package deciding at
+    /// its point.
+    #[command(
+        after_help = "Examples:\n  hookwire policy bench examples/policies\n  hookwire policy bench examples/policies --context examples/policies/contexts/rm_rf.json --duration 500ms"
+    )]
+    Bench {
+        /// The policy directory; without --context, the contexts timed are
+        /// the `*.json` files of DIR/contexts/.
+        dir: PathBuf,
+        /// Time only contexts at this point (fills in a context file's
+        /// missing `interception_point`).
+        #[arg(long, value_name = "POINT", value_parser = parse_point)]
+        point: Option<InterceptionPoint>,
+        /// The one agent context to time (§4 JSON).
+        #[arg(long, value_name = "FILE")]
+        context: Option<PathBuf>,
+        /// How long the whole run takes, shared equally by its rows, e.g.
+        /// `500ms` or `5s`.
+        #[arg(long, default_value = "3s", value_parser = bench::parse_duration)]
+        duration: Duration,
         #[command(flatten)]
         bounds: Bounds,
     },
@@ -127,7 +163,7 @@ impl PolicyCommand {
     pub(crate) fn otlp_endpoint(&self) -> Option<&str> {
         match self {
             Self::Serve { ops, .. } => ops.telemetry.otlp_endpoint.as_deref(),
-            Self::Test { .. } | Self::Eval { .. } => None,
+            Self::Test { .. } | Self::Eval { .. } | Self::Bench { .. } => None,
         }
     }
 }
@@ -157,7 +193,19 @@ pub(crate) async fn run(
             };
             serve(request, telemetry).await
         }
-        PolicyCommand::Test { dir, bounds } => test(&dir, bounds.options()),
+        PolicyCommand::Test {
+            dir,
+            coverage,
+            coverage_json,
+            bounds,
+        } => test(&dir, coverage, coverage_json.as_deref(), bounds.options()),
+        PolicyCommand::Bench {
+            dir,
+            point,
+            context,
+            duration,
+            bounds,
+        } => bench(&dir, point, context.as_deref(), duration, bounds.options()),
         PolicyCommand::Eval {
             dir,
             point,

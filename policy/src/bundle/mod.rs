@@ -165,7 +165,7 @@ impl Bundles {
             Ok((set, revision)) => {
                 self.activated(&revision, tag);
                 let revision = Some(revision).filter(|r| !r.is_empty());
-                Ok(Policies::from_set(&self.name, set, revision))
+                Policies::from_set(&self.name, set, revision)
             }
             Err(e) => Err(self.failed(e.to_string())),
         }

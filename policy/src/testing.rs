@@ -1,0 +1,155 @@
+//! The Rego unit test runner (`hookwire policy test`), and which lines of
+//! each module the tests evaluated (`--coverage`).
+//!
+//! Every test rule (`test_*`) runs on its own clone of the prepared engine,
+//! without input, bounded like a decision. With coverage, regorus records
+//! the lines each test evaluated and the reports are merged: a line is
+//! covered when any test evaluated it, and uncovered when regorus counts
+//! it as evaluable and no test reached it. The generated module of the
+//! decision contract is left out.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use regorus::{Engine, Value as RegoValue};
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::report::{TestOutcome, TestRule, TestStatus};
+use crate::set::PolicySet;
+
+/// The merged coverage of one module.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileCoverage {
+    /// The module's file, relative to the policy directory.
+    pub path: String,
+    /// Lines some test evaluated.
+    pub covered: BTreeSet<u32>,
+    /// Evaluable lines no test evaluated.
+    pub uncovered: BTreeSet<u32>,
+}
+
+impl FileCoverage {
+    /// Covered lines as a share of the evaluable ones, in percent (100
+    /// when nothing in the file is evaluable).
+    pub fn percent(&self) -> f64 {
+        let total = self.covered.len() + self.uncovered.len();
+        if total == 0 {
+            100.0
+        } else {
+            self.covered.len() as f64 * 100.0 / total as f64
+        }
+    }
+}
+
+/// The merged coverage of a test run, by file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Coverage {
+    /// One entry per module, by path.
+    pub files: Vec<FileCoverage>,
+}
+
+impl Coverage {
+    /// Covered lines over all files, in percent.
+    pub fn percent(&self) -> f64 {
+        let covered: usize = self.files.iter().map(|f| f.covered.len()).sum();
+        let total: usize = self
+            .files
+            .iter()
+            .map(|f| f.covered.len() + f.uncovered.len())
+            .sum();
+        if total == 0 {
+            100.0
+        } else {
+            covered as f64 * 100.0 / total as f64
+        }
+    }
+}
+
+impl PolicySet {
+    /// Runs every test rule, each on a fresh engine (no input), bounded.
+    pub fn run_tests(&self) -> Vec<TestOutcome> {
+        self.tests()
+            .iter()
+            .map(|test| self.run_test(test, &mut self.template().clone()))
+            .collect()
+    }
+
+    /// Runs one test rule on `engine`, bounded.
+    fn run_test(&self, test: &TestRule, engine: &mut Engine) -> TestOutcome {
+        let started = Instant::now();
+        let status = match engine.eval_rule(test.rule_path.clone()) {
+            Ok(_) if started.elapsed() > self.options().eval_limit => TestStatus::Error(
+                Error::Bounded {
+                    limit: self.options().eval_limit,
+                }
+                .to_string(),
+            ),
+            Ok(RegoValue::Undefined | RegoValue::Bool(false)) => TestStatus::Failed,
+            Ok(_) => TestStatus::Passed,
+            Err(e) => TestStatus::Error(
+                Error::from_evaluation(&e, self.options().eval_limit, started, Error::Evaluation)
+                    .to_string(),
+            ),
+        };
+        TestOutcome {
+            test: test.clone(),
+            status,
+            duration: started.elapsed(),
+        }
+    }
+
+    /// Runs every test rule as [`PolicySet::run_tests`] does, with coverage
+    /// gathered.
+    pub fn run_tests_with_coverage(&self) -> Result<(Vec<TestOutcome>, Coverage), Error> {
+        let mut covered: BTreeMap<String, (BTreeSet<u32>, BTreeSet<u32>)> = BTreeMap::new();
+        let mut outcomes = Vec::with_capacity(self.tests().len());
+        for test in self.tests() {
+            let mut engine = self.template().clone();
+            engine.set_enable_coverage(true);
+            outcomes.push(self.run_test(test, &mut engine));
+            let report = engine
+                .get_coverage_report()
+                .map_err(|e| Error::Evaluation(format!("coverage report: {e:#}")))?;
+            for file in report.files {
+                if file.path.starts_with('<') {
+                    continue;
+                }
+                let entry = covered.entry(file.path).or_default();
+                entry.0.extend(file.covered);
+                entry.1.extend(file.not_covered);
+            }
+        }
+        let files = covered
+            .into_iter()
+            .map(|(path, (covered, seen))| FileCoverage {
+                path,
+                uncovered: seen.difference(&covered).copied().collect(),
+                covered,
+            })
+            .collect();
+        Ok((outcomes, Coverage { files }))
+    }
+}
+
+/// Words of a module that look like test rule names (`test_...`); the
+/// engine then confirms which ones are declared rules.
+pub(crate) fn test_candidates(text: &str) -> BTreeSet<&str> {
+    let mut found = BTreeSet::new();
+    let bytes = text.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while let Some(offset) = text[i..].find("test_") {
+        let start = i + offset;
+        let mut end = start + "test_".len();
+        while end < bytes.len() && is_word(bytes[end]) {
+            end += 1;
+        }
+        let preceded = start > 0 && (is_word(bytes[start - 1]) || bytes[start - 1] == b'.');
+        if !preceded {
+            found.insert(&text[start..end]);
+        }
+        i = end;
+    }
+    found
+}
