@@ -19,6 +19,9 @@
 //! - `reload`: [`Policies`], the serving set, atomically swapped on
 //!   reload; [`Policies::watch`] reloads on file changes.
 //! - `service`: [`PolicyService`], the interceptor service.
+//! - `cedar`: Cedar policies (`*.cedar`) beside Rego, as decision
+//!   packages of the same contract; [`CEDAR_SCHEMA`] is the schema the
+//!   service publishes.
 //! - `error`: the crate's [`Error`].
 //!
 //! Failure is never an allow: a set that does not load keeps the previous
@@ -26,6 +29,7 @@
 //! a policy running past its bound fails the call with an error status,
 //! which the host records as a fail-closed deny.
 
+mod cedar;
 pub mod contract;
 mod error;
 mod input;
@@ -35,6 +39,7 @@ mod report;
 mod service;
 mod set;
 
+pub use cedar::{NOT_PERMITTED, PUBLISHED_SCHEMA as CEDAR_SCHEMA};
 pub use error::Error;
 pub use reload::{Policies, RELOAD_DEBOUNCE, ReloadEvent, ReloadStatus, Watcher};
 pub use report::{DecisionPackage, PolicyOptions, TestOutcome, TestRule, TestStatus};

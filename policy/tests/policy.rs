@@ -1,6 +1,8 @@
 //! hookwire-policy's integration tests in one binary: the decision
-//! contract, the example library, and the policy served to a real host.
+//! contract, Cedar beside Rego, the example library, and the policy served
+//! to a real host.
 
+mod cedar;
 mod contract;
 mod examples;
 mod service;
