@@ -20,3 +20,4 @@ mod mcp;
 mod metrics;
 mod operable;
 mod policy;
+mod policy_cedar;

@@ -82,7 +82,7 @@ fn policy_eval_prints_the_verdict() {
 
 #[test]
 fn every_policy_subcommand_has_help() {
-    for sub in ["serve", "test", "eval"] {
+    for sub in ["serve", "test", "eval", "schema"] {
         let out = hookwire(&["policy", sub, "--help"]);
         assert!(out.status.success(), "{sub}");
         assert!(stdout(&out).contains("Usage: hookwire policy"), "{sub}");

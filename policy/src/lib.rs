@@ -1,5 +1,6 @@
 //! hookwire-policy: OPA Rego policies as an AGENT-HOOKS-0.1 interceptor,
-//! evaluated with `regorus`.
+//! evaluated with `regorus`, and Cedar policies beside them, decided with
+//! `cedar-policy` under the same contract.
 //!
 //! Operators write policy, not services: a directory of `.rego` modules
 //! (plus `data.json`/`data.yaml` documents) is served by `hookwire policy

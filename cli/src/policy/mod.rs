@@ -1,14 +1,16 @@
-//! `hookwire policy`: OPA Rego policies as an interceptor service, without
-//! writing one (see `docs/policies.md`).
+//! `hookwire policy`: OPA Rego and Cedar policies as an interceptor
+//! service, without writing one (see `docs/policies.md`).
 //!
 //! - `serve DIR --addr ADDR` serves the policies of DIR and reloads them
 //!   when a file changes (a set that fails to load is reported and the
 //!   previous one keeps serving), with `--metrics-addr ADDR` the service's
 //!   metrics at `/metrics`;
-//! - `test DIR` runs the Rego unit tests (`test_*` rules), one line each,
-//!   and fails when one does not pass;
+//! - `test DIR` runs the Rego unit tests (`test_*` rules) and the Cedar
+//!   test cases (`*.cedartest.json`), one line each, and fails when one
+//!   does not pass;
 //! - `eval DIR --point POINT --context FILE` prints the verdict for one
-//!   context.
+//!   context;
+//! - `schema` prints the Cedar schema the service publishes.
 
 mod eval;
 mod serve;
@@ -34,11 +36,15 @@ pub(crate) const POLICY_ADDR: &str = "127.0.0.1:50153";
 /// The `policy` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum PolicyCommand {
-    /// Serve the Rego policies of DIR as an interceptor service, reloading
-    /// them when a file changes.
+    /// Serve the Rego and Cedar policies of DIR as an interceptor service,
+    /// reloading them when a file changes.
+    #[command(
+        after_help = "Example:\n  hookwire policy serve examples/policies --addr 127.0.0.1:50153\n  hookwire policy serve examples/policies-cedar --addr 127.0.0.1:0"
+    )]
     Serve {
-        /// The policy directory: `*.rego` modules and `data.json` /
-        /// `data.yaml` documents.
+        /// The policy directory: `*.rego` modules, `data.json` /
+        /// `data.yaml` documents, `*.cedar` policies and at most one
+        /// `*.cedarschema` (else the published schema validates them).
         dir: PathBuf,
         /// The address to listen on (port 0: any free port, printed).
         #[arg(long, default_value = POLICY_ADDR, value_name = "ADDR")]
@@ -54,8 +60,9 @@ pub(crate) enum PolicyCommand {
         #[command(flatten)]
         bounds: Bounds,
     },
-    /// Run the Rego unit tests (`test_*` rules) of DIR; exits non-zero when
-    /// one fails.
+    /// Run the Rego unit tests (`test_*` rules) and the Cedar test cases
+    /// (`*.cedartest.json`) of DIR; exits non-zero when one fails.
+    #[command(after_help = "Example:\n  hookwire policy test examples/policies-cedar")]
     Test {
         /// The policy directory.
         dir: PathBuf,
@@ -63,6 +70,9 @@ pub(crate) enum PolicyCommand {
         bounds: Bounds,
     },
     /// Print the verdict the policies of DIR give for one context.
+    #[command(
+        after_help = "Example:\n  hookwire policy eval examples/policies-cedar --point pre_tool_call \\\n      --context examples/policies-cedar/contexts/wire_transfer.json --explain"
+    )]
     Eval {
         /// The policy directory.
         dir: PathBuf,
@@ -79,6 +89,12 @@ pub(crate) enum PolicyCommand {
         #[command(flatten)]
         bounds: Bounds,
     },
+    /// Print the Cedar schema the service publishes: the request it builds
+    /// at each point (principal, action, resource, context). Cedar policies
+    /// are validated against it unless DIR has its own `*.cedarschema`;
+    /// start that from this one.
+    #[command(after_help = "Example:\n  hookwire policy schema > my-policies/hookwire.cedarschema")]
+    Schema,
 }
 
 /// How long one evaluation may run.
@@ -124,5 +140,9 @@ pub(crate) async fn run(command: PolicyCommand) -> Result<(), CliError> {
             explain,
             bounds,
         } => eval(&dir, point, &context, explain, bounds.options()),
+        PolicyCommand::Schema => {
+            print!("{}", hookwire_policy::CEDAR_SCHEMA);
+            Ok(())
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! `hookwire policy test`: runs the Rego unit tests, one line each.
+//! `hookwire policy test`: runs the Rego unit tests and the Cedar test
+//! cases, one line each.
 
 use std::path::Path;
 
@@ -6,7 +7,8 @@ use hookwire_policy::{PolicyOptions, PolicySet, TestStatus};
 
 use crate::error::CliError;
 
-/// Runs the `test_*` rules of `dir` and fails when one does not pass.
+/// Runs the `test_*` rules and `*.cedartest.json` cases of `dir` and fails
+/// when one does not pass.
 pub(super) fn test(dir: &Path, options: PolicyOptions) -> Result<(), CliError> {
     let set = PolicySet::load(dir, options)?;
     let outcomes = set.run_tests();
@@ -15,6 +17,7 @@ pub(super) fn test(dir: &Path, options: PolicyOptions) -> Result<(), CliError> {
         let (word, detail) = match &outcome.status {
             TestStatus::Passed => ("PASS", String::new()),
             TestStatus::Failed => ("FAIL", String::new()),
+            TestStatus::Mismatch(why) => ("FAIL", format!("\n    {why}")),
             TestStatus::Error(e) => ("ERROR", format!("\n    {}", e.replace('\n', "\n    "))),
         };
         if outcome.status != TestStatus::Passed {
@@ -27,7 +30,9 @@ pub(super) fn test(dir: &Path, options: PolicyOptions) -> Result<(), CliError> {
     }
     println!("\n{} passed, {failed} failed", outcomes.len() - failed);
     if outcomes.is_empty() {
-        return Err(CliError::PolicyTests("no test_ rules found".into()));
+        return Err(CliError::PolicyTests(
+            "no test_ rules or Cedar test cases found".into(),
+        ));
     }
     if failed > 0 {
         return Err(CliError::PolicyTests(format!(

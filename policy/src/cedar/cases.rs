@@ -36,7 +36,7 @@ const MAX_FILE_BYTES: usize = 1024 * 1024;
 const MAX_CASES: usize = 1000;
 
 /// Context members a case leaves out, with the value they get.
-pub const DEFAULTS: &str = r#"{"spec": "agent-hooks/0.1", "timestamp": "2025-01-01T00:00:00Z", "sequence": 0, "agent": {"id": "test-agent", "framework": "test"}, "session": {"id": "test-session"}}"#;
+pub(crate) const DEFAULTS: &str = r#"{"spec": "agent-hooks/0.1", "timestamp": "2025-01-01T00:00:00Z", "sequence": 0, "agent": {"id": "test-agent", "framework": "test"}, "session": {"id": "test-session"}}"#;
 
 /// What a case expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -64,7 +64,6 @@ struct RawCase {
 #[derive(Debug, Clone)]
 pub(crate) struct Case {
     rule: TestRule,
-    point: InterceptionPoint,
     context: Value,
     expect: Expect,
     reason: Option<String>,
@@ -129,7 +128,6 @@ pub(crate) fn load(dir: &Path, files: &[Module]) -> Result<Vec<Case>, Error> {
                     file: label.clone(),
                     rule_path: String::new(),
                 },
-                point,
                 context,
                 expect: case.expect,
                 reason: case.reason,
@@ -222,7 +220,6 @@ pub(crate) fn run(set: &PolicySet, case: &Case) -> TestOutcome {
             }
         }
     };
-    let _ = case.point;
     TestOutcome {
         test: case.rule.clone(),
         status,
