@@ -346,3 +346,20 @@ fn a_case_whose_verdict_differs_reports_both() {
         TestStatus::Mismatch("expected deny policy:x, got allow".into())
     );
 }
+
+#[test]
+fn a_policy_erroring_on_a_request_fails_the_decision_closed() {
+    // Valid against the schema, but overflows at sequence 1: Cedar would
+    // skip the forbid (an allow); the service fails the call instead.
+    let dir = dir_with(&[(
+        "p.cedar",
+        "@reason(\"policy:x\")\nforbid (principal, action == Hookwire::Action::\"pre_tool_call\", resource) when { context.sequence + 9223372036854775807 > 0 };\n",
+    )]);
+    let set = PolicySet::load(dir.path(), PolicyOptions::default()).expect("loads");
+    let err = set
+        .decide(&tool_call("a", "bash", json!({})))
+        .expect_err("fails closed");
+    assert!(matches!(err, Error::Evaluation(_)), "{err:?}");
+    assert!(err.to_string().contains("policy0 errored"), "{err}");
+    assert!(!err.to_string().contains("9223372036854775807"), "{err}");
+}

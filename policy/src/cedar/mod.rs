@@ -188,7 +188,14 @@ impl CedarSet {
             let response =
                 authorizer.is_authorized(&built.request, &file.policies, &built.entities);
             if let Some(error) = response.diagnostics().errors().next() {
-                return Err(Error::Evaluation(format!("{}: {error}", file.name)));
+                // The error's own text may quote context values: only the
+                // policy is named.
+                let cedar_policy::AuthorizationError::PolicyEvaluationError(error) = error;
+                return Err(Error::Evaluation(format!(
+                    "{}: policy {} errored on this request (an overflow or an extension function refusing its argument; values not shown)",
+                    file.name,
+                    error.policy_id()
+                )));
             }
             let satisfied: BTreeSet<&PolicyId> = response.diagnostics().reason().collect();
             let mut deny = Vec::new();

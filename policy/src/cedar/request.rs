@@ -111,8 +111,14 @@ pub(crate) fn build(ctx: &AgentContext, schema: &CedarSchema) -> Result<Option<B
         )));
     };
     let context = record(ctx.members(), attributes, "context", &mut budget)?;
+    // Cedar's error may quote the value (an extension literal that does not
+    // parse): only the point is named.
     let context = Context::from_json_value(context, Some((&schema.schema, &action)))
-        .map_err(|e| Error::Evaluation(format!("the Cedar context for {point}: {e}")))?;
+        .map_err(|_| {
+            Error::Evaluation(format!(
+                "the Cedar context for {point} does not fit the schema's context type (an extension value that does not parse; values not shown)"
+            ))
+        })?;
     let request = Request::new(principal, action, resource, context, Some(&schema.schema))
         .map_err(|e| Error::Evaluation(format!("the Cedar request for {point}: {e}")))?;
     let entities = Entities::from_entities(entities, Some(&schema.schema))
