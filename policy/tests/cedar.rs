@@ -363,3 +363,40 @@ fn a_policy_erroring_on_a_request_fails_the_decision_closed() {
     assert!(err.to_string().contains("policy0 errored"), "{err}");
     assert!(!err.to_string().contains("9223372036854775807"), "{err}");
 }
+
+#[test]
+fn a_schema_in_cedars_json_format_validates_as_well() {
+    let (fragment, _) = cedar_policy::SchemaFragment::from_cedarschema_str(
+        &hookwire_policy::CEDAR_SCHEMA
+            .replace("type ToolArgs = {};", "type ToolArgs = { cmd?: String };"),
+    )
+    .expect("the published schema parses");
+    let json = fragment.to_json_string().expect("as JSON");
+    let dir = dir_with(&[
+        ("hookwire.cedarschema.json", &json),
+        (
+            "p.cedar",
+            "@reason(\"policy:no_rm\")\nforbid (principal, action == Hookwire::Action::\"pre_tool_call\", resource) when { context.tool_call.args has cmd && context.tool_call.args.cmd like \"rm *\" };\n",
+        ),
+    ]);
+    let set = PolicySet::load(dir.path(), PolicyOptions::default()).expect("loads");
+    let denied = set
+        .decide(&tool_call("a", "bash", json!({"cmd": "rm -rf /"})))
+        .unwrap();
+    assert_eq!(denied.reason.as_deref(), Some("policy:no_rm"));
+    let allowed = set
+        .decide(&tool_call("a", "bash", json!({"cmd": "ls"})))
+        .unwrap();
+    assert_eq!(allowed.decision, Decision::Allow);
+
+    // The same policy against the published schema (no `cmd`) is refused.
+    let dir = dir_with(&[(
+        "p.cedar",
+        "@reason(\"policy:no_rm\")\nforbid (principal, action == Hookwire::Action::\"pre_tool_call\", resource) when { context.tool_call.args has cmd && context.tool_call.args.cmd like \"rm *\" };\n",
+    )]);
+    let Err(err) = PolicySet::load(dir.path(), PolicyOptions::default()) else {
+        panic!("a policy that can never apply under the schema loaded");
+    };
+    assert!(err.to_string().contains("the published schema"), "{err}");
+    assert!(err.to_string().contains("impossible"), "{err}");
+}

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use cedar_policy::{
     ActionConstraint, Authorizer, Effect, PolicyId, PolicySet as CedarPolicies, ValidationMode,
-    Validator,
+    ValidationWarning, Validator,
 };
 use hookwire::{AgentContext, InterceptionPoint};
 use serde_json::{Value, json};
@@ -338,7 +338,27 @@ impl CedarFile {
             });
         }
         let result = validator.validate(&policies, ValidationMode::Strict);
-        let errors: Vec<String> = result.validation_errors().map(|e| e.to_string()).collect();
+        // A policy the validator finds can never apply (it reads an
+        // attribute the schema does not declare behind a `has`, say) would
+        // silently never deny: refused with the errors, as are strings and
+        // names hiding bidirectional control characters.
+        let errors: Vec<String> = result
+            .validation_errors()
+            .map(|e| e.to_string())
+            .chain(
+                result
+                    .validation_warnings()
+                    .filter(|w| {
+                        matches!(
+                            w,
+                            ValidationWarning::ImpossiblePolicy(_)
+                                | ValidationWarning::BidiCharsInString(_)
+                                | ValidationWarning::BidiCharsInIdentifier(_)
+                        )
+                    })
+                    .map(|w| w.to_string()),
+            )
+            .collect();
         if !errors.is_empty() {
             let against = schema.file.as_deref().unwrap_or("the published schema");
             return Err(refuse(format!(
