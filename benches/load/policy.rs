@@ -306,4 +306,5 @@ pub async fn section(plan: Plan, headline: &mut Vec<Headline>) {
         "in-process Rego decision (`PolicySet::decide`, no transport)",
         &in_process(n),
     ));
+    crate::policy_cedar::rows(plan, headline).await;
 }
