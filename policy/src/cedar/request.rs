@@ -111,9 +111,12 @@ pub(crate) fn build(ctx: &AgentContext, schema: &CedarSchema) -> Result<Option<B
         )));
     };
     let context = record(ctx.members(), attributes, "context", &mut budget)?;
-    // Cedar's error may quote the value (an extension literal that does not
-    // parse): only the point is named.
-    let context = Context::from_json_value(context, Some((&schema.schema, &action)))
+    // The conversion above already typed every value along the schema (its
+    // extension values and entity references are explicit), so the context
+    // parses without the schema; `Request::new` checks it against the
+    // schema once. Cedar's error may quote a value (an extension literal
+    // that does not parse): only the point is named.
+    let context = Context::from_json_value(context, None)
         .map_err(|_| {
             Error::Evaluation(format!(
                 "the Cedar context for {point} does not fit the schema's context type (an extension value that does not parse; values not shown)"
@@ -121,7 +124,10 @@ pub(crate) fn build(ctx: &AgentContext, schema: &CedarSchema) -> Result<Option<B
         })?;
     let request = Request::new(principal, action, resource, context, Some(&schema.schema))
         .map_err(|e| Error::Evaluation(format!("the Cedar request for {point}: {e}")))?;
-    let entities = Entities::from_entities(entities, Some(&schema.schema))
+    // Attribute-free entities of the schema's own types: nothing for the
+    // schema to check (the request's types are checked above), and no
+    // copy of the schema's action entities per decision.
+    let entities = Entities::from_entities(entities, None)
         .map_err(|e| Error::Evaluation(format!("the Cedar entities for {point}: {e}")))?;
     Ok(Some(Built { request, entities }))
 }
