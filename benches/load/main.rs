@@ -28,7 +28,8 @@
 //!   without (`audit.rs`);
 //! - a remote Rego decision (`hookwire policy`) against the hand-written
 //!   Rust demo policy, latency and throughput, and one in-process Rego
-//!   decision (`policy.rs`);
+//!   decision (`policy.rs`), and a Cedar decision beside the Rego one on
+//!   the same policies (`policy_cedar.rs`);
 //! - `hookwire gateway` against the LiteLLM proxy on the same mock
 //!   upstream, for each wire API whole and streamed: added latency at a
 //!   fixed rate and the maximum sustained rate (`peer/`; installs LiteLLM
@@ -84,6 +85,7 @@ mod metrics;
 mod node;
 mod peer;
 mod policy;
+mod policy_cedar;
 mod profile;
 mod python;
 mod remote;

@@ -430,4 +430,5 @@ pub async fn section(plan: Plan, headline: &mut Vec<Headline>) {
         "a decision stuck inside one built-in, 5 ms bound: the error answered after",
         &runaway_answered(if plan.rounds < 10 { 5 } else { 20 }).await,
     ));
+    crate::policy_cedar::rows(plan, headline).await;
 }

@@ -260,6 +260,8 @@ impl Report {
             "metrics_overhead",
             "policy_vs_rust",
             "policy_throughput_vs_rust",
+            "cedar_vs_rego",
+            "cedar_decide_vs_rego",
             "stream_vs_tonic",
             "stream_throughput_vs_tonic",
             "gateway_vs_litellm",

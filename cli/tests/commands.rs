@@ -28,4 +28,5 @@ mod mcp;
 mod metrics;
 mod operable;
 mod policy;
+mod policy_cedar;
 mod policy_ops;

@@ -90,7 +90,7 @@ fn policy_eval_prints_the_verdict() {
 
 #[test]
 fn every_policy_subcommand_has_help() {
-    for sub in ["serve", "test", "eval", "bench"] {
+    for sub in ["serve", "test", "eval", "bench", "schema"] {
         let out = hookwire(&["policy", sub, "--help"]);
         assert!(out.status.success(), "{sub}");
         assert!(stdout(&out).contains("Usage: hookwire policy"), "{sub}");

@@ -93,6 +93,16 @@ pub enum Error {
     /// The context given to `eval` is not a valid agent context.
     #[error("invalid agent context: {0}")]
     Context(#[from] hookwire::InvalidContext),
+    /// A Cedar file (policies, schema or test cases) does not parse, breaks
+    /// the Cedar mapping, or its policies do not validate against the
+    /// schema.
+    #[error("{path}: {message}")]
+    Cedar {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong (it quotes policies, never a context).
+        message: String,
+    },
     /// The file watcher could not be started.
     #[error("cannot watch {path}: {source}")]
     Watch {

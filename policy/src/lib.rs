@@ -1,5 +1,6 @@
 //! hookwire-policy: OPA Rego policies as an AGENT-HOOKS-0.1 interceptor,
-//! evaluated with `regorus`.
+//! evaluated with `regorus`, and Cedar policies beside them, decided with
+//! `cedar-policy` under the same contract.
 //!
 //! Operators write policy, not services: a directory of `.rego` modules
 //! (plus `data.json`/`data.yaml` documents) is served by `hookwire policy
@@ -25,6 +26,9 @@
 //! - `service`: [`PolicyService`], the interceptor service.
 //! - `testing`: the Rego test runner and which lines the tests evaluated
 //!   ([`Coverage`]).
+//! - `cedar`: Cedar policies (`*.cedar`) beside Rego, as decision
+//!   packages of the same contract; [`CEDAR_SCHEMA`] is the schema the
+//!   service publishes.
 //! - `error`: the crate's [`Error`].
 //! - Operations, as OPA's: [`bundle`] (policy sets from signed `.tar.gz`
 //!   bundles on disk or polled over HTTP with ETag), [`decision_log`] (one
@@ -38,6 +42,7 @@
 //! which the host records as a fail-closed deny.
 
 pub mod bundle;
+mod cedar;
 pub mod contract;
 pub mod decision_log;
 mod error;
@@ -53,6 +58,7 @@ mod set;
 pub mod status;
 mod testing;
 
+pub use cedar::{NOT_PERMITTED, PUBLISHED_SCHEMA as CEDAR_SCHEMA};
 pub use error::Error;
 pub use eval::{
     BoundStatus, MAX_GENERATED_BYTES, MAX_GENERATED_ELEMENTS, MAX_WORKERS, QUEUE_CAPACITY,

@@ -4,7 +4,10 @@
 //! The layout follows OPA's bundles: every `*.rego` file below the
 //! directory is a module; a file named `data.json`, `data.yaml` or
 //! `data.yml` is a data document placed at the path of its folder (the
-//! root's under `data`, `tools/data.json` under `data.tools`). Other files
+//! root's under `data`, `tools/data.json` under `data.tools`).
+//! `*.cedar` files are Cedar policies, `*.cedarschema` (or
+//! `*.cedarschema.json`) their schema, `*.cedartest.json` Cedar test
+//! cases (see `cedar`). Other files
 //! (example contexts, READMEs) are ignored, and so are hidden entries
 //! (names starting with `.`), which keeps editors' swap files out.
 
@@ -42,6 +45,12 @@ pub(crate) struct Sources {
     pub(crate) modules: Vec<Module>,
     /// The data documents.
     pub(crate) data: Vec<DataDocument>,
+    /// The Cedar policy files (`*.cedar`).
+    pub(crate) cedar: Vec<Module>,
+    /// The Cedar schema files (`*.cedarschema`, `*.cedarschema.json`).
+    pub(crate) cedar_schemas: Vec<Module>,
+    /// The Cedar test case files (`*.cedartest.json`).
+    pub(crate) cedar_cases: Vec<Module>,
 }
 
 /// Reads `dir` recursively.
@@ -84,6 +93,9 @@ pub(crate) fn read_dir(dir: &Path) -> Result<Sources, Error> {
             } else if name.ends_with(".rego") {
                 let text = fs::read_to_string(&path).map_err(io(&path))?;
                 sources.modules.push(Module { path, text });
+            } else if let Some(list) = cedar_list(&mut sources, &name) {
+                let text = fs::read_to_string(&path).map_err(io(&path))?;
+                list.push(Module { path, text });
             } else if matches!(name.as_str(), "data.json" | "data.yaml" | "data.yml") {
                 let text = fs::read_to_string(&path).map_err(io(&path))?;
                 sources.data.push(DataDocument {
@@ -97,5 +109,25 @@ pub(crate) fn read_dir(dir: &Path) -> Result<Sources, Error> {
     }
     sources.modules.sort_by(|a, b| a.path.cmp(&b.path));
     sources.data.sort_by(|a, b| a.path.cmp(&b.path));
+    for list in [
+        &mut sources.cedar,
+        &mut sources.cedar_schemas,
+        &mut sources.cedar_cases,
+    ] {
+        list.sort_by(|a, b| a.path.cmp(&b.path));
+    }
     Ok(sources)
+}
+
+/// Which Cedar list a file named `name` belongs to, if any.
+fn cedar_list<'a>(sources: &'a mut Sources, name: &str) -> Option<&'a mut Vec<Module>> {
+    if name.ends_with(".cedar") {
+        Some(&mut sources.cedar)
+    } else if name.ends_with(".cedarschema") || name.ends_with(".cedarschema.json") {
+        Some(&mut sources.cedar_schemas)
+    } else if name.ends_with(".cedartest.json") {
+        Some(&mut sources.cedar_cases)
+    } else {
+        None
+    }
 }

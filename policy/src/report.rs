@@ -46,7 +46,8 @@ pub struct DecisionPackage {
     pub rules: Vec<&'static str>,
 }
 
-/// A Rego unit test found in the set: a rule named `test_*`.
+/// A test found in the set: a Rego rule named `test_*`, or a case of a
+/// `*.cedartest.json` file (package and file: that file).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestRule {
     /// Dotted package name.
@@ -67,6 +68,9 @@ pub enum TestStatus {
     Failed,
     /// The evaluation failed (runtime error or bound).
     Error(String),
+    /// A Cedar test case's verdict differs from what it expects: expected
+    /// and got.
+    Mismatch(String),
 }
 
 /// One test and its result.

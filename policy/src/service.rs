@@ -82,7 +82,7 @@ impl Interceptor for PolicyService {
         let set = self.policies.current();
         let status = self.policies.status();
         let mut description = format!(
-            "OPA Rego policies from {} ({} decision packages, generation {})",
+            "Rego and Cedar policies from {} ({} decision packages, generation {})",
             set.dir().display(),
             set.packages().len(),
             status.generation

@@ -24,6 +24,7 @@ use regorus::utils::limits::ExecutionTimerConfig;
 use regorus::{Engine, Value as RegoValue};
 use serde_json::Value;
 
+use crate::cedar::CedarSet;
 use crate::contract::{self, DECISION_RULES, POINTS_RULE};
 use crate::error::Error;
 use crate::eval;
@@ -73,8 +74,11 @@ pub struct PolicySet {
     /// For each point, the names of the packages deciding there, in the
     /// order of the generated rule's documents.
     by_point: BTreeMap<InterceptionPoint, Vec<String>>,
+    /// The Rego test rules, then the Cedar test cases.
     tests: Vec<TestRule>,
     files: usize,
+    /// The directory's Cedar policies (decision packages beside Rego's).
+    cedar: CedarSet,
 }
 
 impl PolicySet {
@@ -136,8 +140,15 @@ impl PolicySet {
                 .map_err(|e| data_error(format!("{e:#}")))?;
         }
 
-        let (packages, tests) = discover(&engine, sources, dir)?;
-        if packages.is_empty() {
+        let cedar = CedarSet::load(
+            dir,
+            &sources.cedar,
+            &sources.cedar_schemas,
+            &sources.cedar_cases,
+        )?;
+        let (packages, mut tests) = discover(&engine, sources, dir)?;
+        tests.extend(cedar.cases().iter().map(|c| c.rule().clone()));
+        if packages.is_empty() && cedar.is_empty() {
             return Err(Error::NoDecisions(dir.to_path_buf()));
         }
         let packages = packages
@@ -187,10 +198,19 @@ impl PolicySet {
             programs,
             data,
             input: InputPaths::scan(sources.modules.iter().map(|m| m.text.as_str())),
-            packages: packages.into_iter().map(|(_, p)| p).collect(),
+            packages: packages
+                .into_iter()
+                .map(|(_, p)| p)
+                .chain(cedar.packages())
+                .collect(),
             by_point,
             tests,
-            files: sources.modules.len() + sources.data.len(),
+            files: sources.modules.len()
+                + sources.data.len()
+                + sources.cedar.len()
+                + sources.cedar_schemas.len()
+                + sources.cedar_cases.len(),
+            cedar,
         })
     }
 
@@ -212,7 +232,9 @@ impl PolicySet {
     /// The points at least one package decides at, in loop order: what
     /// `Describe` declares.
     pub fn points(&self) -> Vec<InterceptionPoint> {
-        self.by_point.keys().copied().collect()
+        let mut points = self.cedar.points();
+        points.extend(self.by_point.keys().copied());
+        points.into_iter().collect()
     }
 
     /// How many files (modules and data documents) the set was built from.
@@ -226,7 +248,8 @@ impl PolicySet {
         self.programs.keys().copied().collect()
     }
 
-    /// The Rego unit tests (`test_*` rules) the set declares.
+    /// The tests the set declares: Rego `test_*` rules, then the cases of
+    /// `*.cedartest.json` files.
     pub fn tests(&self) -> &[TestRule] {
         &self.tests
     }
@@ -240,8 +263,17 @@ impl PolicySet {
     }
 
     /// The raw decision documents for `ctx`, one `(package, {rule: value})`
-    /// per package deciding at its point; undefined rules are `null`.
+    /// per package (Rego package or Cedar file) deciding at its point, in
+    /// name order; undefined rules are `null`.
     pub fn decision_documents(&self, ctx: &AgentContext) -> Result<Vec<(String, Value)>, Error> {
+        let mut documents = self.rego_documents(ctx)?;
+        documents.extend(self.cedar.documents(ctx, self.options.eval_limit)?);
+        documents.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(documents)
+    }
+
+    /// The Rego packages' decision documents for `ctx`.
+    fn rego_documents(&self, ctx: &AgentContext) -> Result<Vec<(String, Value)>, Error> {
         let point = ctx.point();
         let Some(names) = self.by_point.get(&point) else {
             return Ok(Vec::new());
@@ -355,6 +387,11 @@ impl PolicySet {
             .ok_or_else(|| Error::Evaluation(format!("no decision package {package}")))?;
         let input = self.input.convert(ctx)?;
         self.evaluate(input, &format!("data.{INTERNAL_PACKAGE}.pkg{index}"))
+    }
+
+    /// The Cedar policies and test cases of the set.
+    pub(crate) fn cedar(&self) -> &CedarSet {
+        &self.cedar
     }
 }
 

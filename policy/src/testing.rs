@@ -67,12 +67,29 @@ impl Coverage {
 }
 
 impl PolicySet {
-    /// Runs every test rule, each on a fresh engine (no input), bounded.
+    /// Runs every test: each Rego test rule on a fresh engine (no input),
+    /// bounded, then each Cedar case through the whole set.
     pub fn run_tests(&self) -> Vec<TestOutcome> {
+        self.rego_tests()
+            .map(|test| self.run_test(test, &mut self.template().clone()))
+            .chain(self.cedar_outcomes())
+            .collect()
+    }
+
+    /// The Rego test rules (Cedar cases are listed among the tests too,
+    /// without a rule path).
+    fn rego_tests(&self) -> impl Iterator<Item = &TestRule> {
         self.tests()
             .iter()
-            .map(|test| self.run_test(test, &mut self.template().clone()))
-            .collect()
+            .filter(|test| !test.rule_path.is_empty())
+    }
+
+    /// Each Cedar case run through the whole set.
+    fn cedar_outcomes(&self) -> impl Iterator<Item = TestOutcome> + '_ {
+        self.cedar()
+            .cases()
+            .iter()
+            .map(|case| crate::cedar::run_case(self, case))
     }
 
     /// Runs one test rule on `engine`, bounded.
@@ -99,12 +116,12 @@ impl PolicySet {
         }
     }
 
-    /// Runs every test rule as [`PolicySet::run_tests`] does, with coverage
-    /// gathered.
+    /// Runs every test as [`PolicySet::run_tests`] does, with the Rego
+    /// modules' coverage gathered.
     pub fn run_tests_with_coverage(&self) -> Result<(Vec<TestOutcome>, Coverage), Error> {
         let mut covered: BTreeMap<String, (BTreeSet<u32>, BTreeSet<u32>)> = BTreeMap::new();
         let mut outcomes = Vec::with_capacity(self.tests().len());
-        for test in self.tests() {
+        for test in self.rego_tests() {
             let mut engine = self.template().clone();
             engine.set_enable_coverage(true);
             outcomes.push(self.run_test(test, &mut engine));
@@ -128,6 +145,7 @@ impl PolicySet {
                 covered,
             })
             .collect();
+        outcomes.extend(self.cedar_outcomes());
         Ok((outcomes, Coverage { files }))
     }
 }

@@ -1,16 +1,18 @@
-//! `hookwire policy`: OPA Rego policies as an interceptor service, without
-//! writing one (see `docs/policies.md`).
+//! `hookwire policy`: OPA Rego and Cedar policies as an interceptor
+//! service, without writing one (see `docs/policies.md`).
 //!
 //! - `serve DIR --addr ADDR` serves the policies of DIR and reloads them
 //!   when a file changes (a set that fails to load is reported and the
 //!   previous one keeps serving), with `--metrics-addr ADDR` the service's
 //!   metrics at `/metrics`;
-//! - `test DIR` runs the Rego unit tests (`test_*` rules), one line each,
-//!   and fails when one does not pass; `--coverage` adds the lines of each
+//! - `test DIR` runs the Rego unit tests (`test_*` rules) and the Cedar
+//!   test cases (`*.cedartest.json`), one line each, and fails when one
+//!   does not pass; `--coverage` adds the lines of each
 //!   module the tests evaluated;
 //! - `bench DIR` times decisions in-process, per context and package;
 //! - `eval DIR --point POINT --context FILE` prints the verdict for one
-//!   context.
+//!   context;
+//! - `schema` prints the Cedar schema the service publishes.
 
 mod bench;
 mod eval;
@@ -39,17 +41,20 @@ pub(crate) const POLICY_ADDR: &str = "127.0.0.1:50153";
 /// The `policy` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum PolicyCommand {
-    /// Serve the Rego policies of DIR (or of an OPA bundle) as an
+    /// Serve the Rego and Cedar policies of DIR (or of an OPA bundle) as an
     /// interceptor service, reloading them when a file changes.
     #[command(after_help = "Examples:\n  \
         hookwire policy serve examples/policies --metrics-addr 127.0.0.1:9463\n  \
+        hookwire policy serve examples/policies-cedar --addr 127.0.0.1:0\n  \
         hookwire policy serve --bundle https://bundles.example/policy.tar.gz \\\n    \
         --bundle-verification-key bundle.pub.pem --bundle-signing-alg EdDSA \\\n    \
         --decision-log file:decisions.jsonl --decision-log-include /tool_call/name \\\n    \
         --tls-cert cert.pem --tls-key key.pem --client-ca hosts-ca.pem")]
     Serve {
-        /// The policy directory: `*.rego` modules and `data.json` /
-        /// `data.yaml` documents (or `--bundle`).
+        /// The policy directory: `*.rego` modules, `data.json` /
+        /// `data.yaml` documents, `*.cedar` policies and at most one
+        /// `*.cedarschema` (else the published schema validates them); or
+        /// `--bundle`.
         #[arg(required_unless_present = "bundle")]
         dir: Option<PathBuf>,
         /// The address to listen on (port 0: any free port, printed).
@@ -69,9 +74,11 @@ pub(crate) enum PolicyCommand {
         #[command(flatten)]
         ops: Box<ops::OpsArgs>,
     },
-    /// Run the Rego unit tests (`test_*` rules) of DIR; exits non-zero when
-    /// one fails.
-    #[command(after_help = "Example:\n  hookwire policy test examples/policies --coverage")]
+    /// Run the Rego unit tests (`test_*` rules) and the Cedar test cases
+    /// (`*.cedartest.json`) of DIR; exits non-zero when one fails.
+    #[command(
+        after_help = "Examples:\n  hookwire policy test examples/policies --coverage\n  hookwire policy test examples/policies-cedar"
+    )]
     Test {
         /// The policy directory.
         dir: PathBuf,
@@ -112,7 +119,7 @@ pub(crate) enum PolicyCommand {
     },
     /// Print the verdict the policies of DIR give for one context.
     #[command(
-        after_help = "Example:\n  hookwire policy eval examples/policies --point pre_tool_call \\\n    --context examples/policies/contexts/rm_rf.json"
+        after_help = "Examples:\n  hookwire policy eval examples/policies --point pre_tool_call \\\n    --context examples/policies/contexts/rm_rf.json\n  hookwire policy eval examples/policies-cedar --point pre_tool_call \\\n    --context examples/policies-cedar/contexts/wire_transfer.json --explain"
     )]
     Eval {
         /// The policy directory.
@@ -130,6 +137,12 @@ pub(crate) enum PolicyCommand {
         #[command(flatten)]
         bounds: Bounds,
     },
+    /// Print the Cedar schema the service publishes: the request it builds
+    /// at each point (principal, action, resource, context). Cedar policies
+    /// are validated against it unless DIR has its own `*.cedarschema`;
+    /// start that from this one.
+    #[command(after_help = "Example:\n  hookwire policy schema > my-policies/hookwire.cedarschema")]
+    Schema,
 }
 
 /// How long one evaluation may run.
@@ -163,7 +176,7 @@ impl PolicyCommand {
     pub(crate) fn otlp_endpoint(&self) -> Option<&str> {
         match self {
             Self::Serve { ops, .. } => ops.telemetry.otlp_endpoint.as_deref(),
-            Self::Test { .. } | Self::Eval { .. } | Self::Bench { .. } => None,
+            Self::Test { .. } | Self::Eval { .. } | Self::Bench { .. } | Self::Schema => None,
         }
     }
 }
@@ -213,5 +226,9 @@ pub(crate) async fn run(
             explain,
             bounds,
         } => eval(&dir, point, &context, explain, bounds.options()),
+        PolicyCommand::Schema => {
+            out!("{}", hookwire_policy::CEDAR_SCHEMA);
+            Ok(())
+        }
     }
 }

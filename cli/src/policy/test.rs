@@ -1,5 +1,6 @@
-//! `hookwire policy test`: runs the Rego unit tests, one line each, and
-//! with `--coverage` the lines of each module they evaluated.
+//! `hookwire policy test`: runs the Rego unit tests and the Cedar test
+//! cases, one line each, and with `--coverage` the lines of each Rego
+//! module they evaluated.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -8,8 +9,10 @@ use hookwire_policy::{Coverage, PolicyOptions, PolicySet, TestStatus};
 
 use crate::error::CliError;
 
-/// Runs the `test_*` rules of `dir` and fails when one does not pass; with
-/// `coverage` (or a `coverage_json` file) also reports the lines evaluated.
+/// Runs the `test_*` rules and `*.cedartest.json` cases of `dir` and fails
+/// when one does not pass; with
+/// `coverage` (or a `coverage_json` file) also reports the Rego lines
+/// evaluated.
 pub(super) fn test(
     dir: &Path,
     coverage: bool,
@@ -28,6 +31,7 @@ pub(super) fn test(
         let (word, detail) = match &outcome.status {
             TestStatus::Passed => ("PASS", String::new()),
             TestStatus::Failed => ("FAIL", String::new()),
+            TestStatus::Mismatch(why) => ("FAIL", format!("\n    {why}")),
             TestStatus::Error(e) => ("ERROR", format!("\n    {}", e.replace('\n', "\n    "))),
         };
         if outcome.status != TestStatus::Passed {
@@ -54,7 +58,9 @@ pub(super) fn test(
         }
     }
     if outcomes.is_empty() {
-        return Err(CliError::PolicyTests("no test_ rules found".into()));
+        return Err(CliError::PolicyTests(
+            "no test_ rules or Cedar test cases found".into(),
+        ));
     }
     if failed > 0 {
         return Err(CliError::PolicyTests(format!(
