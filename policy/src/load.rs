@@ -11,6 +11,7 @@
 //! (example contexts, READMEs) are ignored, and so are hidden entries
 //! (names starting with `.`), which keeps editors' swap files out.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,32 @@ pub(crate) struct Module {
     pub(crate) path: PathBuf,
     /// Its source text.
     pub(crate) text: String,
+}
+
+impl Module {
+    /// The words of the module that look like test rule names
+    /// (`test_...`); the engine then confirms which ones are declared
+    /// rules.
+    pub(crate) fn test_candidates(&self) -> BTreeSet<&str> {
+        let text = self.text.as_str();
+        let mut found = BTreeSet::new();
+        let bytes = text.as_bytes();
+        let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        let mut i = 0;
+        while let Some(offset) = text[i..].find("test_") {
+            let start = i + offset;
+            let mut end = start + "test_".len();
+            while end < bytes.len() && is_word(bytes[end]) {
+                end += 1;
+            }
+            let preceded = start > 0 && (is_word(bytes[start - 1]) || bytes[start - 1] == b'.');
+            if !preceded {
+                found.insert(&text[start..end]);
+            }
+            i = end;
+        }
+        found
+    }
 }
 
 /// One data document and where it goes under `data`.

@@ -32,7 +32,6 @@ use crate::generated::{INTERNAL_PACKAGE, generated_module, rego_ref, rule_for};
 use crate::input::InputPaths;
 use crate::load::{self, Sources};
 use crate::report::{DecisionPackage, PolicyOptions, TestRule};
-use crate::testing::test_candidates;
 
 /// The root package of decision packages.
 const DECISION_ROOT: &str = "hookwire";
@@ -175,7 +174,7 @@ impl PolicySet {
         // that clones start prepared and a compile error surfaces at load.
         engine
             .eval_rule(format!("data.{INTERNAL_PACKAGE}.ready"))
-            .map_err(|e| Error::from_engine(&e, options.eval_limit, Error::Compile))?;
+            .map_err(|e| eval::engine_error(&e, options.eval_limit, Error::Compile))?;
 
         // Every point is compiled (it refuses calls to missing built-ins);
         // the programs run only when `compiled` is set.
@@ -359,7 +358,7 @@ impl PolicySet {
         let _ = eval::take_refusal();
         let started = Instant::now();
         let value = engine.eval_rule(rule.to_owned()).map_err(|e| {
-            Error::from_evaluation(&e, self.options.eval_limit, started, Error::Evaluation)
+            eval::evaluation_error(&e, self.options.eval_limit, started, Error::Evaluation)
         })?;
         self.within_bound(started)?;
         // Only an engine that finished cleanly goes back to the pool.
@@ -448,7 +447,7 @@ fn discover(
                 }
             }
         }
-        for name in test_candidates(&module.text) {
+        for name in module.test_candidates() {
             if declares(name)? && seen_tests.insert((row.components.clone(), name.to_owned())) {
                 tests.push(TestRule {
                     package: package.clone(),
@@ -499,7 +498,7 @@ fn package_points(
     };
     let value = engine
         .eval_rule(format!("{}.{POINTS_RULE}", rego_ref(components)))
-        .map_err(|e| Error::from_engine(&e, limit, Error::Compile))?;
+        .map_err(|e| eval::engine_error(&e, limit, Error::Compile))?;
     let names: Vec<RegoValue> = match value {
         RegoValue::Set(set) => set.iter().cloned().collect(),
         RegoValue::Array(items) => items.iter().cloned().collect(),

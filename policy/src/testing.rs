@@ -15,6 +15,7 @@ use regorus::{Engine, Value as RegoValue};
 use serde::Serialize;
 
 use crate::error::Error;
+use crate::eval;
 use crate::report::{TestOutcome, TestRule, TestStatus};
 use crate::set::PolicySet;
 
@@ -89,7 +90,7 @@ impl PolicySet {
         self.cedar()
             .cases()
             .iter()
-            .map(|case| crate::cedar::run_case(self, case))
+            .map(|case| crate::cedar::run_case(case, |ctx| self.decide(ctx)))
     }
 
     /// Runs one test rule on `engine`, bounded.
@@ -105,7 +106,7 @@ impl PolicySet {
             Ok(RegoValue::Undefined | RegoValue::Bool(false)) => TestStatus::Failed,
             Ok(_) => TestStatus::Passed,
             Err(e) => TestStatus::Error(
-                Error::from_evaluation(&e, self.options().eval_limit, started, Error::Evaluation)
+                eval::evaluation_error(&e, self.options().eval_limit, started, Error::Evaluation)
                     .to_string(),
             ),
         };
@@ -148,26 +149,4 @@ impl PolicySet {
         outcomes.extend(self.cedar_outcomes());
         Ok((outcomes, Coverage { files }))
     }
-}
-
-/// Words of a module that look like test rule names (`test_...`); the
-/// engine then confirms which ones are declared rules.
-pub(crate) fn test_candidates(text: &str) -> BTreeSet<&str> {
-    let mut found = BTreeSet::new();
-    let bytes = text.as_bytes();
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut i = 0;
-    while let Some(offset) = text[i..].find("test_") {
-        let start = i + offset;
-        let mut end = start + "test_".len();
-        while end < bytes.len() && is_word(bytes[end]) {
-            end += 1;
-        }
-        let preceded = start > 0 && (is_word(bytes[start - 1]) || bytes[start - 1] == b'.');
-        if !preceded {
-            found.insert(&text[start..end]);
-        }
-        i = end;
-    }
-    found
 }

@@ -27,7 +27,6 @@ use serde_json::{Map, Value};
 use crate::error::Error;
 use crate::load::Module;
 use crate::report::{TestOutcome, TestRule, TestStatus};
-use crate::set::PolicySet;
 
 /// Largest test or context file read.
 const MAX_FILE_BYTES: usize = 1024 * 1024;
@@ -187,12 +186,15 @@ fn completed(mut given: Map<String, Value>, point: InterceptionPoint) -> Value {
     Value::Object(given)
 }
 
-/// Runs `case` through the whole `set`.
-pub(crate) fn run(set: &PolicySet, case: &Case) -> TestOutcome {
+/// Runs `case` through `decide` (the whole set's decision).
+pub(crate) fn run(
+    case: &Case,
+    decide: impl FnOnce(&AgentContext) -> Result<Verdict, Error>,
+) -> TestOutcome {
     let started = Instant::now();
     let decided = AgentContext::from_json(case.context.clone())
         .map_err(Error::from)
-        .and_then(|ctx| set.decide(&ctx));
+        .and_then(|ctx| decide(&ctx));
     let status = match (&decided, case.expect) {
         (Err(_), Expect::Error) => TestStatus::Passed,
         (Err(e), _) => TestStatus::Error(e.to_string()),

@@ -12,6 +12,7 @@
 //!   regorus does not have.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use regorus::Engine;
 use regorus::languages::rego::compiler::{Compiler, CompilerError};
@@ -69,3 +70,42 @@ pub(crate) fn compile_point(engine: &Engine, rule: &str) -> Result<Option<Arc<Pr
 
 /// The regorus release whose built-ins docs/policies.md lists.
 pub const REGORUS_VERSION: &str = "0.14.1";
+
+/// [`engine_error`] for an evaluation that started at `started`: one that
+/// failed at or past its bound is [`Error::Bounded`] whatever regorus
+/// reports (the interpreter hands its timer's error up as text).
+pub(crate) fn evaluation_error(
+    error: &anyhow::Error,
+    limit: Duration,
+    started: Instant,
+    wrap: fn(String) -> Error,
+) -> Error {
+    match engine_error(error, limit, wrap) {
+        Error::Limit(refusal) => Error::Limit(refusal),
+        _ if started.elapsed() >= limit => Error::Bounded { limit },
+        other => other,
+    }
+}
+
+/// A regorus error, classified: a guarded built-in's refusal is
+/// [`Error::Limit`], a time-limit error [`Error::Bounded`], anything else
+/// `wrap(message)`.
+pub(crate) fn engine_error(
+    error: &anyhow::Error,
+    limit: Duration,
+    wrap: fn(String) -> Error,
+) -> Error {
+    let timed_out = error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<regorus::LimitError>(),
+            Some(regorus::LimitError::TimeLimitExceeded { .. })
+        )
+    });
+    if let Some(refusal) = take_refusal() {
+        Error::Limit(refusal)
+    } else if timed_out {
+        Error::Bounded { limit }
+    } else {
+        wrap(format!("{error:#}"))
+    }
+}
