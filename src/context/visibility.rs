@@ -39,7 +39,7 @@ impl AgentContext {
 
     /// The copy of this context an interceptor granted only the members
     /// for which `granted` holds may see, and the names of the members it
-    /// withholds (in the order of the context's members, by name).
+    /// withholds, sorted by name.
     /// Required members are kept whatever `granted` says.
     pub fn restricted(&self, granted: impl Fn(&str) -> bool) -> (AgentContext, Vec<String>) {
         let mut kept = Map::new();
@@ -51,6 +51,9 @@ impl AgentContext {
                 withheld.push(name.clone());
             }
         }
+        // The names in one order whatever order the map keeps (serde_json's
+        // `preserve_order` is on wherever a dependency asks for it).
+        withheld.sort_unstable();
         (Self::from_members_unchecked(self.point, kept), withheld)
     }
 }
