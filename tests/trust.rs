@@ -59,8 +59,12 @@ fn sorted<'a>(names: &[&'a str]) -> Vec<&'a str> {
     names
 }
 
+/// The context's member names, sorted (the member map's own order
+/// depends on serde_json's features in the build).
 fn keys(ctx: &AgentContext) -> Vec<&str> {
-    ctx.members().keys().map(String::as_str).collect()
+    let mut names: Vec<&str> = ctx.members().keys().map(String::as_str).collect();
+    names.sort_unstable();
+    names
 }
 
 const CORE_AND_INPUT: [&str; 7] = [

@@ -206,7 +206,7 @@ async fn check_shows_each_description_and_probes_the_approval_services() {
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(
-        stdout.contains("description: OPA Rego policies from"),
+        stdout.contains("description: Rego and Cedar policies from"),
         "{stdout}"
     );
     assert!(

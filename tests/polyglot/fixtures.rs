@@ -79,14 +79,33 @@ pub fn reason(e: &hookwire_client::Emission) -> &str {
 }
 
 /// JSON text equality on top of value equality: tells `1` from `1.0` and
-/// `0.0` from `-0.0`.
+/// `0.0` from `-0.0`. Members are compared in name order (the map keeps
+/// insertion order where serde_json's `preserve_order` is on).
 pub fn assert_exact(actual: &Value, expected: &Value, what: &str) {
     assert_eq!(actual, expected, "{what}");
     assert_eq!(
-        json::encode(actual),
-        json::encode(expected),
+        json::encode(&by_name(actual)),
+        json::encode(&by_name(expected)),
         "{what} (as text)"
     );
+}
+
+/// `value` with every object's members in name order.
+fn by_name(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut names: Vec<&String> = map.keys().collect();
+            names.sort_unstable();
+            Value::Object(
+                names
+                    .into_iter()
+                    .map(|name| (name.clone(), by_name(&map[name])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(by_name).collect()),
+        other => other.clone(),
+    }
 }
 
 /// Approves every liftable deny with `allow`, remembering the requests.
