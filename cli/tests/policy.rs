@@ -43,12 +43,9 @@ fn policy_test_runs_the_example_library() {
 
 #[test]
 fn policy_test_fails_on_a_failing_test() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("p.rego"),
-        "package hookwire.p\nimport rego.v1\npoints := {\"pre_tool_call\"}\ndeny contains \"policy:x\"\ntest_ok if \"policy:x\" in deny\ntest_not_ok if count(deny) == 0\n",
-    )
-    .unwrap();
+    let dir = one_rule_at_pre_tool_call(
+        "deny contains \"policy:x\"\ntest_ok if \"policy:x\" in deny\ntest_not_ok if count(deny) == 0",
+    );
     let out = hookwire(&["policy", "test", dir.path().to_str().unwrap()]);
     let text = stdout(&out);
     assert!(!out.status.success(), "{text}");
@@ -152,12 +149,9 @@ fn policy_test_coverage_reports_each_module_of_the_example_library() {
 
 #[test]
 fn policy_test_coverage_names_the_lines_no_test_reached() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("p.rego"),
-        "package hookwire.p\nimport rego.v1\npoints := {\"pre_tool_call\"}\ndeny contains \"policy:x\" if {\n  input.tool_call.name == \"x\"\n}\ndeny contains \"policy:y\" if {\n  input.tool_call.name == \"y\"\n  startswith(input.tool_call.name, \"yy\")\n}\ntest_x if \"policy:x\" in deny with input as {\"tool_call\": {\"name\": \"x\"}}\n",
-    )
-    .unwrap();
+    let dir = one_rule_at_pre_tool_call(
+        "deny contains \"policy:x\" if {\n  input.tool_call.name == \"x\"\n}\ndeny contains \"policy:y\" if {\n  input.tool_call.name == \"y\"\n  startswith(input.tool_call.name, \"yy\")\n}\ntest_x if \"policy:x\" in deny with input as {\"tool_call\": {\"name\": \"x\"}}",
+    );
     let out = hookwire(&["policy", "test", dir.path().to_str().unwrap(), "--coverage"]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}");
@@ -223,12 +217,8 @@ fn policy_bench_times_each_context_and_package_of_the_example_library() {
 
 #[test]
 fn policy_bench_refuses_a_directory_without_contexts() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("p.rego"),
-        "package hookwire.p\nimport rego.v1\npoints := {\"pre_tool_call\"}\ndeny contains \"policy:x\" if input.tool_call.name == \"x\"\n",
-    )
-    .unwrap();
+    let dir =
+        one_rule_at_pre_tool_call("deny contains \"policy:x\" if input.tool_call.name == \"x\"");
     let out = hookwire(&[
         "policy",
         "bench",
@@ -242,12 +232,9 @@ fn policy_bench_refuses_a_directory_without_contexts() {
 
 #[test]
 fn policy_eval_of_the_report_rule_is_an_error_not_an_allow() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("p.rego"),
-        "package hookwire.p\nimport rego.v1\npoints := {\"pre_tool_call\"}\ndeny contains \"policy:never\" if count(numbers.range(1, 30000000)) == -1\n",
-    )
-    .unwrap();
+    let dir = one_rule_at_pre_tool_call(
+        "deny contains \"policy:never\" if count(numbers.range(1, 30000000)) == -1",
+    );
     let out = hookwire(&[
         "policy",
         "eval",
@@ -260,4 +247,16 @@ fn policy_eval_of_the_report_rule_is_an_error_not_an_allow() {
     assert!(!out.status.success(), "{}", stdout(&out));
     assert!(!stdout(&out).contains("allow"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("numbers.range would build"));
+}
+
+/// A policy directory of one module deciding at `pre_tool_call` with the
+/// one `deny` rule given.
+fn one_rule_at_pre_tool_call(rule: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("p.rego"),
+        format!("package hookwire.p\nimport rego.v1\npoints := {{\"pre_tool_call\"}}\n{rule}\n"),
+    )
+    .unwrap();
+    dir
 }
