@@ -18,8 +18,9 @@
 //!   and the `jcs-sha256` identity ([`canonical`]), exact JSON text
 //!   ([`json`]), the §9 approval exchange ([`approval`]), the W3C
 //!   `traceparent` header both sides propagate ([`trace_context`]), and
-//!   the jittered [`backoff`] the clients of a service wait by, and the
-//!   words a failed bind is reported in ([`listen`]);
+//!   the jittered [`backoff`] the clients of a service wait by, the
+//!   histogram [`buckets`] every series shares, and the words a failed
+//!   bind is reported in ([`listen`]);
 //! - the wire: the generated gRPC code behind [`pb`] and the one module,
 //!   [`wire`], that converts between it and the domain types.
 //!
@@ -28,6 +29,7 @@
 
 pub mod approval;
 pub mod backoff;
+pub mod buckets;
 pub mod canonical;
 mod composition;
 mod context;

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 /// The approval service's counters: requests submitted and how each left
@@ -27,7 +27,7 @@ impl Default for ApprovalCounters {
         let c = Self {
             submitted: Counter::default(),
             decisions: Family::default(),
-            wait: Histogram::new(exponential_buckets(0.5, 3.0, 9)),
+            wait: Histogram::new(hookwire::buckets::approval_wait_buckets()),
         };
         for outcome in APPROVAL_OUTCOMES {
             let _ = c

@@ -25,7 +25,7 @@ use hookwire::{Decision, HostError, InterceptionPoint, Mode, Verdict};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::call_failure::CallFailure;
@@ -67,9 +67,9 @@ struct Families {
     open_calls_forgotten: Family<[Label; 1], Counter>,
 }
 
-/// Latency buckets for emissions and interceptor calls: 0.25 ms to ~16 s.
+/// Emissions and interceptor calls, in the shared request-latency buckets.
 fn latency_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(0.000_25, 2.0, 17))
+    Histogram::new(hookwire::buckets::request_latency_buckets())
 }
 
 impl HostMetrics {
@@ -84,7 +84,7 @@ impl HostMetrics {
             calls: Family::default(),
             call_duration: Family::new_with_constructor(latency_histogram),
             approvals: Family::default(),
-            approval_wait: Histogram::new(exponential_buckets(0.05, 3.0, 10)),
+            approval_wait: Histogram::new(hookwire::buckets::approval_wait_buckets()),
             sink_deliveries: Counter::default(),
             sink_drops: Counter::default(),
             in_flight: Gauge::default(),

@@ -17,7 +17,7 @@ use std::time::Duration;
 use hookwire_client::prometheus_client::metrics::counter::Counter;
 use hookwire_client::prometheus_client::metrics::family::Family;
 use hookwire_client::prometheus_client::metrics::gauge::Gauge;
-use hookwire_client::prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use hookwire_client::prometheus_client::metrics::histogram::Histogram;
 use hookwire_client::prometheus_client::registry::Registry;
 
 use crate::applied::Applied;
@@ -39,10 +39,10 @@ struct Families {
     upstream: Family<[Label; 2], Counter>,
 }
 
-/// Request latency buckets: 1 ms to ~4.4 min (a streamed answer's request
-/// lasts as long as the model writes).
+/// Gateway requests, in the shared request-latency buckets (a streamed
+/// answer's request lasts as long as the model writes).
 fn request_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(0.001, 2.0, 19))
+    Histogram::new(hookwire::buckets::request_latency_buckets())
 }
 
 impl GatewayMetrics {

@@ -18,7 +18,7 @@ use std::time::Duration;
 use hookwire_client::prometheus_client::metrics::counter::Counter;
 use hookwire_client::prometheus_client::metrics::family::Family;
 use hookwire_client::prometheus_client::metrics::gauge::Gauge;
-use hookwire_client::prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use hookwire_client::prometheus_client::metrics::histogram::Histogram;
 use hookwire_client::prometheus_client::registry::Registry;
 
 use crate::agents::Agent;
@@ -46,10 +46,10 @@ struct Families {
     failed_closed: Family<[Label; 2], Counter>,
 }
 
-/// Decision latency buckets: 50 µs to ~105 s (a call waiting for a
-/// reviewer lasts as long as the reviewer takes).
+/// Hook decisions, in the shared request-latency buckets (a call waiting
+/// for a reviewer lasts as long as the reviewer takes).
 fn decision_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(0.000_05, 2.0, 22))
+    Histogram::new(hookwire::buckets::request_latency_buckets())
 }
 
 impl HooksMetrics {

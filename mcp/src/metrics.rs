@@ -13,7 +13,7 @@ use std::time::Duration;
 use hookwire_client::prometheus_client::metrics::counter::Counter;
 use hookwire_client::prometheus_client::metrics::family::Family;
 use hookwire_client::prometheus_client::metrics::gauge::Gauge;
-use hookwire_client::prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use hookwire_client::prometheus_client::metrics::histogram::Histogram;
 use hookwire_client::prometheus_client::registry::Registry;
 
 type Label = (&'static str, Cow<'static, str>);
@@ -35,9 +35,10 @@ struct Families {
     sessions: Gauge,
 }
 
-/// Tool call buckets: 0.25 ms to ~8 min (an approval may take minutes).
+/// Tool calls, in the shared request-latency buckets (an approval may
+/// take minutes).
 fn call_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(0.000_25, 2.0, 21))
+    Histogram::new(hookwire::buckets::request_latency_buckets())
 }
 
 /// How a tool call ended, as the metrics label it.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::decision_log::{Decision, DecisionObserver};
@@ -42,9 +42,9 @@ struct Families {
     log_dropped: Counter,
 }
 
-/// Evaluation buckets: 10 µs to ~0.6 s.
+/// Evaluations, in the shared request-latency buckets.
 fn evaluation_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(0.000_01, 2.0, 17))
+    Histogram::new(hookwire::buckets::request_latency_buckets())
 }
 
 impl PolicyMetrics {

@@ -31,7 +31,7 @@ use prometheus_client::encoding::prometheus_text;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 
@@ -89,9 +89,9 @@ impl FailureKind {
 
 type Label = (&'static str, Cow<'static, str>);
 
-/// Latency buckets: 0.25 ms to ~16 s.
+/// Served calls, in the shared request-latency buckets.
 fn latency_histogram() -> Histogram {
-    Histogram::new(exponential_buckets(0.000_25, 2.0, 17))
+    Histogram::new(hookwire::buckets::request_latency_buckets())
 }
 
 impl ServerMetrics {
