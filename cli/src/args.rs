@@ -102,9 +102,12 @@ pub(crate) struct RegistryArgs {
 }
 
 impl RegistryArgs {
-    /// hookwire's standard kinds, plus what the options register.
+    /// hookwire's standard kinds and the in-process policy kinds
+    /// (`hookwire.rego`, `hookwire.cedar`), plus what the options register.
     pub(crate) fn registry(&self) -> Result<hookwire_client::declaration::Registry, CliError> {
-        let mut registry = hookwire_client::declaration::Registry::standard();
+        let mut registry = hookwire_policy::embedded::register(
+            hookwire_client::declaration::Registry::standard(),
+        )?;
         if let Some((url, more)) = self.approval_endpoint.split_first() {
             let mut builder = self.approval_builder(url)?.endpoints(more.iter().cloned());
             if let Some(grace) = self.approval_reattach_grace {

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
-use crate::governed::{HostOptions, governed_host};
+use crate::governed::{ChainArgs, HostOptions, governed_host};
 
 /// The largest context or script file `emit` reads.
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -46,16 +46,19 @@ examples/policies/contexts/ do): the members the host fills (spec, timestamp, \
 sequence, agent, session) are ignored, the point's own (`input`, `tool_call`, \
 `messages`, `response`, `tool_result`, `output`, ...) are emitted. A script is a JSON array of contexts, each \
 naming its `interception_point`.\n\n\
-Example: a destructive command against the Rego policies\n  \
+Example: a destructive command against the Rego policies, decided in process\n  \
+hookwire emit --policy examples/policies --point pre_tool_call \
+--context examples/policies/contexts/rm_rf.json\n\n\
+The same against the served policies\n  \
 hookwire policy serve examples/policies &\n  \
 hookwire emit --declaration examples/declarations/policy.json \\\n    \
 --point pre_tool_call --context examples/policies/contexts/rm_rf.json\n\n\
 Exit status: 0 every emission proceeded, 3 a verdict denied one, 4 the host \
 failed closed on one (host_error:*), 1 the command could not run.")]
 pub(crate) struct EmitArgs {
-    /// The host declaration document (JSON) whose chain decides.
-    #[arg(long, value_name = "FILE")]
-    declaration: PathBuf,
+    /// What decides: a declaration, or a policy directory in process.
+    #[command(flatten)]
+    chain: ChainArgs,
     /// The interception point of `--context` (else the context's own
     /// `interception_point`).
     #[arg(long, value_name = "POINT", requires = "context")]
@@ -107,7 +110,7 @@ pub(crate) async fn run(args: EmitArgs) -> Result<(), CliError> {
     let (governed, _) = governed_host(
         HostOptions {
             agent_id: "hookwire-emit",
-            declaration: &args.declaration,
+            chain: &args.chain,
             registry: &args.registry,
             records: &args.records,
             print: None,

@@ -16,7 +16,7 @@ use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig, GatewayMetrics};
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
-use crate::governed::{Governed, HostOptions, PrintTo, governed_host};
+use crate::governed::{ChainArgs, Governed, HostOptions, PrintTo, governed_host};
 use crate::metrics_endpoint::MetricsEndpoint;
 
 /// Where the gateway listens unless told otherwise.
@@ -25,7 +25,9 @@ pub(crate) const GATEWAY_ADDR: &str = "127.0.0.1:8080";
 /// The options of `hookwire gateway`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Example: one access line per request on stderr, the records on stdout, \
+    after_help = "Example, one process: the policies of a directory decided in the gateway:\n  \
+hookwire gateway --upstream https://api.openai.com/v1 --policy examples/policies --key-env OPENAI_API_KEY\n\n\
+Example: one access line per request on stderr, the records on stdout, \
 metrics at http://127.0.0.1:9464/metrics:\n  \
 RUST_LOG=hookwire_gateway=info hookwire gateway --upstream https://api.openai.com/v1 \\\n    \
 --declaration examples/declarations/demo.json --key-env OPENAI_API_KEY \\\n    \
@@ -38,10 +40,9 @@ pub(crate) struct GatewayArgs {
     /// The upstream's base URL, e.g. `https://api.openai.com/v1`.
     #[arg(long, value_name = "URL")]
     upstream: String,
-    /// The host declaration whose chain governs every conversation, e.g.
-    /// `examples/declarations/demo.json`.
-    #[arg(long, value_name = "FILE")]
-    declaration: PathBuf,
+    /// What governs every conversation.
+    #[command(flatten)]
+    chain: ChainArgs,
     /// Adds the upstream key held by this environment variable to the
     /// pool (repeatable), e.g. `OPENAI_API_KEY`. Without any key, the
     /// client's own `Authorization` is forwarded.
@@ -91,7 +92,7 @@ pub(crate) struct GatewayArgs {
 pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     let options = HostOptions {
         agent_id: &args.agent_id,
-        declaration: &args.declaration,
+        chain: &args.chain,
         registry: &args.registry,
         records: &args.records,
         print: args.print_records.then_some(PrintTo::Stdout),
@@ -141,7 +142,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
         } else {
             format!(": {}", labels.join(", "))
         },
-        args.declaration.display()
+        args.chain.describe()
     );
     let metrics = MetricsEndpoint::serve(
         metrics_listener,

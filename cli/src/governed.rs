@@ -1,5 +1,7 @@
 //! The long-lived governed host the proxy commands share (`gateway`,
-//! `hooks serve`, `mcp`): the declaration loaded against the registry
+//! `hooks serve`, `mcp`): where the chain comes from (a declaration, or a
+//! policy directory bound in this process: `--policy DIR`), the
+//! declaration loaded against the registry
 //! the options build, the signed record log, records printed when asked,
 //! and the host's metrics in the registry a `--metrics-addr` endpoint
 //! serves (bound before anything starts, so that a busy port fails the
@@ -7,7 +9,7 @@
 //! and measure alike.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError};
 
 use hookwire::InterceptionRecord;
@@ -45,12 +47,64 @@ impl RecordSink for PrintRecords {
     }
 }
 
+/// Where a governed command's chain comes from: exactly one of a host
+/// declaration or a policy directory decided in this process.
+#[derive(Debug, clap::Args)]
+#[group(required = true, multiple = false)]
+pub(crate) struct ChainArgs {
+    /// The host declaration whose chain governs, e.g.
+    /// `examples/declarations/policy.json`.
+    #[arg(long, value_name = "FILE")]
+    declaration: Option<PathBuf>,
+    /// Govern with the Rego and Cedar policies of DIR decided in this
+    /// process — no declaration, no policy service (the points no package
+    /// decides at allow), e.g. `examples/policies`.
+    #[arg(long, value_name = "DIR")]
+    policy: Option<PathBuf>,
+}
+
+impl ChainArgs {
+    /// What governs, in words for the command's start line.
+    pub(crate) fn describe(&self) -> String {
+        match (&self.declaration, &self.policy) {
+            (Some(path), _) => path.display().to_string(),
+            (None, Some(dir)) => format!("the policies of {} (in process)", dir.display()),
+            (None, None) => "nothing".into(),
+        }
+    }
+
+    /// The host declaration document: the file's, or the one-process
+    /// document of the policy directory.
+    fn document(&self) -> Result<Value, CliError> {
+        match (&self.declaration, &self.policy) {
+            (Some(path), _) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    hookwire_client::Error::Registry(format!("cannot read {}: {e}", path.display()))
+                })?;
+                Ok(hookwire::json::decode(&text).map_err(|e| {
+                    hookwire_client::Error::Registry(format!("{}: {e}", path.display()))
+                })?)
+            }
+            (None, Some(dir)) => Ok(hookwire_policy::embedded::one_process_declaration(dir)),
+            (None, None) => Err(hookwire_client::Error::Registry(
+                "give --declaration FILE or --policy DIR".into(),
+            )
+            .into()),
+        }
+    }
+
+    /// The declaration file, when the chain comes from one.
+    fn declaration_file(&self) -> Option<&Path> {
+        self.declaration.as_deref()
+    }
+}
+
 /// What a governed command needs to set its host up.
 pub(crate) struct HostOptions<'a> {
     /// The contexts' `agent.id`.
     pub(crate) agent_id: &'a str,
-    /// The host declaration document.
-    pub(crate) declaration: &'a Path,
+    /// Where the chain comes from.
+    pub(crate) chain: &'a ChainArgs,
     /// The approval resolver options.
     pub(crate) registry: &'a RegistryArgs,
     /// The signed record log options.
@@ -86,20 +140,15 @@ pub(crate) async fn governed_host<M>(
     more_metrics: impl FnOnce(&mut Registry) -> M,
 ) -> Result<(Governed, Option<M>), CliError> {
     let mut registry = o.registry.registry()?;
-    let declaration = match o.amend {
-        None => Declaration::from_path(o.declaration)?,
-        Some(amend) => {
-            let text = std::fs::read_to_string(o.declaration).map_err(|e| {
-                hookwire_client::Error::Registry(format!(
-                    "cannot read {}: {e}",
-                    o.declaration.display()
-                ))
-            })?;
-            let document = hookwire::json::decode(&text).map_err(|e| {
-                hookwire_client::Error::Registry(format!("{}: {e}", o.declaration.display()))
-            })?;
-            let (r, document) = amend(registry, document)?;
-            registry = r;
+    let declaration = match (o.chain.declaration_file(), o.amend) {
+        (Some(path), None) => Declaration::from_path(path)?,
+        (_, amend) => {
+            let mut document = o.chain.document()?;
+            if let Some(amend) = amend {
+                let (r, d) = amend(registry, document)?;
+                registry = r;
+                document = d;
+            }
             Declaration::from_value(&document)?
         }
     };

@@ -17,7 +17,7 @@ use hookwire_mcp::{Clients, HiddenTools, HttpProxy, McpConfig, McpMetrics, Upstr
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
-use crate::governed::{Governed, HostOptions, PrintTo, governed_host};
+use crate::governed::{ChainArgs, Governed, HostOptions, PrintTo, governed_host};
 use crate::metrics_endpoint::MetricsEndpoint;
 
 /// The `mcp` subcommands beside the proxy itself.
@@ -39,6 +39,8 @@ pub(crate) enum McpCommand {
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
     after_help = "Examples:\n  \
+# one process: the policies of a directory decided in the proxy, in front of a stdio server\n  \
+hookwire mcp --policy examples/policies -- npx -y @modelcontextprotocol/server-filesystem /srv\n  \
 # stdio in front of a stdio server (what an MCP client launches instead of the server)\n  \
 hookwire mcp --declaration policy.json -- npx -y @modelcontextprotocol/server-filesystem /srv\n  \
 # Streamable HTTP in front of a Streamable HTTP server, clients by token\n  \
@@ -50,9 +52,9 @@ hookwire mcp token --name cursor"
 pub(crate) struct McpArgs {
     #[command(subcommand)]
     pub(crate) command: Option<McpCommand>,
-    /// The host declaration whose chain governs every MCP session.
-    #[arg(long, value_name = "FILE", required = true)]
-    declaration: Option<PathBuf>,
+    /// What governs every MCP session.
+    #[command(flatten)]
+    chain: ChainArgs,
     /// The upstream's Streamable HTTP endpoint, e.g.
     /// `http://127.0.0.1:8000/mcp` (else the command after `--`).
     #[arg(long, value_name = "URL", conflicts_with = "server_command")]
@@ -138,10 +140,6 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
         return token(name);
     }
     let spec = upstream_spec(&args)?;
-    let declaration = args
-        .declaration
-        .clone()
-        .ok_or_else(|| config_error("--declaration is required".into()))?;
     // Hidden tools are a binding of the chain: a hidden tool called anyway
     // is a deny on the record (docs/mcp.md, "Hidden tools").
     let hidden = HiddenTools::default();
@@ -152,7 +150,7 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
     };
     let options = HostOptions {
         agent_id: &args.agent_id,
-        declaration: &declaration,
+        chain: &args.chain,
         registry: &args.registry,
         records: &args.records,
         print: args.print_records.then_some(PrintTo::Stderr),

@@ -157,3 +157,18 @@ fn emit_exits_4_when_the_host_fails_closed_and_refuses_bad_input() {
     std::fs::remove_file(&bare).unwrap();
     std::fs::remove_file(doc).unwrap();
 }
+
+#[test]
+fn emit_decides_with_a_policy_directory_in_process() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["emit", "--point", "pre_tool_call", "--context"])
+        .arg(root.join("examples/policies/contexts/rm_rf.json"))
+        .arg("--policy")
+        .arg(root.join("examples/policies"))
+        .output()
+        .expect("run hookwire emit --policy");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "a verdict denied: {stdout}");
+    assert!(stdout.contains("policy:destructive_command"), "{stdout}");
+}

@@ -327,3 +327,104 @@ fn the_gateway_command_governs_a_chat_with_a_pooled_key_and_prints_its_records()
         "one session"
     );
 }
+
+/// Sends lines of both of `child`'s output streams to one channel, so a
+/// line is found wherever the command prints it.
+fn lines_of_both(child: &mut Child) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    let err = child.stderr.take().unwrap();
+    let forward = |stream: Box<dyn Read + Send>, tx: mpsc::Sender<String>| {
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+    };
+    forward(Box::new(out), tx.clone());
+    forward(Box::new(err), tx);
+    rx
+}
+
+#[test]
+fn the_gateway_governs_with_a_policy_directory_in_its_own_process() {
+    let policies = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/policies");
+    let (upstream, seen) = upstream();
+    let mut gateway = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args([
+            "gateway",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &upstream,
+        ])
+        .arg("--policy")
+        .arg(&policies)
+        .args(["--key-env", "HOOKWIRE_TEST_UPSTREAM_KEY"])
+        .env("HOOKWIRE_TEST_UPSTREAM_KEY", UPSTREAM_KEY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run hookwire gateway --policy");
+    let lines = lines_of_both(&mut gateway);
+    let _gateway = Running(gateway);
+    let banner = line_starting(&lines, "hookwire gateway: ");
+    assert!(
+        banner.contains("(in process)"),
+        "the banner says what governs: {banner}"
+    );
+    let addr = banner
+        .split_whitespace()
+        .nth(2)
+        .expect("the banner names the address")
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .to_owned();
+
+    let (status, answer) = chat(
+        &addr,
+        &json!({"model": "demo-model",
+                "messages": [{"role": "user", "content": "tidy up, then mail bob@example.com"}],
+                "tools": [{"type": "function", "function": {"name": "bash",
+                           "parameters": {"type": "object"}}}]}),
+    );
+    assert_eq!(status, 200, "{answer}");
+    let calls = answer["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .expect("tool calls");
+    let ids: Vec<&str> = calls.iter().filter_map(|c| c["id"].as_str()).collect();
+    assert_eq!(
+        ids,
+        ["call_1"],
+        "rm -rf / removed by the Rego policy: {answer}"
+    );
+    let chats = seen.lock().unwrap().clone();
+    assert_eq!(chats.len(), 1);
+    let sent = chats[0].body.to_string();
+    assert!(!sent.contains("bob@example.com"), "{sent}");
+    assert!(sent.contains("[email]"), "redacted by pii.rego: {sent}");
+}
+
+#[test]
+fn the_proxy_commands_take_a_declaration_or_a_policy_directory_not_both() {
+    let bin = env!("CARGO_BIN_EXE_hookwire");
+    for command in [
+        &["gateway", "--upstream", "http://127.0.0.1:9/v1"][..],
+        &["hooks", "serve"],
+    ] {
+        let both = Command::new(bin)
+            .args(command)
+            .args(["--declaration", "d.json", "--policy", "examples/policies"])
+            .output()
+            .unwrap();
+        assert_eq!(both.status.code(), Some(2), "{command:?}");
+        let err = String::from_utf8_lossy(&both.stderr);
+        assert!(err.contains("cannot be used with"), "{command:?}: {err}");
+        let neither = Command::new(bin).args(command).output().unwrap();
+        assert_eq!(neither.status.code(), Some(2), "{command:?}");
+    }
+}

@@ -24,6 +24,9 @@
 //!   call may build, the evaluation workers that answer at the bound, the
 //!   load-time refusal of calls to built-ins regorus lacks.
 //! - `service`: [`PolicyService`], the interceptor service.
+//! - [`embedded`]: the same service bound inside a host by a declaration
+//!   (kinds `hookwire.rego`, `hookwire.cedar`), and the one-process
+//!   declaration behind `--policy DIR`.
 //! - `testing`: the Rego test runner and which lines the tests evaluated
 //!   ([`Coverage`]).
 //! - `cedar`: Cedar policies (`*.cedar`) beside Rego, as decision
@@ -45,6 +48,7 @@ pub mod bundle;
 mod cedar;
 pub mod contract;
 pub mod decision_log;
+pub mod embedded;
 mod error;
 mod eval;
 mod generated;

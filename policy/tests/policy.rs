@@ -8,5 +8,6 @@ mod bundle;
 mod cedar;
 mod contract;
 mod decision_log;
+mod embedded;
 mod examples;
 mod service;

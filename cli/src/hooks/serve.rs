@@ -16,7 +16,7 @@ use super::{HOOKS_ADDR, token_from_file};
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
-use crate::governed::{Governed, HostOptions, PrintTo, governed_host};
+use crate::governed::{ChainArgs, Governed, HostOptions, PrintTo, governed_host};
 use crate::metrics_endpoint::MetricsEndpoint;
 
 /// What a liftable deny left standing becomes (`--liftable`).
@@ -56,6 +56,8 @@ impl FromStr for ListenAddr {
 /// The options of `hookwire hooks serve`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
+# one process: the policies of a directory decided in the daemon\n  \
+hookwire hooks serve --policy examples/policies --token-file ~/.config/hookwire/hooks-token\n\n  \
 # loopback TCP: every caller presents the token\n  \
 hookwire hooks serve --declaration examples/declarations/policy.json \\\n    \
 --token-file ~/.config/hookwire/hooks-token --print-records --metrics-addr 127.0.0.1:9465\n\n  \
@@ -64,9 +66,9 @@ mkdir -m 700 -p \"$XDG_RUNTIME_DIR/hookwire\"\n  \
 hookwire hooks serve --declaration examples/declarations/policy.json \\\n    \
 --listen \"unix:$XDG_RUNTIME_DIR/hookwire/hooks.sock\"")]
 pub(crate) struct ServeArgs {
-    /// The host declaration whose chain governs every agent session.
-    #[arg(long, value_name = "FILE")]
-    declaration: PathBuf,
+    /// What governs every agent session.
+    #[command(flatten)]
+    chain: ChainArgs,
     /// Where to listen: `HOST:PORT` (port 0: any free port, printed;
     /// loopback only unless `--allow-remote`), or `unix:/path/hooks.sock`
     /// (created 0600 in a directory only this user can write to; a stale
@@ -148,7 +150,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     }
     let options = HostOptions {
         agent_id: &args.agent_id,
-        declaration: &args.declaration,
+        chain: &args.chain,
         registry: &args.registry,
         records: &args.records,
         print: args.print_records.then_some(PrintTo::Stdout),
@@ -209,7 +211,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     outln!(
         "hookwire hooks: {shown} (routes /v1/hooks/{{{}}}; {access}), governed by {}",
         agents.join(","),
-        args.declaration.display()
+        args.chain.describe()
     );
     let metrics = MetricsEndpoint::serve(
         metrics_listener,
