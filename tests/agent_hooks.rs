@@ -224,3 +224,150 @@ async fn claude_code_is_denied_a_destructive_bash_call_through_hookwire_hook() {
     let _ = stop.send(());
     served.await.unwrap().unwrap();
 }
+
+/// A hooks daemon on 127.0.0.1:0 over the coding-agent Rego policy: the
+/// host (its records), its base URL, and the handle that stops it.
+struct HttpDaemon {
+    hooks: Arc<HooksHost>,
+    records: RecordLog,
+    base: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    served: tokio::task::JoinHandle<Result<(), hookwire_hooks::Error>>,
+}
+
+async fn http_daemon() -> HttpDaemon {
+    let policies = Policies::load(
+        repo().join("tests/fixtures/hooks/policy"),
+        PolicyOptions::default(),
+    )
+    .unwrap();
+    let records = RecordLog::new();
+    let host = Host::builder("hookwire-hooks", "hookwire")
+        .interceptor("policy", PolicyService::new(policies))
+        .record_sink(records.clone())
+        .build()
+        .unwrap();
+    let hooks = Arc::new(HooksHost::new(host, HooksConfig::default()));
+    let router = hookwire_hooks::router(hooks.clone(), TOKEN).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(hookwire_hooks::serve(listener, router, async {
+        let _ = stopped.await;
+    }));
+    HttpDaemon {
+        hooks,
+        records,
+        base,
+        stop,
+        served,
+    }
+}
+
+/// Runs the CLI headless with the hooks `hookwire hooks install` writes
+/// for an `http` hook to `base`, `token` in its environment; the
+/// directory the mock's tool use deletes, and the CLI's output.
+async fn run_with_http_hooks(base: &str, token: &str) -> (tempfile::TempDir, std::process::Output) {
+    let work = tempfile::tempdir().unwrap();
+    let precious = work.path().join("precious");
+    std::fs::create_dir(&precious).unwrap();
+    std::fs::write(precious.join("keep.txt"), "keep me").unwrap();
+    let upstream = messages::serve(script(format!("rm -rf {}", precious.display()))).await;
+    let home = tempfile::tempdir().unwrap();
+    let settings = hookwire_hooks::merge_http_settings(
+        hookwire_hooks::Agent::ClaudeCode,
+        None,
+        base,
+        Some("HOOKWIRE_HOOKS_TOKEN"),
+    )
+    .unwrap();
+    let settings_file = home.path().join("settings.json");
+    std::fs::write(&settings_file, settings).unwrap();
+    let run = tokio::process::Command::new(claude())
+        .args(["-p", "Delete the precious directory."])
+        .arg("--settings")
+        .arg(&settings_file)
+        .args(["--allowedTools", "Bash", "--output-format", "json"])
+        .current_dir(work.path())
+        .env("HOME", home.path())
+        .env("ANTHROPIC_BASE_URL", upstream.root())
+        .env("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("HOOKWIRE_HOOKS_TOKEN", token)
+        .env_remove("HOOKWIRE_HOOKS_ENDPOINT")
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(180), run)
+        .await
+        .expect("the CLI finishes within 180 s")
+        .expect("run the Claude Code CLI");
+    (work, out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_posts_its_hooks_to_the_daemon_and_is_denied_the_destructive_call() {
+    let daemon = http_daemon().await;
+    let (work, out) = run_with_http_hooks(&daemon.base, TOKEN).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}\n{stdout}\n{stderr}", out.status);
+    let result: Value = serde_json::from_str(stdout.trim()).expect("the CLI's JSON result");
+    assert!(work.path().join("precious/keep.txt").is_file(), "{result}");
+    let denials = result["permission_denials"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        denials.iter().any(|d| d["tool_use_id"] == TOOL_USE_ID),
+        "{result}"
+    );
+    let session_id = result["session_id"].as_str().expect("a session id");
+    let session = daemon.records.session(&HooksHost::session_key(
+        hookwire_hooks::Agent::ClaudeCode,
+        session_id,
+    ));
+    let pre = session
+        .iter()
+        .find(|r| r.interception_point == P::PreToolCall)
+        .unwrap_or_else(|| panic!("no pre_tool_call reached the daemon: {session:?}"));
+    assert_eq!(
+        pre.verdict.reason.as_deref(),
+        Some("policy:destructive_command")
+    );
+    assert_eq!(daemon.hooks.open_sessions(), 0);
+    let _ = daemon.stop.send(());
+    daemon.served.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_daemon_blocks_claude_codes_http_hooks() {
+    // A port nothing listens on: bound, read, closed.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", listener.local_addr().unwrap())
+    };
+    let (work, out) = run_with_http_hooks(&closed, TOKEN).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        work.path().join("precious/keep.txt").is_file(),
+        "the tool ran although its hook could not be asked: {stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_token_blocks_claude_codes_http_hooks() {
+    let daemon = http_daemon().await;
+    let (work, out) = run_with_http_hooks(&daemon.base, "not-the-daemons-token").await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        work.path().join("precious/keep.txt").is_file(),
+        "the tool ran although the daemon refused the hook's token: {stdout}"
+    );
+    assert!(
+        daemon.records.records().is_empty(),
+        "nothing was governed under a refused token"
+    );
+    let _ = daemon.stop.send(());
+    daemon.served.await.unwrap().unwrap();
+}

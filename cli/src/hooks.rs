@@ -51,10 +51,26 @@ pub(crate) enum Scope {
     User,
 }
 
+/// How the agent reaches the daemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Transport {
+    /// Claude Code with an `http://` `--endpoint` and no `--token-file`:
+    /// an `http` hook (no process per event; `onFailure: "block"`);
+    /// otherwise the command.
+    Auto,
+    /// The `hookwire hook` command hook, for every agent.
+    Command,
+    /// Claude Code's `http` hook posting to the daemon (needs an
+    /// `http://` `--endpoint`).
+    Http,
+}
+
 /// The options of `hookwire hooks install`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example:\n  \
-hookwire hooks install --agent cursor --token-file ~/.config/hookwire/hooks-token --print")]
+#[command(after_help = "Examples:\n  \
+hookwire hooks install --agent cursor --token-file ~/.config/hookwire/hooks-token --print\n  \
+# Claude Code posting to the daemon itself; the token comes from its environment\n  \
+hookwire hooks install --agent claude-code --endpoint http://127.0.0.1:8790 --token-env HOOKWIRE_HOOKS_TOKEN")]
 pub(crate) struct InstallArgs {
     /// The agent (`claude-code`, `codex`, `gemini-cli`, `cursor`, `copilot`).
     #[arg(long, value_name = "NAME")]
@@ -76,6 +92,13 @@ pub(crate) struct InstallArgs {
     /// `HOOKWIRE_HOOKS_TOKEN` when it runs).
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// How the agent reaches the daemon.
+    #[arg(long, value_enum, default_value = "auto")]
+    transport: Transport,
+    /// For an `http` hook: the environment variable the agent reads the
+    /// daemon's token from (sent as `Authorization: Bearer $VAR`).
+    #[arg(long, value_name = "VAR", default_value = "HOOKWIRE_HOOKS_TOKEN")]
+    token_env: String,
 }
 
 /// A word of a shell command line, quoted when it needs to be.
@@ -129,8 +152,35 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), CliError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(config_error(format!("cannot read {}: {e}", path.display()))),
     };
-    let merged = hookwire_hooks::merge_settings(agent, existing.as_deref(), &command)
-        .map_err(|e| config_error(format!("{}: {e}", path.display())))?;
+    let http_endpoint = args
+        .endpoint
+        .as_deref()
+        .filter(|e| e.starts_with("http://"));
+    let http = match args.transport {
+        Transport::Command => false,
+        Transport::Http if args.token_file.is_some() => {
+            return Err(config_error(
+                "an http hook reads the daemon's token from the agent's environment \
+                 (--token-env VAR), not from --token-file"
+                    .into(),
+            ));
+        }
+        Transport::Http => true,
+        // A token file is for the command hook; the http hook reads its
+        // token from the agent's environment.
+        Transport::Auto => {
+            agent == Agent::ClaudeCode && http_endpoint.is_some() && args.token_file.is_none()
+        }
+    };
+    let merged = if http {
+        let base = http_endpoint.ok_or_else(|| {
+            config_error("--transport http needs the daemon's --endpoint http://HOST:PORT".into())
+        })?;
+        hookwire_hooks::merge_http_settings(agent, existing.as_deref(), base, Some(&args.token_env))
+    } else {
+        hookwire_hooks::merge_settings(agent, existing.as_deref(), &command)
+    }
+    .map_err(|e| config_error(format!("{}: {e}", path.display())))?;
     if args.print {
         out!("{merged}");
         return Ok(());

@@ -235,3 +235,74 @@ fn install_refuses_what_it_cannot_merge() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown agent"));
 }
+
+#[test]
+fn claude_code_is_installed_as_an_http_hook_that_blocks_when_the_daemon_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("settings.json");
+    let path = settings.to_str().unwrap();
+    let out = install(&["--settings", path, "--endpoint", "http://127.0.0.1:8790"]);
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let hook = &v["hooks"]["PreToolUse"][0]["hooks"][0];
+    assert_eq!(hook["type"], "http", "{v}");
+    assert_eq!(hook["url"], "http://127.0.0.1:8790/v1/hooks/claude-code");
+    assert_eq!(hook["onFailure"], "block");
+    assert_eq!(
+        hook["headers"]["Authorization"],
+        "Bearer $HOOKWIRE_HOOKS_TOKEN"
+    );
+
+    // Asked for the command, or given a token file: the command hook.
+    for extra in [
+        &["--transport", "command"][..],
+        &["--token-file", "/etc/hookwire/token"],
+    ] {
+        let out = install(
+            &[
+                &["--settings", path, "--endpoint", "http://127.0.0.1:8790"][..],
+                extra,
+            ]
+            .concat(),
+        );
+        assert!(out.status.success(), "{out:?}");
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+        assert_eq!(
+            v["hooks"]["PreToolUse"].as_array().unwrap().len(),
+            1,
+            "replaced: {v}"
+        );
+        assert_eq!(
+            v["hooks"]["PreToolUse"][0]["hooks"][0]["type"], "command",
+            "{extra:?}"
+        );
+    }
+
+    // What an http hook cannot be given.
+    for args in [
+        &["--transport", "http"][..],
+        &["--transport", "http", "--endpoint", "unix:/run/hooks.sock"],
+        &[
+            "--transport",
+            "http",
+            "--endpoint",
+            "http://127.0.0.1:8790",
+            "--token-file",
+            "/t",
+        ],
+    ] {
+        let out = install(&[&["--settings", path, "--print"][..], args].concat());
+        assert!(!out.status.success(), "{args:?}");
+    }
+    let codex = install_as(
+        "codex",
+        &[
+            "--print",
+            "--transport",
+            "http",
+            "--endpoint",
+            "http://127.0.0.1:8790",
+        ],
+    );
+    assert!(!codex.status.success());
+}

@@ -5,6 +5,12 @@
 //! installing twice changes nothing), anything else is kept as it was,
 //! and every other setting is left alone.
 //!
+//! Claude Code can also call the daemon itself: an `http` handler posting
+//! the payload to `/v1/hooks/claude-code`, with `onFailure: "block"`, so
+//! an unreachable or failing daemon blocks the step as a crashing command
+//! hook cannot (it only blocks on exit status 2), and no process starts
+//! per event ([`merge_http_settings`]).
+//!
 //! | agent | project file | user file | shape |
 //! |---|---|---|---|
 //! | Claude Code | `.claude/settings.json` | `~/.claude/settings.json` | `hooks.EVENT[]` groups `{matcher?, hooks: [{type, command}]}` |
@@ -148,17 +154,54 @@ fn handler(shape: Shape, command: &str, matcher: bool) -> Value {
     }
 }
 
-/// Whether `entry` (a group or a handler) runs a command with `marker`.
-fn ours(entry: &Value, marker: &str) -> bool {
+/// The route path an `http` handler of `agent` posts to.
+fn route(agent: Agent) -> String {
+    format!("/v1/hooks/{}", agent.name())
+}
+
+/// One Claude Code `http` handler group posting to `url`, presenting the
+/// token held by the environment variable `token_env` (interpolated by
+/// the agent, never written into the file).
+fn http_handler(url: &str, token_env: Option<&str>, matcher: bool) -> Value {
+    let mut hook = json!({"type": "http", "url": url, "timeout": 30, "onFailure": "block"});
+    if let (Some(var), Some(h)) = (token_env, hook.as_object_mut()) {
+        h.insert(
+            "headers".into(),
+            json!({"Authorization": format!("Bearer ${var}")}),
+        );
+        h.insert("allowedEnvVars".into(), json!([var]));
+    }
+    let mut group = json!({"hooks": [hook]});
+    if matcher && let Some(g) = group.as_object_mut() {
+        g.insert("matcher".into(), "*".into());
+    }
+    group
+}
+
+/// Whether `entry` (a group or a handler) runs a command with `marker`,
+/// or posts to a URL ending in `route`.
+fn ours(entry: &Value, marker: &str, route: &str) -> bool {
     let runs = |h: &Value| {
         ["command", "bash"]
             .iter()
             .any(|k| h[*k].as_str().is_some_and(|c| c.contains(marker)))
+            || (h["type"] == "http" && h["url"].as_str().is_some_and(|u| u.ends_with(route)))
     };
     runs(entry)
         || entry["hooks"]
             .as_array()
             .is_some_and(|hs| hs.iter().any(runs))
+}
+
+/// What one installed handler does.
+enum Handler<'a> {
+    /// Runs `hookwire hook --agent NAME …`.
+    Command(&'a str),
+    /// Posts to the daemon's route (Claude Code only).
+    Http {
+        url: &'a str,
+        token_env: Option<&'a str>,
+    },
 }
 
 /// The configuration text `existing` (none: a new file) with `command` —
@@ -175,6 +218,56 @@ pub fn merge_settings(
             "the hook command must contain {marker:?}"
         )));
     }
+    merge(agent, existing, &Handler::Command(command))
+}
+
+/// The configuration text `existing` with an `http` handler posting every
+/// governed event to the daemon at `base` (`http://HOST:PORT`), with
+/// `onFailure: "block"`; `token_env` names the environment variable the
+/// agent reads the daemon's token from. Claude Code only: the other
+/// agents run command hooks.
+pub fn merge_http_settings(
+    agent: Agent,
+    existing: Option<&str>,
+    base: &str,
+    token_env: Option<&str>,
+) -> Result<String, Error> {
+    if agent != Agent::ClaudeCode {
+        return Err(Error::Config(format!(
+            "{} has no HTTP hooks hookwire installs: use its command hook",
+            agent.name()
+        )));
+    }
+    let authority = base
+        .strip_prefix("http://")
+        .map(|a| a.trim_end_matches('/'))
+        .filter(|a| !a.is_empty() && !a.contains(['/', '?', '#', '@']))
+        .ok_or_else(|| {
+            Error::Config("an HTTP hook needs the daemon's base URL, http://HOST:PORT".into())
+        })?;
+    if let Some(var) = token_env
+        && (var.is_empty()
+            || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || var.starts_with(|c: char| c.is_ascii_digit()))
+    {
+        return Err(Error::Config(
+            "the token's environment variable must be a name of letters, digits and _".into(),
+        ));
+    }
+    let url = format!("http://{authority}{}", route(agent));
+    merge(
+        agent,
+        existing,
+        &Handler::Http {
+            url: &url,
+            token_env,
+        },
+    )
+}
+
+fn merge(agent: Agent, existing: Option<&str>, handler_of: &Handler<'_>) -> Result<String, Error> {
+    let marker = format!(" hook --agent {}", agent.name());
+    let route = route(agent);
     let mut settings = match existing.map(str::trim) {
         None | Some("") => Map::new(),
         Some(text) => match serde_json::from_str::<Value>(text) {
@@ -231,8 +324,11 @@ pub fn merge_settings(
                 "the settings' `hooks.{event}` is not an array"
             )));
         };
-        entries.retain(|e| !ours(e, &marker));
-        entries.push(handler(shape, command, *matcher));
+        entries.retain(|e| !ours(e, &marker, &route));
+        entries.push(match handler_of {
+            Handler::Command(command) => handler(shape, command, *matcher),
+            Handler::Http { url, token_env } => http_handler(url, *token_env, *matcher),
+        });
     }
     let mut text = serde_json::to_string_pretty(&Value::Object(settings))
         .map_err(|e| Error::Config(format!("cannot write the settings: {e}")))?;

@@ -39,7 +39,7 @@ pub use call::{CallOutcome, Endpoint, MAX_ANSWER_BYTES, ask_daemon};
 pub use error::Error;
 pub use event::{Capabilities, Event, HookCall, Outcome};
 pub use host::{HooksConfig, HooksHost, Liftable, MAX_SESSION_ID_BYTES};
-pub use install::{merge_settings, project_settings, user_settings};
+pub use install::{merge_http_settings, merge_settings, project_settings, user_settings};
 pub use metrics::HooksMetrics;
 pub use serve::{
     FAILED_CLOSED_HEADER, Listener, MAX_PAYLOAD_BYTES, Routes, router, serve, socket_router,

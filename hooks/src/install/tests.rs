@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{merge_settings, project_settings, user_settings};
+use super::{merge_http_settings, merge_settings, project_settings, user_settings};
 use crate::agents::Agent;
 
 fn cmd(agent: Agent) -> String {
@@ -181,4 +181,78 @@ fn each_agent_has_its_files() {
         Path::new("/etc/cx/hooks.json")
     );
     assert!(user_settings(Agent::Copilot, home, None).is_err());
+}
+
+#[test]
+fn claude_code_can_call_the_daemon_over_http_and_blocks_when_it_fails() {
+    let existing = json!({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}
+    ]}})
+    .to_string();
+    let text = merge_http_settings(
+        Agent::ClaudeCode,
+        Some(&existing),
+        "http://127.0.0.1:8790/",
+        Some("HOOKWIRE_HOOKS_TOKEN"),
+    )
+    .unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["hooks"].as_object().unwrap().len(), 6);
+    let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2, "the user's hook kept: {v}");
+    let hook = &pre[1]["hooks"][0];
+    assert_eq!(hook["type"], "http");
+    assert_eq!(hook["url"], "http://127.0.0.1:8790/v1/hooks/claude-code");
+    assert_eq!(hook["onFailure"], "block");
+    assert_eq!(
+        hook["headers"]["Authorization"],
+        "Bearer $HOOKWIRE_HOOKS_TOKEN"
+    );
+    assert_eq!(hook["allowedEnvVars"], json!(["HOOKWIRE_HOOKS_TOKEN"]));
+    assert_eq!(pre[1]["matcher"], "*");
+
+    // Installing again, or switching from the command hook, leaves one of ours.
+    let again = merge_http_settings(
+        Agent::ClaudeCode,
+        Some(&text),
+        "http://127.0.0.1:8790",
+        Some("HOOKWIRE_HOOKS_TOKEN"),
+    )
+    .unwrap();
+    assert_eq!(again, text);
+    let command = merge_settings(Agent::ClaudeCode, Some(&text), &cmd(Agent::ClaudeCode)).unwrap();
+    let v: Value = serde_json::from_str(&command).unwrap();
+    assert_eq!(v["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+    assert_eq!(v["hooks"]["PreToolUse"][1]["hooks"][0]["type"], "command");
+    let back = merge_http_settings(
+        Agent::ClaudeCode,
+        Some(&command),
+        "http://127.0.0.1:8790",
+        None,
+    )
+    .unwrap();
+    let v: Value = serde_json::from_str(&back).unwrap();
+    assert_eq!(v["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+    assert!(
+        v["hooks"]["PreToolUse"][1]["hooks"][0]
+            .get("headers")
+            .is_none()
+    );
+
+    // What an HTTP hook cannot be.
+    for (agent, base, var) in [
+        (Agent::Codex, "http://127.0.0.1:8790", None),
+        (Agent::ClaudeCode, "unix:/run/hooks.sock", None),
+        (Agent::ClaudeCode, "https://127.0.0.1:8790/x", None),
+        (
+            Agent::ClaudeCode,
+            "http://127.0.0.1:8790",
+            Some("TOKEN; rm -rf /"),
+        ),
+    ] {
+        assert!(
+            merge_http_settings(agent, None, base, var).is_err(),
+            "{base} {var:?}"
+        );
+    }
 }
