@@ -26,6 +26,20 @@ export interface ToolCallMember {
   readonly content_hash?: string;
 }
 
+/** The `input` member (§4.2): the message and its sender. */
+export interface InputMember {
+  /** Who sent it. */
+  readonly role: 'user' | 'system' | 'external';
+  /** The message (text or structured): the target a transform rewrites. */
+  readonly content: Json;
+}
+
+/** The `output` member (§4.2): the answer the agent is about to return. */
+export interface OutputMember {
+  /** The answer (text or structured): the target a transform rewrites. */
+  readonly content: Json;
+}
+
 /**
  * An AgentContext (§4): the spec JSON, `target` included (rebuilt from the
  * point's target field, the same object). Integers beyond ±(2^53 − 1) are
@@ -46,6 +60,10 @@ export interface AgentContext {
   readonly agent: { readonly id: string; readonly framework: string; readonly [k: string]: unknown };
   /** The run or conversation. */
   readonly session: { readonly id: string; readonly turn?: number | bigint; readonly [k: string]: unknown };
+  /** At `input` (§4.2): what enters the loop and who sent it. */
+  readonly input?: InputMember;
+  /** At `output` (§4.2): the final answer leaving the loop. */
+  readonly output?: OutputMember;
   /** At the tool points. */
   readonly tool_call?: ToolCallMember;
   /** At `post_tool_call`. */

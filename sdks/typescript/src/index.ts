@@ -12,7 +12,7 @@
  */
 
 export { EXAMPLE, OPTIONS, callLog, parseCommandLine, run, type CommandLine } from './cli.js';
-export { InvalidContext, contextFromRequest, type AgentContext, type ToolCallMember } from './context.js';
+export { InvalidContext, contextFromRequest, type AgentContext, type InputMember, type OutputMember, type ToolCallMember } from './context.js';
 export { Dispatch, Failure, type CallInfo, type Hook, type Logger, type Observer, type Transport } from './dispatch.js';
 export { InvalidJson, MAX_DEPTH, MAX_INT, MIN_INT, canonicalLength, check, parse, rawJson, stringify, type Json } from './json.js';
 export { MAX_IN_FLIGHT, MultiplexStream } from './multiplex.js';
