@@ -194,7 +194,7 @@ fn every_verdict_kind_through_the_command_hook() {
         pre_tool_decision(&denied),
         (
             "deny",
-            "hookwire: denied at pre_tool_call: policy:destructive_command"
+            "hookwire: denied at pre_tool_call: policy:destructive_command — Bash may not delete files recursively"
         )
     );
     let rewritten = answer(&d.hook(&golden("pre-tool-use-bash-rewritten")));

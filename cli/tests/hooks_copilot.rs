@@ -48,7 +48,7 @@ fn copilot_payloads_through_the_command_hook() {
     assert_eq!(
         answer(&run(&d, "pre-tool-use-bash-destructive")),
         json!({"permissionDecision": "deny",
-               "permissionDecisionReason": "hookwire: denied at pre_tool_call: policy:destructive_command"})
+               "permissionDecisionReason": "hookwire: denied at pre_tool_call: policy:destructive_command — Bash may not delete files recursively"})
     );
     let rewritten = answer(&run(&d, "pre-tool-use-bash-rewritten"));
     assert_eq!(rewritten["permissionDecision"], "allow");

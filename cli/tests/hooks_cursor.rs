@@ -36,7 +36,7 @@ fn cursor_payloads_through_the_command_hook() {
     assert_eq!(answer(&d, "pre-tool-use-shell"), json!({}));
     assert_eq!(
         denied(&answer(&d, "pre-tool-use-shell-destructive")),
-        "hookwire: denied at pre_tool_call: policy:destructive_command"
+        "hookwire: denied at pre_tool_call: policy:destructive_command — Bash may not delete files recursively"
     );
     // No argument rewrite Cursor documents: the transform is a deny.
     assert!(denied(&answer(&d, "pre-tool-use-shell-rewritten")).contains("cannot rewrite"));

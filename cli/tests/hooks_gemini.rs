@@ -45,7 +45,7 @@ fn gemini_cli_payloads_through_the_command_hook() {
     assert_eq!(answer(&d, "before-tool-shell"), json!({}));
     assert_eq!(
         answer(&d, "before-tool-shell-destructive"),
-        json!({"decision": "deny", "reason": "hookwire: denied at pre_tool_call: policy:destructive_command"})
+        json!({"decision": "deny", "reason": "hookwire: denied at pre_tool_call: policy:destructive_command — Bash may not delete files recursively"})
     );
     assert_eq!(
         answer(&d, "before-tool-shell-rewritten"),

@@ -250,14 +250,33 @@ pub(super) fn unapplied(agent: Agent, point: &str) -> Outcome {
     }
 }
 
-/// The text of a deny at `point`.
-pub(super) fn denied(point: &str, reason: Option<&str>, liftable: bool) -> String {
-    let reason = reason.unwrap_or("no reason given");
-    if liftable {
+/// The most characters of a verdict's message a block reason carries.
+pub(crate) const MESSAGE_MAX_CHARS: usize = 512;
+
+/// The text of a deny at `point`: the verdict's reason and, so that the
+/// model can correct itself, its message — the interceptor's own words,
+/// meant for the agent — on one line, control characters blanked,
+/// bounded by [`MESSAGE_MAX_CHARS`].
+pub(super) fn denied(point: &str, verdict: &hookwire::Verdict) -> String {
+    let reason = verdict.reason.as_deref().unwrap_or("no reason given");
+    let mut text = if verdict.is_liftable() {
         format!("hookwire: denied at {point} pending approval: {reason}")
     } else {
         format!("hookwire: denied at {point}: {reason}")
+    };
+    if let Some(message) = verdict.message.as_deref() {
+        let line: String = message
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .take(MESSAGE_MAX_CHARS)
+            .collect();
+        let line = line.trim();
+        if !line.is_empty() {
+            text.push_str(" — ");
+            text.push_str(line);
+        }
     }
+    text
 }
 
 /// An emission's reason, or the point's name.

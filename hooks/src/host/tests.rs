@@ -433,3 +433,30 @@ fn session_keys_are_per_agent() {
     );
     let _: Value = json!(null);
 }
+
+#[tokio::test]
+async fn a_deny_tells_the_agent_its_message_on_one_bounded_line() {
+    let message = format!("use git clean -n to see\nwhat would go{}", " x".repeat(600));
+    let (h, _) = hooks(
+        HooksConfig::default(),
+        at(
+            P::PreToolCall,
+            Verdict::deny("policy:destructive_command").with_message(message),
+        ),
+    );
+    h.handle(CC, &prompt()).await;
+    let reason = blocked(h.handle(CC, &pre("t1")).await);
+    assert!(
+        reason.starts_with(
+            "hookwire: denied at pre_tool_call: policy:destructive_command — use git clean -n to see what would go"
+        ),
+        "{reason}"
+    );
+    assert!(!reason.contains('\n'), "{reason}");
+    let prefix = "hookwire: denied at pre_tool_call: policy:destructive_command — ";
+    assert!(
+        reason.chars().count() <= prefix.chars().count() + super::MESSAGE_MAX_CHARS,
+        "{}",
+        reason.len()
+    );
+}

@@ -180,8 +180,7 @@ impl Turn<'_> {
                     .session
                     .output_with(message.clone(), self.extra(None))
                     .await?;
-                let reason = d.reason().map(str::to_owned);
-                let liftable = d.verdict().is_liftable();
+                let blocked = denied("output", d.verdict());
                 let transformed = d.verdict().decision == Decision::Transform;
                 Ok(match d.release() {
                     Ok(released) if released == *message => Outcome::Proceed,
@@ -189,9 +188,7 @@ impl Turn<'_> {
                     // cannot rewrite it.
                     Ok(_) => unapplied(self.agent, "output"),
                     Err(_) if transformed => unapplied(self.agent, "output"),
-                    Err(_) => Outcome::Block {
-                        reason: denied("output", reason.as_deref(), liftable),
-                    },
+                    Err(_) => Outcome::Block { reason: blocked },
                 })
             }
             Event::SessionStart { .. } | Event::SessionEnd => Ok(Outcome::Proceed),
@@ -295,7 +292,7 @@ impl Turn<'_> {
             };
         }
         let liftable = e.verdict().is_liftable();
-        let reason = denied(point, e.reason(), liftable);
+        let reason = denied(point, e.verdict());
         if liftable && can_ask && self.config.liftable == Liftable::Ask {
             Outcome::Ask { reason }
         } else {
