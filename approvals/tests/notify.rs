@@ -172,6 +172,13 @@ async fn signed_routed_and_shaped_notifications_carry_a_summary_only() {
         "the timestamp is signed"
     );
     assert_eq!(header(&requested, "x-hookwire-event"), "approval.requested");
+    // The verifier docs/approvals.md gives, on this delivery and the file
+    // the service read (its trailing newline included).
+    let signed = header(&requested, SIGNATURE_HEADER);
+    assert!(docs_verify(&secret, ts, &signed, &requested.body));
+    let mut tampered = requested.body.to_vec();
+    tampered.push(b' ');
+    assert!(!docs_verify(&secret, ts, &signed, &tampered));
 
     let decider = ApproverIdentity::in_process("ann");
     let p = queue.get(&id).unwrap();
@@ -451,4 +458,45 @@ async fn misconfigured_channels_are_refused_by_name_without_their_url() {
     assert!(e.contains("\"carol\" is not in the access list"), "{e}");
     let e = refuse(json!({"name": "x", "kind": "teams", "url": "https://h/", "approvers": []}));
     assert!(e.contains("at least one approver"), "{e}");
+}
+
+/// Runs the Python verifier of docs/approvals.md (its code block, as a
+/// reader copies it) on one delivery: whether it accepts it.
+fn docs_verify(secret_path: &str, ts: u64, signature: &str, body: &[u8]) -> bool {
+    let docs = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/approvals.md"),
+    )
+    .unwrap();
+    let block = docs
+        .split("```python\n")
+        .skip(1)
+        .filter_map(|rest| rest.split("```").next())
+        .find(|code| code.contains("def verify("))
+        .expect("docs/approvals.md has the verifier");
+    let dir = tempfile::tempdir().unwrap();
+    let body_path = dir.path().join("body");
+    std::fs::write(&body_path, body).unwrap();
+    let script = format!(
+        "{block}\nimport sys\nheaders = {{\"X-Hookwire-Timestamp\": sys.argv[2], \"X-Hookwire-Signature\": sys.argv[3]}}\n\
+         body = open(sys.argv[4], \"rb\").read()\nsys.exit(0 if verify(load_secret(sys.argv[1]), headers, body) else 1)\n"
+    );
+    let script_path = dir.path().join("verify.py");
+    std::fs::write(&script_path, script).unwrap();
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/venv/bin/python");
+    let python = if venv.is_file() {
+        venv
+    } else {
+        "python3".into()
+    };
+    let status = std::process::Command::new(python)
+        .arg(&script_path)
+        .args([secret_path, &ts.to_string(), signature])
+        .arg(&body_path)
+        .status()
+        .expect("run python (scripts/setup.sh makes .cache/venv)");
+    match status.code() {
+        Some(0) => true,
+        Some(1) => false,
+        other => panic!("the docs' verifier failed to run: {other:?}"),
+    }
 }
