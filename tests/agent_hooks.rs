@@ -94,25 +94,13 @@ async fn claude_code_is_denied_a_destructive_bash_call_through_hookwire_hook() {
     let (claude, hookwire) = (claude(), hookwire());
 
     // The daemon, in process, over the Rego policy.
-    let policies = Policies::load(
-        repo().join("tests/fixtures/hooks/policy"),
-        PolicyOptions::default(),
-    )
-    .unwrap();
-    let records = RecordLog::new();
-    let host = Host::builder("hookwire-hooks", "hookwire")
-        .interceptor("policy", PolicyService::new(policies))
-        .record_sink(records.clone())
-        .build()
-        .unwrap();
-    let hooks = Arc::new(HooksHost::new(host, HooksConfig::default()));
-    let router = hookwire_hooks::router(hooks.clone(), TOKEN).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let daemon = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let served = tokio::spawn(hookwire_hooks::serve(listener, router, async {
-        let _ = stopped.await;
-    }));
+    let Daemon {
+        hooks,
+        records,
+        base: daemon,
+        stop,
+        served,
+    } = start_daemon().await;
 
     // The directory the model wants gone.
     let work = tempfile::tempdir().unwrap();
@@ -227,7 +215,7 @@ async fn claude_code_is_denied_a_destructive_bash_call_through_hookwire_hook() {
 
 /// A hooks daemon on 127.0.0.1:0 over the coding-agent Rego policy: the
 /// host (its records), its base URL, and the handle that stops it.
-struct HttpDaemon {
+struct Daemon {
     hooks: Arc<HooksHost>,
     records: RecordLog,
     base: String,
@@ -235,7 +223,7 @@ struct HttpDaemon {
     served: tokio::task::JoinHandle<Result<(), hookwire_hooks::Error>>,
 }
 
-async fn http_daemon() -> HttpDaemon {
+async fn start_daemon() -> Daemon {
     let policies = Policies::load(
         repo().join("tests/fixtures/hooks/policy"),
         PolicyOptions::default(),
@@ -255,7 +243,7 @@ async fn http_daemon() -> HttpDaemon {
     let served = tokio::spawn(hookwire_hooks::serve(listener, router, async {
         let _ = stopped.await;
     }));
-    HttpDaemon {
+    Daemon {
         hooks,
         records,
         base,
@@ -307,7 +295,7 @@ async fn run_with_http_hooks(base: &str, token: &str) -> (tempfile::TempDir, std
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_posts_its_hooks_to_the_daemon_and_is_denied_the_destructive_call() {
-    let daemon = http_daemon().await;
+    let daemon = start_daemon().await;
     let (work, out) = run_with_http_hooks(&daemon.base, TOKEN).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -357,7 +345,7 @@ async fn an_unreachable_daemon_blocks_claude_codes_http_hooks() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_token_blocks_claude_codes_http_hooks() {
-    let daemon = http_daemon().await;
+    let daemon = start_daemon().await;
     let (work, out) = run_with_http_hooks(&daemon.base, "not-the-daemons-token").await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
