@@ -56,7 +56,7 @@ use conversation::{ConvState, Conversation};
 use stream::Mediation;
 pub(crate) use upstream_request::{depth_of, forwarded_headers};
 
-use crate::api::{Api, ApiRequest, ApiResponse, Entry, EventWriter};
+use crate::api::{Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter};
 use crate::applied::{Applied, AppliedLog};
 use crate::callback::{CallbackTokens, Minted};
 use crate::config::{CALLBACK_HEADER, GatewayConfig};
@@ -391,8 +391,13 @@ impl Inner {
             (A::decode_response(&body)?, None)
         };
         let answer = (response.answer()?, response.other_outputs());
+        let upstream_text = settle::text_of(&answer.0.content);
         let released = settle::post_model(g, state, &model, answer).await?;
-        let settled = settle::settle(g, state, released).await?;
+        let settled = settle::settle(g, state, released, &upstream_text).await?;
+        g.applied.removed = response.removed(&settled);
+        if let Some(a) = &assembled {
+            g.applied.removed.extend(a.dropped());
+        }
         state.seen = client_count + 1;
         if let Some(id) = response.id() {
             let removed = std::mem::take(&mut state.removed_calls);
@@ -440,11 +445,16 @@ impl Inner {
                 conv.session.end_turn();
             }
             g.applied.outcome = match result {
-                Ok((outcome, id)) => {
+                Ok(stream::Ended {
+                    outcome,
+                    id,
+                    removed,
+                }) => {
                     if let Some(id) = id {
-                        let removed = std::mem::take(&mut state.removed_calls);
-                        inner.sessions.remember_response(id, &g.key, removed);
+                        let calls = std::mem::take(&mut state.removed_calls);
+                        inner.sessions.remember_response(id, &g.key, calls);
                     }
+                    g.applied.removed = removed;
                     outcome
                 }
                 Err(e) => format!("failed:{}", e.status().as_u16()),
