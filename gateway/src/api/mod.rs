@@ -18,6 +18,7 @@
 //! | `messages` | Anthropic Messages | `POST /v1/messages` |
 
 pub(crate) mod chat;
+pub(crate) mod mediation;
 pub(crate) mod responses;
 
 use axum::http::{HeaderMap, StatusCode};

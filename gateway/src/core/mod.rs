@@ -13,7 +13,8 @@
 //!    entry through `input`; the history's earlier rewrites go upstream
 //!    again.
 //! 4. `pre_model_call` over the neutral rendering of the entries (module
-//!    `render`), whose text transforms are written back by index; its
+//!    `render`) and the request's tool declarations (module
+//!    `tool_decls`), whose text transforms are written back by index; its
 //!    interceptors' released `hookwire` extensions are the overrides and
 //!    upstream mutations (module `extension`).
 //! 5. The upstream request (module `upstream_request`).
@@ -32,6 +33,7 @@ mod render;
 mod session_key;
 mod settle;
 mod stream;
+mod tool_decls;
 mod transcript;
 mod upstream_request;
 
@@ -212,6 +214,10 @@ impl Inner {
             return self.callback::<A>(headers, token, bytes).await;
         }
         let req = A::decode_request(&bytes)?;
+        if let Some(table) = crate::api::mediation::mediation_table(A::NAME) {
+            crate::api::mediation::check_request(table, &bytes, &self.config.inert_members)?;
+        }
+        let tools = tool_decls::of(&bytes);
         let owner = session_key::owner_of(A::client_credential(headers));
         let key = session_key::key(headers, &owner, req.view(), |id| {
             self.sessions.continued(id)
@@ -256,7 +262,10 @@ impl Inner {
                 ..Applied::default()
             },
         };
-        let result = match self.govern::<A>(&mut g, &mut state, headers, req).await {
+        let result = match self
+            .govern::<A>(&mut g, &mut state, headers, req, tools)
+            .await
+        {
             Ok(Outcome::Done(r)) => Ok(r),
             Ok(Outcome::Mediate(job)) => {
                 // Streamed as released: the session, its state and the
@@ -308,6 +317,7 @@ impl Inner {
         state: &mut ConvState,
         headers: &HeaderMap,
         mut req: A::Request,
+        tools: Vec<Value>,
     ) -> Result<Outcome, Error> {
         self.startup(g, &req.view().tools).await?;
         if let Some(previous) = req.view().continues.clone() {
@@ -326,6 +336,10 @@ impl Inner {
         if let Some(parts) = &rendered.content_parts {
             hookwire_member(&mut extra, "content_parts", parts.clone());
         }
+        let tools = Value::Array(tools);
+        if tools.as_array().is_some_and(|t| !t.is_empty()) {
+            extra.insert("tools".into(), tools.clone());
+        }
         let pre = g
             .conv
             .session
@@ -337,6 +351,12 @@ impl Inner {
         // Only what the host released: enforce mode, a permitting own
         // verdict, inside the binding's effect grant.
         let asked = Asked::from_extensions(pre.response_extensions())?;
+        if pre.context().get("tools").is_some_and(|t| t != &tools) {
+            return Err(Error::Transform(
+                "a transform changed pre_model_call's tools, which the gateway cannot write back"
+                    .into(),
+            ));
+        }
         match pre.context().get("messages") {
             Some(after) if after == &rendered.messages => {}
             Some(after) => {
@@ -410,9 +430,13 @@ impl Inner {
             ));
             return Ok(Outcome::Done(event_stream(body)));
         }
-        Ok(Outcome::Done(
-            axum::Json(response.settle(&settled)).into_response(),
-        ))
+        let mut answer = response.settle(&settled);
+        if let Some(table) = crate::api::mediation::mediation_table(A::NAME) {
+            let stripped =
+                crate::api::mediation::strip_answer(table, &mut answer, &self.config.inert_members);
+            g.applied.removed.extend(stripped);
+        }
+        Ok(Outcome::Done(axum::Json(answer).into_response()))
     }
 
     /// Starts incremental mediation in its own task and returns the event

@@ -12,6 +12,7 @@
 //! one choice is governed (`n` must be 1). Whole answers are in
 //! `response`, streamed ones in `stream`.
 
+pub(crate) mod members;
 mod response;
 mod stream;
 

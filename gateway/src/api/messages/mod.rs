@@ -9,6 +9,7 @@
 //! API's own shape, `{"type": "error", "error": {"type", "message"}}`.
 //! `docs/gateway-messages.md` maps every block and event to the points.
 
+pub(crate) mod members;
 mod request;
 mod response;
 mod stream;
