@@ -145,12 +145,13 @@ impl ApiResponse for ChatResponse {
             choices.truncate(1);
         }
         let copies = settled.drops_copies();
+        let upstream = self.governed_text().ok().flatten().unwrap_or_default();
         let choice = &mut self.body["choices"][0];
         let mut message = choice.get("message").cloned().unwrap_or_default();
         if !message.is_object() {
             message = Value::Object(Default::default());
         }
-        let kept_as_sent = !copies && !present(message.get("content"));
+        let kept_as_sent = !copies && !present(message.get("content")) && settled.text == upstream;
         if !kept_as_sent {
             // Unchanged text stays where the upstream put it (a refusal,
             // an audio transcript); anything else is the settled text.

@@ -175,3 +175,20 @@ fn a_streamed_refusal_is_governed_and_logprobs_and_function_calls_never_relayed(
     );
     assert!(!withheld.contains("I can") && !withheld.contains("function_call"));
 }
+
+#[test]
+fn a_notice_on_calls_without_content_becomes_the_content() {
+    let r = whole(
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}),
+        json!({}),
+    );
+    let s = Settled {
+        text: "[hookwire] tool call \"rm\" (b) was blocked: no".into(),
+        tool_calls: vec![hookwire_client::ToolCall::new("a", "ls", json!({}))],
+        finish: Finish::ToolCalls,
+        rewritten: false,
+    };
+    let out = r.settle(&s);
+    assert_eq!(out["choices"][0]["message"]["content"], s.text.as_str());
+}
