@@ -69,6 +69,12 @@ pub(crate) struct GatewayArgs {
     /// buffering them whole.
     #[arg(long)]
     incremental_output: bool,
+    /// Declare one more member inert beyond the gateway's mediation table,
+    /// as `API SIDE PATH` (e.g. `messages request context_management`);
+    /// repeatable. Without it, a member the table does not know is refused
+    /// in a request and removed from an answer.
+    #[arg(long = "inert-member", value_name = "API SIDE PATH")]
+    inert_members: Vec<String>,
     /// Print every interception record as a JSON line on stdout (log
     /// lines go to stderr).
     #[arg(long)]
@@ -118,6 +124,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     config.max_depth = args.max_depth;
     config.max_body_bytes = args.max_body_bytes;
     config.incremental_output = args.incremental_output;
+    config.inert_members = args.inert_members.clone();
     config.metrics = gateway_metrics;
     let labels = pool.labels();
     let gateway = Gateway::new(host, config, pool)?;

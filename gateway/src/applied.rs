@@ -104,6 +104,13 @@ pub struct Applied {
     pub upstream_status: Option<u16>,
     /// How the request ended: `forwarded`, `denied:<point>`, `failed`, …
     pub outcome: String,
+    /// The members of the upstream's answer the gateway removed because no
+    /// point governs them once the answer was withheld or rewritten (or
+    /// because its mediation table refuses them), as paths
+    /// (`choices[0].logprobs`, `output[1](reasoning)`); names only, never
+    /// their content.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
     /// The HTTP request this entry was built for: `Applied::default()`
     /// inside a request's handling links to it, so that the entry, once
     /// pushed, completes that request's access line wherever it is pushed

@@ -57,7 +57,18 @@ pub struct GatewayConfig {
     /// (default none: the access log only). Register it in the host's
     /// registry to serve both from one `/metrics`.
     pub metrics: Option<GatewayMetrics>,
+    /// Members the operator declares inert beyond the mediation table
+    /// ([`mediation_table`](crate::mediation_table)), each `API SIDE PATH`
+    /// as the table names it, e.g. `messages request context_management`
+    /// or `chat_completions request messages[].content[type=file].text`
+    /// (default none: a member the table does not know is refused in a
+    /// request and removed from an answer). At most
+    /// [`MAX_INERT_MEMBERS`].
+    pub inert_members: Vec<String>,
 }
+
+/// How many members an operator may declare inert.
+pub const MAX_INERT_MEMBERS: usize = 256;
 
 impl GatewayConfig {
     /// The defaults, forwarding to `upstream`.
@@ -76,6 +87,7 @@ impl GatewayConfig {
             applied_capacity: 1024,
             incremental_output: false,
             metrics: None,
+            inert_members: Vec::new(),
         }
     }
 
@@ -90,6 +102,20 @@ impl GatewayConfig {
         }
         if self.upstream_timeout.is_zero() || self.idle_timeout.is_zero() {
             return Err(Error::Config("timeouts must be positive".into()));
+        }
+        if self.inert_members.len() > MAX_INERT_MEMBERS {
+            return Err(Error::Config(format!(
+                "at most {MAX_INERT_MEMBERS} inert members"
+            )));
+        }
+        if let Some(bad) = self
+            .inert_members
+            .iter()
+            .find(|m| m.split_whitespace().count() != 3 || m.len() > 512)
+        {
+            return Err(Error::Config(format!(
+                "inert member {bad:?} is not `API SIDE PATH`"
+            )));
         }
         if self.max_depth > 8 {
             return Err(Error::Config("max_depth is at most 8".into()));

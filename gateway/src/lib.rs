@@ -56,10 +56,13 @@ mod upstream;
 
 pub use crate::core::MAX_RESPONSE_IDS;
 pub use api::chat::{MAX_PARTS, MAX_TOOL_CALLS, MAX_TOOLS};
+pub use api::mediation::{ApiTable, Class, Member, Table, mediation_table};
 pub use applied::{Applied, AppliedLog};
 pub use bounds::MAX_MESSAGES;
 pub use callback::MAX_TOKENS;
-pub use config::{CALLBACK_HEADER, DEPTH_HEADER, GatewayConfig, MAX_SESSION_ID, SESSION_HEADER};
+pub use config::{
+    CALLBACK_HEADER, DEPTH_HEADER, GatewayConfig, MAX_INERT_MEMBERS, MAX_SESSION_ID, SESSION_HEADER,
+};
 pub use credentials::{CredentialPool, MAX_CREDENTIALS, MAX_KEY_BYTES, Secret};
 pub use error::Error;
 pub use extension::{

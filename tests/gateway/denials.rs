@@ -41,7 +41,8 @@ async fn a_denied_tool_call_never_reaches_the_agent_and_the_loop_goes_on() {
         assert_eq!(calls[0]["arguments"], json!({"cmd": "ls"}).to_string());
         assert_eq!(
             first["content"],
-            "[hookwire] tool call \"bash\" (call_2) was blocked: policy:destructive_command"
+            "[hookwire] tool call \"bash\" (call_2) was blocked: policy:destructive_command \u{2014} bash may not delete or overwrite files recursively",
+            "the reason, then the policy's message for the model"
         );
         // The result of the permitted call went upstream and the model
         // answered.

@@ -11,6 +11,7 @@
 //! API (`gateway_responses_*`, `gateway_messages_*`, `gateway_agents_*`).
 
 mod agents;
+mod mediation;
 mod messages;
 mod responses;
 
@@ -46,9 +47,12 @@ pub const TOOL_LOOP: [InterceptionPoint; 10] = [
 pub const ONE_TURN: [InterceptionPoint; 5] =
     [AgentStartup, Input, PreModelCall, PostModelCall, Output];
 
-/// The notice the gateway puts where the destructive call was.
+/// The notice the gateway puts where the destructive call was: the demo
+/// policy's reason and message.
 pub fn blocked(call_id: &str) -> String {
-    format!("[hookwire] tool call \"bash\" ({call_id}) was blocked: policy:destructive_command")
+    format!(
+        "[hookwire] tool call \"bash\" ({call_id}) was blocked: policy:destructive_command \u{2014} bash may not delete or overwrite files recursively"
+    )
 }
 
 /// The text of an answer the output guard withheld.

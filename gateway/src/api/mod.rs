@@ -18,6 +18,7 @@
 //! | `messages` | Anthropic Messages | `POST /v1/messages` |
 
 pub(crate) mod chat;
+pub(crate) mod mediation;
 pub(crate) mod responses;
 
 use axum::http::{HeaderMap, StatusCode};
@@ -141,6 +142,22 @@ pub(crate) struct Settled {
     pub(crate) tool_calls: Vec<ToolCall>,
     /// Why the answer ends.
     pub(crate) finish: Finish,
+    /// Whether the chain changed the answer's text from what the upstream
+    /// wrote (a transform, a blocked call's notice). Every other copy of
+    /// the upstream's text then goes with it, as it does for a withheld
+    /// answer (see [`Settled::drops_copies`]).
+    pub(crate) rewritten: bool,
+}
+
+impl Settled {
+    /// Whether the members that repeat the upstream's text elsewhere
+    /// (logprobs, audio transcripts, refusals, reasoning summaries,
+    /// thinking, hosted-tool items) must be removed: the answer was
+    /// withheld or rewritten, so a copy would carry what the chain took
+    /// out.
+    pub(crate) fn drops_copies(&self) -> bool {
+        self.rewritten || self.finish == Finish::Withheld
+    }
 }
 
 /// One wire API: its routes, its shapes, its errors.
@@ -232,6 +249,10 @@ pub(crate) trait ApiResponse: Send + Sized + 'static {
     fn id(&self) -> Option<String> {
         None
     }
+    /// The members of the answer [`Self::settle`] removes for `settled`
+    /// (paths such as `choices[0].logprobs`, `output[2](reasoning)`),
+    /// for the gateway's record of the request.
+    fn removed(&self, settled: &Settled) -> Vec<String>;
     /// The whole response the client receives.
     fn settle(self, settled: &Settled) -> Value;
 }
@@ -247,6 +268,12 @@ pub(crate) trait EventAssembler: Default + Send + 'static {
     /// Whether the stream has ended by the API's terms (`[DONE]`,
     /// `response.completed`, `message_stop`).
     fn is_done(&self) -> bool;
+    /// The members of the upstream's events the writer never relays
+    /// because no point governs them (Chat `logprobs`, a legacy
+    /// `function_call`), for the gateway's record.
+    fn dropped(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// The answer, as if it had come whole. An error when the stream did
     /// not get as far as its finish reason.
     fn finish(&self) -> Result<Self::Response, String>;

@@ -13,7 +13,8 @@
 //!    entry through `input`; the history's earlier rewrites go upstream
 //!    again.
 //! 4. `pre_model_call` over the neutral rendering of the entries (module
-//!    `render`), whose text transforms are written back by index; its
+//!    `render`) and the request's tool declarations (module
+//!    `tool_decls`), whose text transforms are written back by index; its
 //!    interceptors' released `hookwire` extensions are the overrides and
 //!    upstream mutations (module `extension`).
 //! 5. The upstream request (module `upstream_request`).
@@ -32,6 +33,7 @@ mod render;
 mod session_key;
 mod settle;
 mod stream;
+mod tool_decls;
 mod transcript;
 mod upstream_request;
 
@@ -56,7 +58,7 @@ use conversation::{ConvState, Conversation};
 use stream::Mediation;
 pub(crate) use upstream_request::{depth_of, forwarded_headers};
 
-use crate::api::{Api, ApiRequest, ApiResponse, Entry, EventWriter};
+use crate::api::{Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter};
 use crate::applied::{Applied, AppliedLog};
 use crate::callback::{CallbackTokens, Minted};
 use crate::config::{CALLBACK_HEADER, GatewayConfig};
@@ -212,6 +214,10 @@ impl Inner {
             return self.callback::<A>(headers, token, bytes).await;
         }
         let req = A::decode_request(&bytes)?;
+        if let Some(table) = crate::api::mediation::mediation_table(A::NAME) {
+            crate::api::mediation::check_request(table, &bytes, &self.config.inert_members)?;
+        }
+        let tools = tool_decls::of(&bytes);
         let owner = session_key::owner_of(A::client_credential(headers));
         let key = session_key::key(headers, &owner, req.view(), |id| {
             self.sessions.continued(id)
@@ -256,7 +262,10 @@ impl Inner {
                 ..Applied::default()
             },
         };
-        let result = match self.govern::<A>(&mut g, &mut state, headers, req).await {
+        let result = match self
+            .govern::<A>(&mut g, &mut state, headers, req, tools)
+            .await
+        {
             Ok(Outcome::Done(r)) => Ok(r),
             Ok(Outcome::Mediate(job)) => {
                 // Streamed as released: the session, its state and the
@@ -308,6 +317,7 @@ impl Inner {
         state: &mut ConvState,
         headers: &HeaderMap,
         mut req: A::Request,
+        tools: Vec<Value>,
     ) -> Result<Outcome, Error> {
         self.startup(g, &req.view().tools).await?;
         if let Some(previous) = req.view().continues.clone() {
@@ -326,6 +336,10 @@ impl Inner {
         if let Some(parts) = &rendered.content_parts {
             hookwire_member(&mut extra, "content_parts", parts.clone());
         }
+        let tools = Value::Array(tools);
+        if tools.as_array().is_some_and(|t| !t.is_empty()) {
+            extra.insert("tools".into(), tools.clone());
+        }
         let pre = g
             .conv
             .session
@@ -337,6 +351,12 @@ impl Inner {
         // Only what the host released: enforce mode, a permitting own
         // verdict, inside the binding's effect grant.
         let asked = Asked::from_extensions(pre.response_extensions())?;
+        if pre.context().get("tools").is_some_and(|t| t != &tools) {
+            return Err(Error::Transform(
+                "a transform changed pre_model_call's tools, which the gateway cannot write back"
+                    .into(),
+            ));
+        }
         match pre.context().get("messages") {
             Some(after) if after == &rendered.messages => {}
             Some(after) => {
@@ -391,8 +411,13 @@ impl Inner {
             (A::decode_response(&body)?, None)
         };
         let answer = (response.answer()?, response.other_outputs());
+        let upstream_text = settle::text_of(&answer.0.content);
         let released = settle::post_model(g, state, &model, answer).await?;
-        let settled = settle::settle(g, state, released).await?;
+        let settled = settle::settle(g, state, released, &upstream_text).await?;
+        g.applied.removed = response.removed(&settled);
+        if let Some(a) = &assembled {
+            g.applied.removed.extend(a.dropped());
+        }
         state.seen = client_count + 1;
         if let Some(id) = response.id() {
             let removed = std::mem::take(&mut state.removed_calls);
@@ -405,9 +430,13 @@ impl Inner {
             ));
             return Ok(Outcome::Done(event_stream(body)));
         }
-        Ok(Outcome::Done(
-            axum::Json(response.settle(&settled)).into_response(),
-        ))
+        let mut answer = response.settle(&settled);
+        if let Some(table) = crate::api::mediation::mediation_table(A::NAME) {
+            let stripped =
+                crate::api::mediation::strip_answer(table, &mut answer, &self.config.inert_members);
+            g.applied.removed.extend(stripped);
+        }
+        Ok(Outcome::Done(axum::Json(answer).into_response()))
     }
 
     /// Starts incremental mediation in its own task and returns the event
@@ -440,11 +469,16 @@ impl Inner {
                 conv.session.end_turn();
             }
             g.applied.outcome = match result {
-                Ok((outcome, id)) => {
+                Ok(stream::Ended {
+                    outcome,
+                    id,
+                    removed,
+                }) => {
                     if let Some(id) = id {
-                        let removed = std::mem::take(&mut state.removed_calls);
-                        inner.sessions.remember_response(id, &g.key, removed);
+                        let calls = std::mem::take(&mut state.removed_calls);
+                        inner.sessions.remember_response(id, &g.key, calls);
                     }
+                    g.applied.removed = removed;
                     outcome
                 }
                 Err(e) => format!("failed:{}", e.status().as_u16()),

@@ -23,22 +23,61 @@ pub(crate) fn blocked_result(point: InterceptionPoint, reason: Option<&str>) -> 
         .to_string()
 }
 
+/// How many bytes of a verdict's `message` a notice carries.
+pub(crate) const MAX_NOTICE_MESSAGE: usize = 1024;
+
+/// The verdict's human-readable `message` as a notice carries it, so that
+/// the model can correct itself: what the interceptor wrote (its own
+/// redaction applies; the gateway adds none), control characters as
+/// spaces, cut to [`MAX_NOTICE_MESSAGE`] bytes on a character boundary.
+/// `None` when there is no message or only blanks.
+pub(crate) fn notice_message(message: Option<&str>) -> Option<String> {
+    let cleaned: String = message?
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let trimmed = cleaned.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    let mut end = trimmed.len().min(MAX_NOTICE_MESSAGE);
+    while !trimmed.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(trimmed[..end].to_owned())
+}
+
+/// The reason of a notice, and the verdict's bounded message after it.
+fn reason_text(reason: Option<&str>, message: Option<&str>) -> String {
+    let reason = reason.unwrap_or("denied");
+    match notice_message(message) {
+        Some(m) => format!("{reason} \u{2014} {m}"),
+        None => reason.to_owned(),
+    }
+}
+
 /// The line an answer carries for a proposed tool call that
-/// `pre_tool_call` denied (the call itself is removed).
-pub(crate) fn blocked_call_notice(call: &ToolCall, reason: Option<&str>) -> String {
+/// `pre_tool_call` denied (the call itself is removed): the reason, then
+/// the verdict's message ([`notice_message`]).
+pub(crate) fn blocked_call_notice(
+    call: &ToolCall,
+    reason: Option<&str>,
+    message: Option<&str>,
+) -> String {
     format!(
         "[hookwire] tool call {:?} ({}) was blocked: {}",
         call.name,
         call.id,
-        reason.unwrap_or("denied")
+        reason_text(reason, message)
     )
 }
 
-/// The text an `output` deny leaves (with [`Finish::Withheld`]).
-pub(crate) fn withheld_notice(reason: Option<&str>) -> String {
+/// The text an `output` deny leaves (with [`Finish::Withheld`]): the
+/// reason, then the verdict's message ([`notice_message`]).
+pub(crate) fn withheld_notice(reason: Option<&str>, message: Option<&str>) -> String {
     format!(
         "[hookwire] the response was withheld: {}",
-        reason.unwrap_or("denied")
+        reason_text(reason, message)
     )
 }
 
@@ -80,22 +119,25 @@ pub(crate) fn with_notices(text: &str, notices: &[String]) -> String {
 pub(crate) enum Released {
     /// The answer as released.
     Text(String),
-    /// Withheld, with the combined verdict's reason.
-    Withheld(Option<String>),
+    /// Withheld, with the combined verdict's reason and message.
+    Withheld(Option<String>, Option<String>),
 }
 
-/// A final answer settled by its `output`.
-pub(crate) fn final_answer(upstream_finish: &str, output: Released) -> Settled {
+/// A final answer settled by its `output`; `submitted` is the text
+/// `output` was given (what a rewrite there is measured against).
+pub(crate) fn final_answer(upstream_finish: &str, submitted: &str, output: Released) -> Settled {
     match output {
         Released::Text(text) => Settled {
+            rewritten: text != submitted,
             text,
             tool_calls: Vec::new(),
             finish: finish_of(upstream_finish),
         },
-        Released::Withheld(reason) => Settled {
-            text: withheld_notice(reason.as_deref()),
+        Released::Withheld(reason, message) => Settled {
+            text: withheld_notice(reason.as_deref(), message.as_deref()),
             tool_calls: Vec::new(),
             finish: Finish::Withheld,
+            rewritten: true,
         },
     }
 }
@@ -132,10 +174,15 @@ pub(crate) async fn post_model(
 }
 
 /// `pre_tool_call` per proposed call, then `output` for a final answer.
+/// `upstream_text` is the answer's text as the upstream wrote it: an
+/// answer whose text a transform changed (at `post_model_call` or
+/// `output`) is [`Settled::rewritten`]; a blocked call's notice adds to
+/// the text without taking anything out of it.
 pub(crate) async fn settle(
     g: &Governed<'_>,
     state: &mut ConvState,
     response: ModelResponse,
+    upstream_text: &str,
 ) -> Result<Settled, Error> {
     let session = &g.conv.session;
     let mut kept = Vec::new();
@@ -151,22 +198,29 @@ pub(crate) async fn settle(
             }
             kept.push(permitted);
         } else {
-            notices.push(blocked_call_notice(call, e.reason()));
+            notices.push(blocked_call_notice(
+                call,
+                e.reason(),
+                e.verdict().message.as_deref(),
+            ));
             state.removed_calls.push((
                 call.id.clone(),
                 blocked_result(InterceptionPoint::PreToolCall, e.reason()),
             ));
         }
     }
+    let post_rewrote = text_of(&response.content) != upstream_text;
     let text = with_notices(&text_of(&response.content), &notices);
     if !kept.is_empty() {
         // The turn goes on with the tool results.
         return Ok(Settled {
+            rewritten: post_rewrote,
             text,
             tool_calls: kept,
             finish: Finish::ToolCalls,
         });
     }
+    let submitted = text.clone();
     let content = if response.content.is_null() && notices.is_empty() {
         Value::Null
     } else {
@@ -180,9 +234,14 @@ pub(crate) async fn settle(
             state.labels.persist_output(&labelled, &released);
             Released::Text(text_of(&released))
         }
-        Err(withheld) => Released::Withheld(withheld.verdict().reason.clone()),
+        Err(withheld) => Released::Withheld(
+            withheld.verdict().reason.clone(),
+            withheld.verdict().message.clone(),
+        ),
     };
-    Ok(final_answer(&response.finish_reason, released))
+    let mut settled = final_answer(&response.finish_reason, &submitted, released);
+    settled.rewritten |= post_rewrote;
+    Ok(settled)
 }
 
 #[cfg(test)]
@@ -192,7 +251,7 @@ mod tests {
     #[test]
     fn a_blocked_call_leaves_a_notice_line() {
         let call = ToolCall::new("c9", "rm", json!({}));
-        let n = blocked_call_notice(&call, Some("policy:rm"));
+        let n = blocked_call_notice(&call, Some("policy:rm"), None);
         assert_eq!(n, "[hookwire] tool call \"rm\" (c9) was blocked: policy:rm");
         assert_eq!(with_notices("", std::slice::from_ref(&n)), n);
         assert_eq!(
@@ -204,28 +263,56 @@ mod tests {
 
     #[test]
     fn a_final_answer_keeps_the_upstreams_finish_unless_withheld() {
-        let s = final_answer("stop", Released::Text("hi".into()));
+        let s = final_answer("stop", "hi", Released::Text("hi".into()));
         assert_eq!((s.text.as_str(), &s.finish), ("hi", &Finish::Stop));
+        assert!(!s.rewritten && !s.drops_copies());
+        let r = final_answer("stop", "my key", Released::Text("my [key]".into()));
+        assert!(r.rewritten && r.drops_copies());
         // Every proposed call was blocked: the answer ends, not in calls.
         assert_eq!(
-            final_answer("tool_calls", Released::Text(String::new())).finish,
+            final_answer("tool_calls", "", Released::Text(String::new())).finish,
             Finish::Stop
         );
         assert_eq!(
-            final_answer("length", Released::Text("x".into())).finish,
+            final_answer("length", "x", Released::Text("x".into())).finish,
             Finish::Length
         );
         assert_eq!(
-            final_answer("weird", Released::Text("x".into())).finish,
+            final_answer("weird", "x", Released::Text("x".into())).finish,
             Finish::Upstream("weird".into())
         );
-        let w = final_answer("stop", Released::Withheld(Some("policy:secret".into())));
+        let w = final_answer(
+            "stop",
+            "AKIA",
+            Released::Withheld(Some("policy:secret".into()), None),
+        );
         assert_eq!(w.finish, Finish::Withheld);
         assert_eq!(
             w.text,
             "[hookwire] the response was withheld: policy:secret"
         );
-        assert!(w.tool_calls.is_empty());
+        assert!(w.tool_calls.is_empty() && w.drops_copies());
+    }
+
+    #[test]
+    fn a_notice_carries_the_verdicts_message_bounded() {
+        let w = withheld_notice(Some("policy:secret"), Some("Remove the key\nand retry."));
+        assert_eq!(
+            w,
+            "[hookwire] the response was withheld: policy:secret \u{2014} Remove the key and retry."
+        );
+        let call = ToolCall::new("c1", "bash", json!({}));
+        assert_eq!(
+            blocked_call_notice(&call, Some("policy:rm"), Some("use trash instead")),
+            "[hookwire] tool call \"bash\" (c1) was blocked: policy:rm \u{2014} use trash instead"
+        );
+        assert_eq!(notice_message(Some("  \t ")), None);
+        assert_eq!(notice_message(None), None);
+        // Bounded on a character boundary.
+        let long = "\u{e9}".repeat(MAX_NOTICE_MESSAGE);
+        let cut = notice_message(Some(&long)).unwrap();
+        assert!(cut.len() <= MAX_NOTICE_MESSAGE && cut.len() >= MAX_NOTICE_MESSAGE - 1);
+        assert!(cut.chars().all(|c| c == '\u{e9}'));
     }
 
     #[test]

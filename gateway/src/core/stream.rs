@@ -190,15 +190,25 @@ pub(crate) struct Mediation {
     pub(crate) client_count: usize,
 }
 
+/// How a mediated stream ended, for the gateway's record.
+pub(crate) struct Ended {
+    /// The outcome recorded (`streamed`, `withheld:<point>`).
+    pub(crate) outcome: String,
+    /// The answer id, when the API has one.
+    pub(crate) id: Option<String>,
+    /// The answer members the settled stream left out
+    /// ([`ApiResponse::removed`]).
+    pub(crate) removed: Vec<String>,
+}
+
 /// Mediates one streamed answer incrementally (see the module docs),
-/// writing the client's events to `tx`. Returns the outcome recorded and
-/// the answer id, when the API has one.
+/// writing the client's events to `tx`.
 pub(crate) async fn mediate<A: Api>(
     g: &Governed<'_>,
     state: &mut ConvState,
     job: Mediation,
     tx: &Sender<Bytes>,
-) -> Result<(String, Option<String>), Error> {
+) -> Result<Ended, Error> {
     let mut writer: Option<A::Writer> = None;
     let result = mediate_into::<A>(g, state, job, tx, &mut writer).await;
     if let Err(e) = &result {
@@ -221,7 +231,7 @@ async fn mediate_into<A: Api>(
     job: Mediation,
     tx: &Sender<Bytes>,
     writer: &mut Option<A::Writer>,
-) -> Result<(String, Option<String>), Error> {
+) -> Result<Ended, Error> {
     let shared: Shared<A> = Arc::default();
     let config = &g.inner.config;
     let chunks = chunks::<A>(
@@ -259,10 +269,13 @@ async fn mediate_into<A: Api>(
         return Err(Error::Upstream("the stream ended before it began".into()));
     };
     let released = mediated.released().to_owned();
+    let mut removed = Vec::new();
     let (outcome, id) = match mediated.into_end() {
         Some(StreamEnd::Completed { response, .. }) => {
-            let id = finished::<A>(&lock::<A>(&shared)).ok().and_then(|r| r.id());
-            let mut settled = settle::settle(g, state, response).await?;
+            let whole = finished::<A>(&lock::<A>(&shared))?;
+            let id = whole.id();
+            let upstream_text = settle::text_of(&whole.answer()?.content);
+            let mut settled = settle::settle(g, state, response, &upstream_text).await?;
             // What the client holds in the end: the released text, then
             // the tail written here.
             let tail = if settled.finish == Finish::Withheld {
@@ -277,6 +290,7 @@ async fn mediate_into<A: Api>(
                 send(w.text(&tail)).await;
             }
             settled.text = format!("{released}{tail}");
+            removed = whole.removed(&settled);
             let closing = w.closing(&lock::<A>(&shared), &settled);
             for event in closing {
                 send(event).await;
@@ -285,13 +299,23 @@ async fn mediate_into<A: Api>(
         }
         Some(end) => {
             let reason = end.record().verdict.reason.clone();
-            let tail = format!("\n{}", withheld_notice(reason.as_deref()));
+            // The record is payload-free: a message survives there only
+            // where the host keeps it.
+            let message = end.record().verdict.message.clone();
+            let tail = format!(
+                "\n{}",
+                withheld_notice(reason.as_deref(), message.as_deref())
+            );
             send(w.text(&tail)).await;
             let settled = Settled {
                 text: format!("{released}{tail}"),
                 tool_calls: Vec::new(),
                 finish: Finish::Withheld,
+                rewritten: true,
             };
+            if let Ok(whole) = finished::<A>(&lock::<A>(&shared)) {
+                removed = whole.removed(&settled);
+            }
             let closing = w.closing(&lock::<A>(&shared), &settled);
             for event in closing {
                 send(event).await;
@@ -307,5 +331,10 @@ async fn mediate_into<A: Api>(
         None => return Err(Error::Upstream("the client left mid-stream".into())),
     };
     state.seen = job.client_count + 1;
-    Ok((outcome, id))
+    removed.extend(lock::<A>(&shared).dropped());
+    Ok(Ended {
+        outcome,
+        id,
+        removed,
+    })
 }

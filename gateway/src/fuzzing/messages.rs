@@ -67,11 +67,13 @@ pub fn messages_stream(data: &[u8]) {
         text: answer.content.as_str().unwrap_or_default().to_owned(),
         tool_calls: answer.tool_calls,
         finish: super::finish_as_answered(&answer.finish_reason),
+        rewritten: false,
     };
     let withheld = Settled {
         text: "withheld".into(),
         tool_calls: Vec::new(),
         finish: Finish::Withheld,
+        rewritten: false,
     };
     for settled in [settled, withheld] {
         let events: Vec<u8> = MessagesWriter::replay(&seen, &settled).concat();

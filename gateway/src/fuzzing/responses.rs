@@ -76,6 +76,7 @@ pub fn responses_stream(data: &[u8]) {
         text: answer.content.as_str().unwrap_or_default().to_owned(),
         tool_calls: answer.tool_calls,
         finish: super::finish_as_answered(&answer.finish_reason),
+        rewritten: false,
     };
     let expected = response.settle(&settled);
     let written = ResponsesWriter::replay(&seen, &settled);

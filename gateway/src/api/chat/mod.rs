@@ -4,12 +4,15 @@
 //! message `i`): `system`/`developer` → instructions, `user` → a user
 //! entry, `assistant` → a model turn with its `tool_calls`, `tool` → the
 //! result of `tool_call_id`; any other role passes through as
-//! [`Entry::Other`]. A `content` that is an array of parts is governed by
+//! [`Entry::Other`]; the deprecated function calling (`functions`,
+//! `function_call`, `role: "function"`) is refused with a 400 naming the
+//! member. A `content` that is an array of parts is governed by
 //! its text parts (joined); the other parts (`image_url`, `input_audio`,
 //! `file`) pass through untouched and are named in the context. Exactly
 //! one choice is governed (`n` must be 1). Whole answers are in
 //! `response`, streamed ones in `stream`.
 
+pub(crate) mod members;
 mod response;
 mod stream;
 
@@ -80,6 +83,13 @@ impl ChatRequest {
         };
         if body.get("n").is_some_and(|n| n.as_u64() != Some(1)) {
             return Err(bad("n must be 1: the gateway governs exactly one choice"));
+        }
+        for legacy in LEGACY_MEMBERS {
+            if body.get(legacy).is_some_and(|v| !v.is_null()) {
+                return Err(Error::BadRequest(format!(
+                    "{legacy} is not governed: declare tools and use tool_calls instead"
+                )));
+            }
         }
         let messages = match body.remove("messages") {
             Some(Value::Array(m)) if m.is_empty() => return Err(bad("messages must not be empty")),
@@ -166,12 +176,24 @@ impl ApiRequest for ChatRequest {
     }
 }
 
+/// The deprecated function-calling members of a request. Refused, not
+/// governed: a legacy call has no id, so its result (a `function`
+/// message naming only the function) cannot be paired with the call the
+/// chain permitted, and every current client sends `tools` instead.
+pub(crate) const LEGACY_MEMBERS: [&str; 2] = ["functions", "function_call"];
+
 /// The entry of one message.
 fn entry_of(message: &Value) -> Result<Entry, String> {
     let role = message
         .get("role")
         .and_then(Value::as_str)
         .ok_or("a message needs a string role")?;
+    if role == "function" {
+        return Err("role \"function\" is not governed: send tool results as role \"tool\"".into());
+    }
+    if message.get("function_call").is_some_and(|f| !f.is_null()) {
+        return Err("function_call is not governed: replay calls as tool_calls".into());
+    }
     let content = message.get("content");
     Ok(match role {
         "system" | "developer" => Entry::Instructions(text_of(content)?),
@@ -315,3 +337,5 @@ pub(crate) fn chat_tool_call(call: &ToolCall) -> Value {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_copies;

@@ -20,6 +20,12 @@ pub(crate) struct ChatAssembler {
     model: Option<Value>,
     system_fingerprint: Option<Value>,
     content: String,
+    /// The refusal's text (`delta.refusal`), governed as the answer's
+    /// text when there is no content.
+    refusal: String,
+    /// The members of the upstream's chunks the writer never relays
+    /// (`logprobs`, a legacy `function_call`), each named once.
+    dropped: Vec<String>,
     /// `(id, name, arguments text)` by index.
     tool_calls: Vec<(String, String, String)>,
     finish_reason: Option<String>,
@@ -51,10 +57,23 @@ impl ChatAssembler {
             return Ok(String::new());
         };
         let mut text = String::new();
+        if choice.get("logprobs").is_some_and(|l| !l.is_null()) {
+            self.drop_member("choices[0].logprobs");
+        }
+        if chunk["choices"].as_array().is_some_and(|c| c.len() > 1) {
+            self.drop_member("choices[1..]");
+        }
         if let Some(delta) = choice.get("delta") {
             if let Some(t) = delta.get("content").and_then(Value::as_str) {
                 self.content.push_str(t);
                 text.push_str(t);
+            }
+            if let Some(t) = delta.get("refusal").and_then(Value::as_str) {
+                self.refusal.push_str(t);
+                text.push_str(t);
+            }
+            if delta.get("function_call").is_some_and(|f| !f.is_null()) {
+                self.drop_member("choices[0].delta.function_call");
             }
             for tc in delta
                 .get("tool_calls")
@@ -90,16 +109,32 @@ impl ChatAssembler {
         Ok(text)
     }
 
+    fn drop_member(&mut self, name: &str) {
+        if !self.dropped.iter().any(|d| d == name) {
+            self.dropped.push(name.to_owned());
+        }
+    }
+
+    /// Whether the answer is a refusal alone (its text is the refusal's).
+    fn refusal_only(&self) -> bool {
+        self.content.is_empty() && !self.refusal.is_empty()
+    }
+
     /// The assembled message, in the whole answer's shape: a message of
-    /// tool calls alone has `content: null`, as a whole answer (and
-    /// [`ChatResponse`]'s settle) gives it.
+    /// tool calls alone (or a refusal alone) has `content: null`, as a
+    /// whole answer (and [`ChatResponse`]'s settle) gives it.
     fn message(&self) -> Value {
-        let content = if self.content.is_empty() && !self.tool_calls.is_empty() {
+        let content = if self.content.is_empty()
+            && (!self.tool_calls.is_empty() || !self.refusal.is_empty())
+        {
             Value::Null
         } else {
             Value::from(self.content.as_str())
         };
         let mut m = json!({"role": "assistant", "content": content});
+        if !self.refusal.is_empty() {
+            m["refusal"] = Value::from(self.refusal.as_str());
+        }
         if !self.tool_calls.is_empty() {
             m["tool_calls"] = self
                 .tool_calls
@@ -130,6 +165,10 @@ impl EventAssembler for ChatAssembler {
 
     fn is_done(&self) -> bool {
         self.done
+    }
+
+    fn dropped(&self) -> Vec<String> {
+        self.dropped.clone()
     }
 
     fn finish(&self) -> Result<ChatResponse, String> {
@@ -181,6 +220,10 @@ impl EventAssembler for ChatAssembler {
 #[derive(Debug)]
 pub(crate) struct ChatWriter {
     meta: ChatAssembler,
+    /// Whether the released text goes out as `refusal` deltas: the
+    /// upstream refused, and the chain released the refusal unchanged
+    /// (or, streamed incrementally, is releasing it).
+    as_refusal: bool,
 }
 
 impl ChatWriter {
@@ -219,7 +262,10 @@ impl EventWriter for ChatWriter {
             system_fingerprint: seen.system_fingerprint.clone(),
             ..ChatAssembler::default()
         };
-        Self { meta }
+        Self {
+            meta,
+            as_refusal: seen.refusal_only(),
+        }
     }
 
     fn opening(&mut self) -> Vec<Bytes> {
@@ -228,7 +274,26 @@ impl EventWriter for ChatWriter {
     }
 
     fn text(&mut self, delta: &str) -> Bytes {
-        sse::data(&self.chunk(json!({"content": delta}), Value::Null))
+        let member = if self.as_refusal {
+            "refusal"
+        } else {
+            "content"
+        };
+        sse::data(&self.chunk(json!({member: delta}), Value::Null))
+    }
+
+    /// As the default, with a refusal released unchanged written as
+    /// `refusal` deltas and a rewritten one as content, like the whole
+    /// answer's settle.
+    fn replay(seen: &ChatAssembler, settled: &Settled) -> Vec<Bytes> {
+        let mut w = Self::new(seen);
+        w.as_refusal = seen.refusal_only() && !settled.drops_copies();
+        let mut out = w.opening();
+        if !settled.text.is_empty() {
+            out.push(w.text(&settled.text));
+        }
+        out.extend(w.closing(seen, settled));
+        out
     }
 
     fn closing(&mut self, seen: &ChatAssembler, settled: &Settled) -> Vec<Bytes> {

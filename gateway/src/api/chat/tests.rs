@@ -60,7 +60,7 @@ fn messages_map_one_to_one_onto_entries() {
             {"role": "assistant", "content": null, "tool_calls": [
                 {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{\"p\":1}"}}]},
             {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
-            {"role": "function", "name": "old", "content": "x"}
+            {"role": "critic", "content": "x"}
         ]}))
     .unwrap();
     let v = r.view();
@@ -86,7 +86,7 @@ fn messages_map_one_to_one_onto_entries() {
                 result: json!("a.txt"),
                 is_error: false
             },
-            Entry::Other("function".into()),
+            Entry::Other("critic".into()),
         ]
     );
 }
@@ -167,6 +167,7 @@ fn a_whole_answer_reads_neutrally_and_settles_to_what_was_released() {
         text: "ok\n[hookwire] blocked".into(),
         tool_calls: vec![ToolCall::new("a", "ls", json!({"safe": true}))],
         finish: Finish::ToolCalls,
+        rewritten: false,
     });
     assert_eq!(
         out["choices"][0]["message"]["content"],
@@ -186,6 +187,7 @@ fn a_whole_answer_reads_neutrally_and_settles_to_what_was_released() {
         text: "[hookwire] the response was withheld: x".into(),
         tool_calls: vec![],
         finish: Finish::Withheld,
+        rewritten: false,
     });
     assert_eq!(withheld["choices"][0]["finish_reason"], "content_filter");
     assert!(
@@ -257,6 +259,7 @@ fn the_events_written_back_reassemble_to_the_settled_answer() {
         text: "Hello\n[hookwire] tool call \"rm\" (x) was blocked: no".into(),
         tool_calls: vec![ToolCall::new("t", "ls", json!({"a": 2}))],
         finish: Finish::ToolCalls,
+        rewritten: false,
     };
     let events = ChatWriter::replay(&seen, &settled);
     let bytes: Vec<u8> = events.iter().flat_map(|b| b.to_vec()).collect();
@@ -290,6 +293,7 @@ fn a_streamed_tool_call_answer_settles_like_a_whole_one() {
         text: String::new(),
         tool_calls: n.tool_calls,
         finish: Finish::ToolCalls,
+        rewritten: false,
     };
     let bytes: Vec<u8> = ChatWriter::replay(&seen, &settled).concat();
     let (again, _) = assemble(&bytes, 5);

@@ -9,6 +9,7 @@
 //! API's own shape, `{"type": "error", "error": {"type", "message"}}`.
 //! `docs/gateway-messages.md` maps every block and event to the points.
 
+pub(crate) mod members;
 mod request;
 mod response;
 mod stream;
@@ -197,7 +198,9 @@ pub(crate) fn neutral_finish(stop_reason: &str) -> String {
 }
 
 /// The content blocks of a settled answer, from the blocks the upstream
-/// answered: a withheld answer is its notice alone; otherwise the blocks
+/// answered: a withheld answer is its notice alone; a rewritten one its
+/// text and permitted calls alone (thinking and server-tool blocks would
+/// repeat what the chain took out); otherwise the blocks
 /// that are neither text nor `tool_use` stay in place (thinking, server
 /// tools), one text block holds the settled text where the first text
 /// block was (before the first `tool_use` block, or last, when there was
@@ -207,6 +210,12 @@ pub(crate) fn settled_content(blocks: &[Value], settled: &Settled) -> Vec<Value>
     let text = (!settled.text.is_empty()).then(|| json!({"type": "text", "text": settled.text}));
     if settled.finish == Finish::Withheld {
         return text.into_iter().collect();
+    }
+    if settled.drops_copies() {
+        // Thinking and server-tool blocks repeat what the chain took out.
+        let mut out: Vec<Value> = text.into_iter().collect();
+        out.extend(settled.tool_calls.iter().map(tool_use_block));
+        return out;
     }
     let mut text = text;
     let mut calls_placed = false;

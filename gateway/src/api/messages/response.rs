@@ -133,6 +133,21 @@ impl ApiResponse for MessagesResponse {
             .collect()
     }
 
+    /// The blocks that are neither text nor `tool_use`, when the answer
+    /// was withheld or rewritten: [`settle`](Self::settle) drops them.
+    fn removed(&self, settled: &Settled) -> Vec<String> {
+        if !settled.drops_copies() {
+            return Vec::new();
+        }
+        self.blocks()
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (i, block_type(b)))
+            .filter(|(_, t)| *t != "text" && *t != "tool_use")
+            .map(|(i, t)| format!("content[{i}]({t})"))
+            .collect()
+    }
+
     /// The message with its content settled (see
     /// [`settled_content`](super::settled_content)) and the settled
     /// `stop_reason` (`stop_sequence` kept only while the reason is the

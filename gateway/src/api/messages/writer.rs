@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::{
     MessagesAssembler, block_type, error_body, settled_content, stop_reason, tool_use_block,
 };
-use crate::api::{EventWriter, Finish, Settled};
+use crate::api::{EventWriter, Settled};
 use crate::error::Error;
 use crate::sse;
 
@@ -170,7 +170,7 @@ impl EventWriter for MessagesWriter {
         if let Some(i) = self.text_open.take() {
             out.push(Self::block_stop(i));
         }
-        if settled.finish != Finish::Withheld {
+        if !settled.drops_copies() {
             let rest: Vec<Value> = seen.blocks[self.looked_at.min(seen.blocks.len())..]
                 .iter()
                 .filter(|b| passes_through(b))

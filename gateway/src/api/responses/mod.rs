@@ -21,6 +21,7 @@
 //! | `stream` | the upstream's typed events assembled into an answer |
 //! | `writer` | the typed events the client receives |
 
+pub(crate) mod members;
 mod request;
 mod response;
 mod stream;

@@ -166,6 +166,18 @@ impl ApiResponse for ResponsesResponse {
             .map(str::to_owned)
     }
 
+    fn removed(&self, settled: &Settled) -> Vec<String> {
+        if !settled.drops_copies() {
+            return Vec::new();
+        }
+        self.output()
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| is_copy(i))
+            .map(|(n, i)| format!("output[{n}]({})", kind(i)))
+            .collect()
+    }
+
     fn settle(self, settled: &Settled) -> Value {
         let message_id = message_id(&self.body, self.output());
         let status = message_status(settled_status(&self.body, &settled.finish));
@@ -210,17 +222,34 @@ pub(super) fn message_status(response_status: &str) -> &'static str {
     }
 }
 
+/// Whether an item is neither a message nor a call: reasoning, a hosted
+/// tool's call or result. Such items repeat what the answer says
+/// (a reasoning summary, a search query), so a withheld or rewritten
+/// answer keeps none of them.
+pub(super) fn is_copy(item: &Value) -> bool {
+    kind(item) != "message" && !is_call(kind(item))
+}
+
 /// The settled `output`: the leading hosted and reasoning items as they
 /// were, then one message item with the settled text (none when it is
 /// empty), then the remaining items in their order with messages dropped
-/// and only the permitted calls (arguments as governed).
+/// and only the permitted calls (arguments as governed). A withheld or
+/// rewritten answer ([`Settled::drops_copies`]) keeps no reasoning or
+/// hosted-tool item.
 pub(super) fn settled_output(
     output: &[Value],
     settled: &Settled,
     message_id: &str,
     status: &str,
 ) -> Vec<Value> {
-    let is_kept = |i: &Value| kind(i) != "message" && !is_call(kind(i));
+    let filtered: Vec<Value>;
+    let output = if settled.drops_copies() {
+        filtered = output.iter().filter(|i| !is_copy(i)).cloned().collect();
+        filtered.as_slice()
+    } else {
+        output
+    };
+    let is_kept = is_copy;
     let lead = output.iter().take_while(|i| is_kept(i)).count();
     let mut out = output[..lead].to_vec();
     if !settled.text.is_empty() {

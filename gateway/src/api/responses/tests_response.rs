@@ -99,6 +99,7 @@ fn settling_keeps_hosted_items_and_only_permitted_calls() {
         text: "See docs.\n[hookwire] tool call \"rm\" (call_2) was blocked: destructive".into(),
         tool_calls: vec![ToolCall::new("call_1", "ls", json!({"path": "/home"}))],
         finish: Finish::ToolCalls,
+        rewritten: false,
     };
     let out = response(&answer_body()).settle(&settled);
     let output = out["output"].as_array().unwrap();
@@ -127,6 +128,7 @@ fn unchanged_text_keeps_its_annotations() {
         text: "See docs.".into(),
         tool_calls: vec![],
         finish: Finish::Stop,
+        rewritten: false,
     };
     let out = response(&answer_body()).settle(&settled);
     assert_eq!(out["output"][2], answer_body()["output"][2]);
@@ -139,6 +141,7 @@ fn a_withheld_answer_is_incomplete_by_content_filter() {
         text: "[hookwire] the response was withheld: pii".into(),
         tool_calls: vec![],
         finish: Finish::Withheld,
+        rewritten: false,
     };
     let out = response(&answer_body()).settle(&settled);
     assert_eq!(out["status"], "incomplete");
@@ -146,11 +149,16 @@ fn a_withheld_answer_is_incomplete_by_content_filter() {
         out["incomplete_details"],
         json!({"reason": "content_filter"})
     );
+    // The notice alone: no reasoning or hosted item repeats what was
+    // withheld, and the record names what went.
     let output = out["output"].as_array().unwrap();
-    assert_eq!(output.len(), 3);
-    assert_eq!(output[2]["status"], "incomplete");
-    assert_eq!(output[2]["content"][0]["text"], settled.text.as_str());
-    assert!(output.iter().all(|i| i["type"] != "function_call"));
+    assert_eq!(output.len(), 1, "{out}");
+    assert_eq!(output[0]["status"], "incomplete");
+    assert_eq!(output[0]["content"][0]["text"], settled.text.as_str());
+    assert_eq!(
+        response(&answer_body()).removed(&settled),
+        ["output[0](reasoning)", "output[1](web_search_call)"]
+    );
 }
 
 #[test]
@@ -162,6 +170,7 @@ fn a_notice_without_upstream_text_gets_its_own_message() {
         text: "[hookwire] blocked".into(),
         tool_calls: vec![],
         finish: Finish::Stop,
+        rewritten: false,
     };
     let out = response(&body).settle(&settled);
     let output = out["output"].as_array().unwrap();
@@ -173,6 +182,7 @@ fn a_notice_without_upstream_text_gets_its_own_message() {
         text: String::new(),
         tool_calls: vec![],
         finish: Finish::Length,
+        rewritten: false,
     };
     let out = response(&body).settle(&length);
     assert_eq!(out["output"].as_array().unwrap().len(), 1);

@@ -19,7 +19,8 @@ use serde_json::{Map, Value, json};
 
 use super::is_call;
 use super::response::{
-    kind, message_id, message_item, message_status, settled_body, settled_output, settled_status,
+    is_copy, kind, message_id, message_item, message_status, settled_body, settled_output,
+    settled_status,
 };
 use super::stream::ResponsesAssembler;
 use crate::api::{EventWriter, Settled};
@@ -185,9 +186,12 @@ impl EventWriter for ResponsesWriter {
         let output = seen.output();
         let items: Vec<Value> = output.iter().map(|(i, _)| i.clone()).collect();
         let message_id = message_id(&base, &items);
+        // Streamed incrementally, the items finished before the first
+        // text go out first (a reasoning item must precede its message);
+        // a buffered replay writes only those the settled answer keeps.
         let leading = output
             .into_iter()
-            .take_while(|(i, done)| *done && kind(i) != "message" && !is_call(kind(i)))
+            .take_while(|(i, done)| *done && is_copy(i))
             .map(|(i, _)| i)
             .collect();
         base.insert("status".into(), "in_progress".into());
@@ -265,6 +269,23 @@ impl EventWriter for ResponsesWriter {
             _ => "response.completed",
         };
         out.push(self.event(end, Self::object(json!({"response": body}))));
+        out
+    }
+
+    /// The whole stream of a buffered answer, item for item the output
+    /// [`settle`](crate::api::ApiResponse::settle) gives: the settled
+    /// leading items, the message, the rest.
+    fn replay(seen: &ResponsesAssembler, settled: &Settled) -> Vec<Bytes> {
+        let mut w = Self::new(seen);
+        let items: Vec<Value> = seen.output().into_iter().map(|(i, _)| i).collect();
+        let status = message_status(settled_status(&seen.ended_base(), &settled.finish));
+        let target = settled_output(&items, settled, &w.message_id, status);
+        w.leading = target.into_iter().take_while(is_copy).collect();
+        let mut out = w.opening();
+        if !settled.text.is_empty() {
+            out.push(w.text(&settled.text));
+        }
+        out.extend(w.closing(seen, settled));
         out
     }
 

@@ -70,6 +70,7 @@ fn a_settled_answer_keeps_thinking_and_only_the_permitted_calls() {
             .into(),
         tool_calls: vec![ToolCall::new("toolu_1", "cat", json!({"path": "a.txt"}))],
         finish: Finish::ToolCalls,
+        rewritten: false,
     };
     let out = decode(&message()).settle(&settled);
     let mut expected = message();
@@ -92,6 +93,7 @@ fn an_answer_with_every_call_blocked_ends_its_turn() {
         text: "[hookwire] blocked".into(),
         tool_calls: vec![],
         finish: Finish::Stop,
+        rewritten: false,
     };
     let out = decode(&m).settle(&settled);
     assert_eq!(
@@ -111,6 +113,7 @@ fn a_withheld_answer_is_its_notice_alone_with_the_refusal_stop_reason() {
         text: "[hookwire] the response was withheld: pii".into(),
         tool_calls: vec![],
         finish: Finish::Withheld,
+        rewritten: false,
     };
     let out = decode(&message()).settle(&settled);
     assert_eq!(
@@ -132,6 +135,7 @@ fn a_stop_sequence_stays_while_the_answer_stops_there() {
             text: text.into(),
             tool_calls: vec![],
             finish,
+            rewritten: false,
         })
     };
     let out = settle(Finish::Stop, "one [number]");
@@ -182,4 +186,36 @@ fn unusable_answers_are_refused() {
             other => panic!("expected {expected:?}, got {other:?}"),
         }
     }
+}
+
+#[test]
+fn a_rewritten_answer_keeps_no_thinking_with_the_text_it_replaced() {
+    let mut m = message();
+    m["content"] = json!([
+        {"type": "thinking", "thinking": "Her address is ann@example.com.", "signature": "Eq"},
+        {"type": "text", "text": "Write to ann@example.com."},
+    ]);
+    m["stop_reason"] = json!("end_turn");
+    let r = decode(&m);
+    let rewritten = Settled {
+        text: "Write to [email].".into(),
+        tool_calls: vec![],
+        finish: Finish::Stop,
+        rewritten: true,
+    };
+    assert_eq!(r.removed(&rewritten), ["content[0](thinking)"]);
+    let out = r.clone().settle(&rewritten);
+    assert!(!out.to_string().contains("ann@example.com"), "{out}");
+    assert_eq!(
+        out["content"],
+        json!([{"type": "text", "text": "Write to [email]."}])
+    );
+    // Released as written, the thinking stays first.
+    let same = Settled {
+        text: "Write to ann@example.com.".into(),
+        rewritten: false,
+        ..rewritten
+    };
+    assert!(r.removed(&same).is_empty());
+    assert_eq!(r.settle(&same)["content"][0]["type"], "thinking");
 }

@@ -136,26 +136,31 @@ fn settled_cases() -> Vec<Settled> {
                 ToolCall::new("toolu_2", "list", json!({})),
             ],
             finish: Finish::ToolCalls,
+            rewritten: false,
         },
         Settled {
             text: "Reading both. é\n[hookwire] tool call \"cat\" (toolu_1) was blocked: no".into(),
             tool_calls: vec![ToolCall::new("toolu_2", "list", json!({"all": true}))],
             finish: Finish::ToolCalls,
+            rewritten: false,
         },
         Settled {
             text: "[hookwire] blocked".into(),
             tool_calls: vec![],
             finish: Finish::Stop,
+            rewritten: false,
         },
         Settled {
             text: "[hookwire] the response was withheld: pii".into(),
             tool_calls: vec![],
             finish: Finish::Withheld,
+            rewritten: false,
         },
         Settled {
             text: String::new(),
             tool_calls: vec![],
             finish: Finish::Upstream("pause_turn".into()),
+            rewritten: false,
         },
     ]
 }
