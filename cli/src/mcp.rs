@@ -17,8 +17,9 @@ use hookwire_mcp::{Clients, HiddenTools, HttpProxy, McpConfig, McpMetrics, Upstr
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
-use crate::governed::{Governed, HostOptions, PrintTo, governed_host};
+use crate::governed::{Governed, HostOptions, governed_host};
 use crate::metrics_endpoint::MetricsEndpoint;
+use crate::output::PrintTo;
 
 /// The `mcp` subcommands beside the proxy itself.
 #[derive(Debug, clap::Subcommand)]
@@ -207,7 +208,7 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
     let stopped = metrics.stop().await;
     served?;
     stopped?;
-    signed.finish()
+    signed.finish(PrintTo::Stderr)
 }
 
 fn upstream_spec(args: &McpArgs) -> Result<UpstreamSpec, CliError> {
