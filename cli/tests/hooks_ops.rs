@@ -177,8 +177,11 @@ fn nobody_can_run() -> PathBuf {
 
 #[test]
 fn another_user_is_kept_out_by_the_mode_and_by_the_peer_check() {
-    if !nix_root() {
-        eprintln!("skipped: needs root to run a hook as another user");
+    if !hookwire_testkit::require(
+        nix_root(),
+        "root",
+        "the test runs a hook as another user (nobody)",
+    ) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
