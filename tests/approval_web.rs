@@ -485,3 +485,50 @@ async fn approve_and_reject_in_a_real_browser() {
         started.elapsed()
     );
 }
+
+/// What the signed-out page showed, as signed_out.mjs reports it.
+#[derive(Debug, serde::Deserialize)]
+struct SignedOut {
+    signin: bool,
+    bar: bool,
+    app: bool,
+    signout: bool,
+    text: String,
+    hidden_but_rendered: Vec<String>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_signed_out_screen_shows_only_the_sign_in_form() {
+    require_browser();
+    let service = approval_common::server()
+        .spawn_local()
+        .await
+        .expect("approval service");
+    let url = service.web_url().expect("the web page is served");
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(web_dir().join("signed_out.mjs"))
+        .arg(&url)
+        .current_dir(web_dir())
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(90), cmd.output())
+        .await
+        .expect("signed_out.mjs finished within 90 s")
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "signed_out.mjs failed ({}):\n{}\n{stdout}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown: SignedOut = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("signed_out.mjs output {stdout:?}: {e}"));
+    assert!(shown.signin, "{shown:?}");
+    assert!(
+        !shown.bar && !shown.app && !shown.signout,
+        "the signed-in screen shows while signed out: {shown:?}"
+    );
+    assert!(!shown.text.contains("Signed in as"), "{shown:?}");
+    assert!(shown.hidden_but_rendered.is_empty(), "{shown:?}");
+    service.shutdown().await.unwrap();
+}

@@ -476,8 +476,10 @@ fn namespaces_refused() -> Option<String> {
 
 fn orchestrate() {
     if let Some(why) = namespaces_refused() {
-        println!(
-            "netns: skipped: network namespaces cannot be created here (needs root and iproute2): {why}"
+        hookwire_testkit::require(
+            false,
+            "network namespaces (root and iproute2)",
+            &format!("the netns scenario runs replicas in namespaces it creates; refused: {why}"),
         );
         return;
     }

@@ -29,7 +29,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -101,7 +101,7 @@ fn hookwire_binary() -> Result<PathBuf, String> {
 /// `hookwire hooks serve` in its own process, killed when dropped.
 struct Daemon {
     child: Child,
-    _stdout: BufReader<ChildStdout>,
+    _stderr: BufReader<ChildStderr>,
     addr: String,
     token_file: PathBuf,
     _dir: tempfile::TempDir,
@@ -135,30 +135,43 @@ impl Daemon {
             .arg("--token-file")
             .arg(&token_file)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot start hookwire hooks serve: {e}"))?;
-        let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        let mut banner = String::new();
-        // The daemon prints its address once bound, or exits (end of file).
-        let read = stdout.read_line(&mut banner);
-        let addr = banner
-            .split_whitespace()
-            .nth(2)
-            .and_then(|u| u.strip_prefix("http://"))
-            .map(str::to_owned);
-        match (read, addr) {
-            (Ok(_), Some(addr)) => Ok(Self {
+        let mut stderr = BufReader::new(child.stderr.take().ok_or("no stderr")?);
+        // The daemon says its address on stderr once bound, or exits (end
+        // of file); log lines may come first.
+        let mut said = String::new();
+        let addr = loop {
+            let mut line = String::new();
+            match stderr.read_line(&mut line) {
+                Ok(n) if n > 0 => {}
+                _ => break None,
+            }
+            if line.starts_with("hookwire hooks: ") {
+                break line
+                    .split_whitespace()
+                    .nth(2)
+                    .and_then(|u| u.strip_prefix("http://"))
+                    .map(str::to_owned);
+            }
+            if said.len() < 4096 {
+                said.push_str(&line);
+            }
+        };
+        match addr {
+            Some(addr) => Ok(Self {
                 child,
-                _stdout: stdout,
+                _stderr: stderr,
                 addr,
                 token_file,
                 _dir: dir,
             }),
-            _ => {
+            None => {
                 let _ = child.kill();
                 let _ = child.wait();
-                Err(format!("hookwire hooks serve did not start: {banner:?}"))
+                Err(format!("hookwire hooks serve did not start: {said:?}"))
             }
         }
     }

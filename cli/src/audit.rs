@@ -14,6 +14,7 @@ use hookwire_audit::{
 use hookwire_client::RecordSink;
 
 use crate::error::CliError;
+use crate::output::PrintTo;
 
 /// Signing keys and signed record logs.
 #[derive(Debug, Subcommand)]
@@ -118,17 +119,22 @@ impl RecordsArgs {
 pub(crate) struct SignedRecords(Option<SigningSink>);
 
 impl SignedRecords {
-    /// Syncs the log and says where it is; fails when a record could not
-    /// be written.
-    pub(crate) fn finish(&self) -> Result<(), CliError> {
+    /// Syncs the log and says where it is, on `to` (stderr for a command
+    /// whose stdout carries records or a protocol); fails when a record
+    /// could not be written.
+    pub(crate) fn finish(&self, to: PrintTo) -> Result<(), CliError> {
         if let Some(sink) = &self.0 {
             let status = sink.sync()?;
-            outln!(
+            let said = format!(
                 "\nsigned records: {} lines in {} (checkpoint {})",
                 status.lines,
                 sink.path().display(),
                 checkpoint_path(sink.path()).display()
             );
+            match to {
+                PrintTo::Stdout => outln!("{said}"),
+                PrintTo::Stderr => errln!("{said}"),
+            }
         }
         Ok(())
     }

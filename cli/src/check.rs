@@ -3,8 +3,10 @@
 //! its manifest (its `Describe` description shown: where `policy serve`
 //! reports a rejected reload), every approval service named with
 //! `--approval-endpoint` asked for a stream with the host's credentials,
-//! and the effective chain printed point by point. Every finding is
-//! printed, not only the first; any finding fails the command.
+//! and the effective chain printed point by point (a surface point no
+//! binding covers is a finding in `enforce` mode: every emission there is
+//! denied). Every finding is printed, not only the first; any finding
+//! fails the command.
 
 use std::path::Path;
 use std::time::Duration;
@@ -164,13 +166,22 @@ async fn check_document(path: &Path, timeout: Duration, args: &RegistryArgs) -> 
         }
         let chain = host.chain(point);
         if chain.is_empty() {
-            let outcome = match resolved.mode {
-                hookwire::Mode::Enforce => "every emission denies host_error:no_interceptor",
-                hookwire::Mode::EvaluateOnly => {
-                    "recorded as host_error:no_interceptor, not enforced"
+            // No posture lets an uncovered point pass (§7): in `enforce`
+            // mode every emission there is denied, so a host loaded from
+            // this document denies every conversation that reaches it.
+            match resolved.mode {
+                hookwire::Mode::Enforce => {
+                    findings += 1;
+                    outln!(
+                        "  {:<16} finding: no interceptor: every emission denies host_error:no_interceptor (bind one here, e.g. a `hookwire.allow` binding)",
+                        point.as_str()
+                    );
                 }
-            };
-            outln!("  {:<16} (no interceptor: {outcome})", point.as_str());
+                hookwire::Mode::EvaluateOnly => outln!(
+                    "  {:<16} (no interceptor: recorded as host_error:no_interceptor, not enforced)",
+                    point.as_str()
+                ),
+            }
         } else {
             outln!("  {:<16} {}", point.as_str(), chain.join(" -> "));
         }

@@ -154,7 +154,7 @@ pub(crate) async fn run(
             .await
             .map(drop)
     };
-    let signed_finished = signed.finish();
+    let signed_finished = signed.finish(crate::output::PrintTo::Stdout);
     if endpoint.is_serving() {
         outln!("(metrics kept serving; Ctrl-C to stop)");
         crate::shutdown::requested().await;

@@ -139,7 +139,7 @@ pub(crate) async fn run(args: EmitArgs) -> Result<(), CliError> {
     let point = InterceptionPoint::AgentShutdown;
     let shutdown = within(bound, point, session.shutdown(reason)).await?;
     tally.print(&shutdown);
-    governed.signed.finish()?;
+    governed.signed.finish(crate::output::PrintTo::Stdout)?;
     tally.outcome()
 }
 

@@ -16,8 +16,9 @@ use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig, GatewayMetrics};
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
-use crate::governed::{ChainArgs, Governed, HostOptions, PrintTo, governed_host};
+use crate::governed::{ChainArgs, Governed, HostOptions, governed_host};
 use crate::metrics_endpoint::MetricsEndpoint;
+use crate::output::PrintTo;
 
 /// Where the gateway listens unless told otherwise.
 pub(crate) const GATEWAY_ADDR: &str = "127.0.0.1:8080";
@@ -27,7 +28,7 @@ pub(crate) const GATEWAY_ADDR: &str = "127.0.0.1:8080";
 #[command(
     after_help = "Example, one process: the policies of a directory decided in the gateway:\n  \
 hookwire gateway --upstream https://api.openai.com/v1 --policy examples/policies --key-env OPENAI_API_KEY\n\n\
-Example: one access line per request on stderr, the records on stdout, \
+Example: the address and one access line per request on stderr, only the records on stdout, \
 metrics at http://127.0.0.1:9464/metrics:\n  \
 RUST_LOG=hookwire_gateway=info hookwire gateway --upstream https://api.openai.com/v1 \\\n    \
 --declaration examples/declarations/demo.json --key-env OPENAI_API_KEY \\\n    \
@@ -75,8 +76,9 @@ pub(crate) struct GatewayArgs {
     /// in a request and removed from an answer.
     #[arg(long = "inert-member", value_name = "API SIDE PATH")]
     inert_members: Vec<String>,
-    /// Print every interception record as a JSON line on stdout (log
-    /// lines go to stderr).
+    /// Print every interception record as a JSON line on stdout, its
+    /// facts (e.g. the approver) beside its members; stdout carries
+    /// nothing else (the address, metrics URL and log lines go to stderr).
     #[arg(long)]
     print_records: bool,
     /// Serve Prometheus metrics at `GET /metrics` on this address, e.g.
@@ -140,7 +142,9 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
             addr: args.listen,
             source,
         })?;
-    outln!(
+    // Stdout carries only records (`--print-records`): what the command
+    // says goes to stderr.
+    errln!(
         "hookwire gateway: http://{addr}/v1 -> {} ({} pooled key(s){}), governed by {}",
         args.upstream,
         labels.len(),
@@ -151,10 +155,11 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
         },
         args.chain.describe()
     );
-    let metrics = MetricsEndpoint::serve(
+    let metrics = MetricsEndpoint::serve_announced(
         metrics_listener,
         metrics_registry,
         "hookwire gateway metrics: ",
+        true,
     )?;
     let served = gateway
         .serve(listener, async {
@@ -164,5 +169,5 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     let stopped = metrics.stop().await;
     served?;
     stopped?;
-    signed.finish()
+    signed.finish(PrintTo::Stderr)
 }

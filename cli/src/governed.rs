@@ -25,24 +25,34 @@ use crate::args::RegistryArgs;
 use crate::audit::{RecordsArgs, SignedRecords};
 use crate::error::CliError;
 use crate::metrics_endpoint;
+use crate::output::PrintTo;
 
-/// Where `--print-records` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PrintTo {
-    /// Standard output (log lines go to stderr).
-    Stdout,
-    /// Standard error, for a command whose stdout is a protocol channel.
-    Stderr,
-}
-
-/// Prints each record as one JSON line.
+/// Prints each record as one JSON line: the §10.3 record, and beside its
+/// members, when the host recorded any, the facts the signed log keeps
+/// (`extensions`, e.g. `extensions.hookwire.approval.approver`), so that
+/// the printed line says who approved as the signed line does.
 pub(crate) struct PrintRecords(pub(crate) PrintTo);
+
+/// The line `--print-records` prints for `record`.
+pub(crate) fn printed(record: &InterceptionRecord) -> Value {
+    let mut line = record.to_json();
+    if !record.extensions.is_empty()
+        && let Value::Object(members) = &mut line
+    {
+        members.insert(
+            "extensions".into(),
+            Value::Object(record.extensions.clone()),
+        );
+    }
+    line
+}
 
 impl RecordSink for PrintRecords {
     fn record(&self, record: &InterceptionRecord) {
+        let line = printed(record);
         match self.0 {
-            PrintTo::Stdout => outln!("{}", record.to_json()),
-            PrintTo::Stderr => errln!("{}", record.to_json()),
+            PrintTo::Stdout => outln!("{line}"),
+            PrintTo::Stderr => errln!("{line}"),
         }
     }
 }
@@ -177,4 +187,54 @@ pub(crate) async fn governed_host<M>(
         },
         own,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use hookwire::{Composition, InterceptionPoint, InterceptionRecord, Mode, Verdict};
+    use serde_json::json;
+
+    use super::printed;
+
+    fn record(extensions: serde_json::Value) -> InterceptionRecord {
+        InterceptionRecord {
+            interception_point: InterceptionPoint::PreToolCall,
+            mode: Mode::Enforce,
+            verdict: Verdict::allow(),
+            input_identity: None,
+            enforced_identity: None,
+            identity_provider: None,
+            session_id: "s".into(),
+            sequence: 3,
+            timestamp: None,
+            trace: None,
+            decided_by: Some(0),
+            composition: Composition::default(),
+            verdicts: Vec::new(),
+            fold_truncated: None,
+            resolved_by: Some(hookwire::ResolvedBy::Approval),
+            interceptors_registered: 1,
+            declaration: None,
+            extensions: serde_json::from_value(extensions).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_printed_record_names_its_approver_as_the_signed_line_does() {
+        let approved = record(json!({"hookwire": {"approval": {"approver": "alice"}}}));
+        let line = printed(&approved);
+        assert_eq!(
+            line["extensions"]["hookwire"]["approval"]["approver"],
+            "alice"
+        );
+        assert_eq!(line["resolved_by"], "approval");
+        // The record's own members are exactly the §10.3 record's.
+        let mut members = line.as_object().unwrap().clone();
+        members.remove("extensions");
+        assert_eq!(serde_json::Value::Object(members), approved.to_json());
+
+        // Without facts: the §10.3 record alone.
+        let plain = record(json!({}));
+        assert_eq!(printed(&plain), plain.to_json());
+    }
 }

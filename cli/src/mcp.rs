@@ -17,15 +17,20 @@ use hookwire_mcp::{Clients, HiddenTools, HttpProxy, McpConfig, McpMetrics, Upstr
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
-use crate::governed::{ChainArgs, Governed, HostOptions, PrintTo, governed_host};
+use crate::governed::{ChainArgs, Governed, HostOptions, governed_host};
 use crate::metrics_endpoint::MetricsEndpoint;
+use crate::output::PrintTo;
 
 /// The `mcp` subcommands beside the proxy itself.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum McpCommand {
-    /// Print a fresh client token and the clients-file line holding its
-    /// hash.
-    #[command(after_help = "Example:\n  hookwire mcp token --name cursor >> token.txt")]
+    /// Print a fresh client token (alone on stdout, so that it can be
+    /// redirected into a file) and, on stderr, the clients-file line
+    /// holding its hash.
+    #[command(
+        after_help = "Example: the token into cursor.token, its clients-file line into mcp-clients:\n  \
+hookwire mcp token --name cursor > cursor.token 2>> mcp-clients"
+    )]
     Token {
         /// The client's name in the clients file.
         #[arg(long, value_name = "NAME")]
@@ -119,7 +124,8 @@ fn config_error(m: String) -> CliError {
     CliError::Mcp(hookwire_mcp::Error::Config(m))
 }
 
-/// Prints a fresh client token and its clients-file line.
+/// Prints a fresh client token on stdout, alone, and its clients-file
+/// line on stderr, alone: each stream can be redirected into its file.
 pub(crate) fn token(name: &str) -> Result<(), CliError> {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_graphic()) {
         return Err(config_error(
@@ -127,10 +133,8 @@ pub(crate) fn token(name: &str) -> Result<(), CliError> {
         ));
     }
     let token = hookwire_approvals::auth::new_token()?;
-    outln!("token: {token}");
-    outln!();
-    outln!("Give the token to {name} only; add this line to the clients file:");
-    outln!("{name} {}", hookwire_mcp::token_sha256(&token));
+    outln!("{token}");
+    errln!("{name} {}", hookwire_mcp::token_sha256(&token));
     Ok(())
 }
 
@@ -205,7 +209,7 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
     let stopped = metrics.stop().await;
     served?;
     stopped?;
-    signed.finish()
+    signed.finish(PrintTo::Stderr)
 }
 
 fn upstream_spec(args: &McpArgs) -> Result<UpstreamSpec, CliError> {

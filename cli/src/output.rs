@@ -15,6 +15,17 @@ use std::fmt;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Which stream a command prints something on: `--print-records`' lines,
+/// or what a command whose stdout carries records or a protocol says
+/// beside them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PrintTo {
+    /// Standard output (log lines go to stderr).
+    Stdout,
+    /// Standard error, for a command whose stdout is a protocol channel.
+    Stderr,
+}
+
 /// Set once standard output failed: nothing more is written to it.
 static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
 /// Set once standard error failed: nothing more is written to it.

@@ -293,3 +293,44 @@ fn check_shows_a_rejected_policy_reload_in_the_services_description() {
     );
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn a_point_no_binding_covers_is_a_finding_in_enforce_mode_only() {
+    // Bound at two points only: the other six deny every emission.
+    let doc = |mode: &str| {
+        json!({
+            "declaration": "agent-hooks-declaration/1.0",
+            "configuration": {"mode": mode},
+            "bindings": [{"id": "open", "kind": "hookwire.allow",
+                          "at": ["agent_startup", "agent_shutdown"]}],
+        })
+    };
+    let path = write("uncovered", &doc("enforce"));
+    let out = check(&path, None);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert_eq!(
+        stdout
+            .matches("finding: no interceptor: every emission denies host_error:no_interceptor")
+            .count(),
+        6,
+        "{stdout}"
+    );
+    assert!(stdout.contains("agent_startup    open"), "{stdout}");
+    assert!(stderr.contains("check: 6 finding(s)"), "{stderr}");
+    assert!(!stdout.contains("\nok: "), "{stdout}");
+
+    // In evaluate_only mode nothing is enforced: a note, and the check passes.
+    std::fs::write(&path, doc("evaluate_only").to_string()).unwrap();
+    let out = check(&path, None);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(
+        stdout
+            .matches("(no interceptor: recorded as host_error:no_interceptor, not enforced)")
+            .count(),
+        6,
+        "{stdout}"
+    );
+    std::fs::remove_file(&path).unwrap();
+}

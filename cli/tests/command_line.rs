@@ -222,3 +222,24 @@ fn help_and_the_readme_list_every_command_with_an_example() {
         );
     }
 }
+
+#[test]
+fn mcp_token_prints_the_token_alone_on_stdout_and_its_line_on_stderr() {
+    use sha2::Digest;
+    let out = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["mcp", "token", "--name", "cursor"])
+        .output()
+        .expect("run hookwire mcp token");
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    // `> cursor.token` keeps the token and nothing else.
+    let token = stdout.strip_suffix('\n').expect("one line");
+    assert!(
+        !token.is_empty() && !token.contains(char::is_whitespace),
+        "{stdout:?}"
+    );
+    // `2>> mcp-clients` appends exactly the clients-file line.
+    let hash = hex::encode(sha2::Sha256::digest(token.as_bytes()));
+    assert_eq!(stderr, format!("cursor {hash}\n"));
+}

@@ -13,6 +13,7 @@ mod dashboard;
 mod declarations;
 mod demo;
 mod deploy;
+mod deploy_cluster;
 mod emit;
 mod gateway;
 mod hooks;

@@ -366,9 +366,13 @@ fn scrapes(dir: &std::path::Path) -> Vec<String> {
     texts.push(scrape(&metrics));
 
     // The MCP proxy over HTTP, one client.
-    let client = hookwire_out(&["mcp", "token", "--name", "c1"]);
+    let client = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["mcp", "token", "--name", "c1"])
+        .output()
+        .unwrap();
+    assert!(client.status.success());
     let clients = dir.join("mcp-clients");
-    std::fs::write(&clients, format!("{}\n", client.lines().last().unwrap())).unwrap();
+    std::fs::write(&clients, &client.stderr).unwrap();
     let mcp_upstream = format!("http://{closed}/mcp");
     let mcp = start(&[
         "mcp",

@@ -22,7 +22,7 @@ use serde_json::Value;
 const VERSIONS: [&str; 2] = ["1.27", "1.37"];
 
 /// The objects each overlay renders, by kind.
-const EXPECTED: [(&str, &[(&str, usize)]); 2] = [
+pub(crate) const EXPECTED: [(&str, &[(&str, usize)]); 2] = [
     (
         "dev",
         &[
@@ -41,7 +41,7 @@ const EXPECTED: [(&str, &[(&str, usize)]); 2] = [
             ("Deployment", 3),
             ("Namespace", 1),
             ("NetworkPolicy", 3),
-            ("PodDisruptionBudget", 2),
+            ("PodDisruptionBudget", 3),
             ("Service", 4),
             ("ServiceMonitor", 3),
         ],
@@ -60,7 +60,7 @@ fn venv_python() -> PathBuf {
 }
 
 /// `kubectl kustomize DIR`.
-fn render(dir: &Path) -> String {
+pub(crate) fn render(dir: &Path) -> String {
     let out = Command::new(std::env::var_os("KUBECTL").unwrap_or("kubectl".into()))
         .arg("kustomize")
         .arg(dir)
@@ -76,7 +76,7 @@ fn render(dir: &Path) -> String {
 }
 
 /// The validator's report on `yaml`: the objects and each outcome.
-fn validate(yaml: &str) -> (Vec<Value>, Vec<Value>) {
+pub(crate) fn validate(yaml: &str) -> (Vec<Value>, Vec<Value>) {
     let mut child = Command::new(venv_python())
         .arg(workspace_root().join("cli/tests/fixtures/deploy/validate.py"))
         .args(VERSIONS)
@@ -105,14 +105,14 @@ fn validate(yaml: &str) -> (Vec<Value>, Vec<Value>) {
     (take(&mut report, "objects"), take(&mut report, "results"))
 }
 
-fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
+pub(crate) fn named<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
     objects
         .iter()
         .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
         .unwrap_or_else(|| panic!("no {kind} {name}"))
 }
 
-fn str_of(v: &Value) -> &str {
+pub(crate) fn str_of(v: &Value) -> &str {
     v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
 }
 
@@ -145,7 +145,7 @@ fn flags_exist(args: &[&str]) {
 }
 
 /// The value after `flag` in `args`.
-fn after<'a>(args: &[&'a str], flag: &str) -> Vec<&'a str> {
+pub(crate) fn after<'a>(args: &[&'a str], flag: &str) -> Vec<&'a str> {
     args.windows(2)
         .filter(|w| w[0] == flag)
         .map(|w| w[1])
@@ -218,6 +218,35 @@ fn check_deployments(overlay: &str, objects: &[Value]) {
             }
         }
     }
+    // Every Deployment spreads its replicas over nodes, and where the
+    // overlay keeps disruption budgets (production), one covers it.
+    let budgets: Vec<&Value> = objects
+        .iter()
+        .filter(|o| o["kind"] == "PodDisruptionBudget")
+        .collect();
+    for d in &deployments {
+        let name = str_of(&d["metadata"]["name"]);
+        let labels = &d["spec"]["template"]["metadata"]["labels"];
+        let spread = d["spec"]["template"]["spec"]["topologySpreadConstraints"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{overlay} {name}: no topology spread"));
+        assert!(
+            spread
+                .iter()
+                .any(|c| c["topologyKey"] == "kubernetes.io/hostname"
+                    && labels_match(&c["labelSelector"]["matchLabels"], labels)),
+            "{overlay} {name}: {spread:?}"
+        );
+        if !budgets.is_empty() {
+            assert!(
+                budgets
+                    .iter()
+                    .any(|b| labels_match(&b["spec"]["selector"]["matchLabels"], labels)),
+                "{overlay} {name}: no PodDisruptionBudget"
+            );
+        }
+    }
+
     // The fleet: a gRPC probe on its gRPC port, behind a headless Service.
     let policy = named(objects, "Deployment", "hookwire-policy");
     let probe = &policy["spec"]["template"]["spec"]["containers"][0]["readinessProbe"];

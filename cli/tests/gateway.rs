@@ -232,10 +232,11 @@ fn the_gateway_command_governs_a_chat_with_a_pooled_key_and_prints_its_records()
         .spawn()
         .expect("run hookwire gateway");
     let pid = gateway.id();
-    let mut stderr = gateway.stderr.take().unwrap();
+    let said = crate::operable::stderr_lines(&mut gateway);
     let lines = lines_of(&mut gateway);
     let mut gateway = Running(gateway);
-    let banner = line_starting(&lines, "hookwire gateway: ");
+    // The address is said on stderr: stdout carries only records.
+    let banner = line_starting(&said, "hookwire gateway: ");
     let base = banner
         .split_whitespace()
         .nth(2)
@@ -287,15 +288,15 @@ fn the_gateway_command_governs_a_chat_with_a_pooled_key_and_prints_its_records()
     while let Ok(line) = lines.recv_timeout(Duration::from_secs(10)) {
         records.push(line);
     }
-    let mut err = String::new();
-    stderr.read_to_string(&mut err).unwrap();
-    for text in records.iter().chain([&banner, &err]) {
+    let err: Vec<String> = said.iter().collect();
+    for text in records.iter().chain([&banner]).chain(&err) {
         assert!(!text.contains(UPSTREAM_KEY), "the key leaked: {text}");
         assert!(!text.contains(CLIENT_KEY), "the client key leaked: {text}");
     }
+    // Stdout is JSON lines, every one a record (`| jq` reads it whole).
     let records: Vec<Value> = records
         .iter()
-        .filter_map(|l| serde_json::from_str(l).ok())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l:?}")))
         .collect();
     let points: Vec<&str> = records
         .iter()

@@ -30,7 +30,10 @@ pub(crate) fn golden(name: &str) -> Vec<u8> {
 pub(crate) struct Daemon {
     _policy: Running,
     pub(crate) daemon: Running,
+    /// Its stdout: the records, and nothing else.
     pub(crate) records: mpsc::Receiver<String>,
+    /// Its stderr: the address, the metrics URL, log lines.
+    pub(crate) said: mpsc::Receiver<String>,
     pub(crate) base: String,
     pub(crate) token_file: PathBuf,
     _dir: tempfile::TempDir,
@@ -79,16 +82,19 @@ impl Daemon {
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("run hookwire hooks serve");
         let records = lines_of(&mut daemon);
+        let said = crate::operable::stderr_lines(&mut daemon);
         let daemon = Running(daemon);
-        let banner = line_starting(&records, "hookwire hooks: ");
+        let banner = line_starting(&said, "hookwire hooks: ");
         let base = banner.split_whitespace().nth(2).unwrap().to_owned();
         Self {
             _policy: policy,
             daemon,
             records,
+            said,
             base,
             token_file,
             _dir: dir,
@@ -103,9 +109,9 @@ impl Daemon {
     pub(crate) fn points(&self, session: &str) -> Vec<String> {
         let mut points = Vec::new();
         while let Ok(line) = self.records.recv_timeout(Duration::from_millis(500)) {
-            let Ok(record) = serde_json::from_str::<Value>(&line) else {
-                continue;
-            };
+            // Stdout carries only records: every line is one.
+            let record: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout is not JSON lines ({e}): {line:?}"));
             if record["session_id"] == session {
                 points.push(record["interception_point"].as_str().unwrap().to_owned());
             }

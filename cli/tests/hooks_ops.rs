@@ -177,8 +177,11 @@ fn nobody_can_run() -> PathBuf {
 
 #[test]
 fn another_user_is_kept_out_by_the_mode_and_by_the_peer_check() {
-    if !nix_root() {
-        eprintln!("skipped: needs root to run a hook as another user");
+    if !hookwire_testkit::require(
+        nix_root(),
+        "root",
+        "the test runs a hook as another user (nobody)",
+    ) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -187,7 +190,7 @@ fn another_user_is_kept_out_by_the_mode_and_by_the_peer_check() {
     let path = dir.path().join("hooks.sock");
     let listen = format!("unix:{}", path.display());
     let d = Daemon::start_with(&listen, false, &["--metrics-addr", "127.0.0.1:0"]);
-    let metrics = line_starting(&d.records, "hookwire hooks metrics: ");
+    let metrics = line_starting(&d.said, "hookwire hooks metrics: ");
     let metrics = addr_of(&metrics);
     let payload = golden("pre-tool-use-bash-destructive");
     // The mode: 0600 refuses the connection itself.
@@ -227,7 +230,7 @@ fn addr_of(line: &str) -> String {
 #[test]
 fn the_daemon_serves_its_own_series_beside_the_hosts() {
     let d = Daemon::start(&["--metrics-addr", "127.0.0.1:0"]);
-    let metrics = addr_of(&line_starting(&d.records, "hookwire hooks metrics: "));
+    let metrics = addr_of(&line_starting(&d.said, "hookwire hooks metrics: "));
     assert_eq!(answer(&d.hook(&golden("session-start"))), json!({}));
     assert_eq!(answer(&d.hook(&golden("user-prompt-submit"))), json!({}));
     let denied = answer(&d.hook(&golden("pre-tool-use-bash-destructive")));

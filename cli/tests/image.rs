@@ -1,8 +1,9 @@
 //! The container image of `scripts/image.sh`, built from the binary this
 //! suite already built and run with podman as an operator would: the
 //! image's `serve-demo` on the host network, then `hookwire check` through
-//! the same image against it. Skipped, with the reason, where podman or
-//! buildah is missing or the kernel refuses to run containers.
+//! the same image against it. Where podman or buildah is missing or the
+//! kernel refuses to run containers it fails under CI (`CI=true`) and is
+//! skipped loudly elsewhere (`hookwire_testkit::require`).
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -10,13 +11,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use hookwire_testkit::workspace_root;
-
-/// Whether `tool` is an executable on the PATH.
-fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file()))
-}
+use hookwire_testkit::{on_path, require, require_tool, workspace_root};
 
 fn podman(args: &[&str]) -> Output {
     Command::new("podman")
@@ -79,15 +74,8 @@ fn run_flags(image: &str, version: &str) -> Result<Vec<&'static str>, String> {
 
 #[test]
 fn the_image_serves_the_demo_and_checks_a_declaration_against_it() {
-    let missing: Vec<&str> = ["podman", "buildah"]
-        .into_iter()
-        .filter(|t| !on_path(t))
-        .collect();
-    if !missing.is_empty() {
-        eprintln!(
-            "skipped: {} missing (scripts/setup.sh installs Debian's podman and buildah when run as root)",
-            missing.join(" and ")
-        );
+    let why = "the image test builds and runs the image (scripts/setup.sh installs Debian's podman and buildah when run as root)";
+    if !(require_tool("podman", why) && require_tool("buildah", why)) {
         return;
     }
     let started = Instant::now();
@@ -128,7 +116,11 @@ fn the_image_serves_the_demo_and_checks_a_declaration_against_it() {
     let flags = match run_flags(&image, &version) {
         Ok(flags) => flags,
         Err(refused) => {
-            eprintln!("skipped: podman cannot run containers here:\n{refused}");
+            require(
+                false,
+                "a kernel that lets podman run containers",
+                &format!("the image test runs the image; podman refused:\n{refused}"),
+            );
             return;
         }
     };

@@ -123,7 +123,7 @@ fn the_gateway_command_serves_its_metrics_and_logs_one_access_line_per_request()
     let lines = lines_of(&mut gateway);
     let errors = stderr_lines(&mut gateway);
     let mut gateway = Running(gateway);
-    let banner = line_starting(&lines, "hookwire gateway: ");
+    let banner = line_starting(&errors, "hookwire gateway: ");
     let addr = banner
         .split_whitespace()
         .nth(2)
@@ -131,7 +131,7 @@ fn the_gateway_command_serves_its_metrics_and_logs_one_access_line_per_request()
         .trim_start_matches("http://")
         .trim_end_matches("/v1")
         .to_owned();
-    let metrics_line = line_starting(&lines, "hookwire gateway metrics: ");
+    let metrics_line = line_starting(&errors, "hookwire gateway metrics: ");
     assert!(metrics_line.ends_with("/metrics"), "{metrics_line}");
     let metrics = addr_of(&metrics_line);
 

@@ -10,6 +10,8 @@
 //! contract (see `docs/policies.md`).
 //!
 //! - `load`: the directory layout (modules, data documents).
+//! - `patterns`: the load-time compile of modules' literal `regex.*`
+//!   patterns under the engine's compiled-size limit.
 //! - `input`: the context as Rego `input`, converted only as far as the
 //!   modules read it.
 //! - `report`: [`PolicyOptions`] and what a set reports about itself
@@ -55,6 +57,7 @@ mod generated;
 mod input;
 mod load;
 pub mod metrics;
+mod patterns;
 mod reload;
 mod report;
 mod service;

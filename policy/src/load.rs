@@ -120,10 +120,10 @@ pub(crate) fn read_dir(dir: &Path) -> Result<Sources, Error> {
             } else if name.ends_with(".rego") {
                 let text = fs::read_to_string(&path).map_err(io(&path))?;
                 sources.modules.push(Module { path, text });
-            } else if let Some(list) = cedar_list(&mut sources, &name) {
+            } else if let Some(kind) = cedar_kind(&name) {
                 let text = fs::read_to_string(&path).map_err(io(&path))?;
-                list.push(Module { path, text });
-            } else if matches!(name.as_str(), "data.json" | "data.yaml" | "data.yml") {
+                kind.list(&mut sources).push(Module { path, text });
+            } else if is_data(&name) {
                 let text = fs::read_to_string(&path).map_err(io(&path))?;
                 sources.data.push(DataDocument {
                     yaml: !name.ends_with(".json"),
@@ -146,14 +146,46 @@ pub(crate) fn read_dir(dir: &Path) -> Result<Sources, Error> {
     Ok(sources)
 }
 
-/// Which Cedar list a file named `name` belongs to, if any.
-fn cedar_list<'a>(sources: &'a mut Sources, name: &str) -> Option<&'a mut Vec<Module>> {
+/// Whether a file named `name` is read into a set ([`read_dir`]): what a
+/// change must touch for the watcher to reload. Every other file in the
+/// directory (a decision log, notes, example contexts) is ignored.
+pub(crate) fn is_source(name: &str) -> bool {
+    !name.starts_with('.')
+        && (name.ends_with(".rego") || is_data(name) || cedar_kind(name).is_some())
+}
+
+/// Whether a file named `name` is a data document.
+fn is_data(name: &str) -> bool {
+    matches!(name, "data.json" | "data.yaml" | "data.yml")
+}
+
+/// The Cedar files of a set, by kind.
+#[derive(Clone, Copy)]
+enum CedarFile {
+    Policies,
+    Schema,
+    Cases,
+}
+
+impl CedarFile {
+    /// The list of `sources` files of this kind go to.
+    fn list(self, sources: &mut Sources) -> &mut Vec<Module> {
+        match self {
+            Self::Policies => &mut sources.cedar,
+            Self::Schema => &mut sources.cedar_schemas,
+            Self::Cases => &mut sources.cedar_cases,
+        }
+    }
+}
+
+/// Which kind of Cedar file one named `name` is, if any.
+fn cedar_kind(name: &str) -> Option<CedarFile> {
     if name.ends_with(".cedar") {
-        Some(&mut sources.cedar)
+        Some(CedarFile::Policies)
     } else if name.ends_with(".cedarschema") || name.ends_with(".cedarschema.json") {
-        Some(&mut sources.cedar_schemas)
+        Some(CedarFile::Schema)
     } else if name.ends_with(".cedartest.json") {
-        Some(&mut sources.cedar_cases)
+        Some(CedarFile::Cases)
     } else {
         None
     }

@@ -9,9 +9,10 @@
 //! a `tracing` error, and [`Policies::status`], which the service's
 //! `Describe` description also shows.
 //!
-//! [`Policies::watch`] reloads on file changes: a `notify` watcher on the
-//! directory (recursive), debounced so that an editor's burst of writes is
-//! one reload.
+//! [`Policies::watch`] reloads on changes to the files a set is read from
+//! (other files in the directory are ignored, a decision log kept there
+//! included): a `notify` watcher on the directory (recursive), debounced
+//! so that an editor's burst of writes is one reload.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -240,19 +241,21 @@ impl Policies {
         on_event: impl Fn(&ReloadEvent) + Send + 'static,
     ) -> Result<Watcher, Error> {
         let (tx, rx) = mpsc::channel::<()>();
-        // Hidden files are not part of a set (see `load`): writing one (an
-        // editor's swap file, a temporary file renamed into place) is not a
-        // change.
-        let visible = |path: &Path| {
-            !path
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        // Only a file the set is read from is a change (see `load`):
+        // writing any other (the service's own decision log, an editor's
+        // hidden swap file, notes) never reloads, or a log kept in the
+        // directory would reload it forever. A directory appearing may
+        // bring such files; an event naming no path asks for a rescan.
+        let read = |path: &Path| {
+            path.file_name().is_some_and(|n| {
+                let name = n.to_string_lossy();
+                crate::load::is_source(&name) || (!name.starts_with('.') && path.is_dir())
+            })
         };
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
                 let relevant = event.is_ok_and(|e| {
-                    !e.kind.is_access()
-                        && (e.paths.is_empty() || e.paths.iter().any(|p| visible(p)))
+                    !e.kind.is_access() && (e.paths.is_empty() || e.paths.iter().any(|p| read(p)))
                 });
                 if relevant {
                     let _ = tx.send(());

@@ -110,6 +110,7 @@ impl PolicySet {
                     path: module.path.clone(),
                     message: format!("{e:#}"),
                 })?;
+            crate::patterns::check_literal_patterns(&label(&module.path), &module.text)?;
         }
         for doc in &sources.data {
             let data_error = |message: String| Error::Data {

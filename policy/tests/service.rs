@@ -358,3 +358,64 @@ fn bash(cmd: &str) -> hookwire_client::ToolCall {
     );
     hookwire_client::ToolCall::new(id, "bash", serde_json::json!({"cmd": cmd, "timeout_s": 30}))
 }
+
+#[tokio::test]
+async fn writes_to_files_the_set_is_not_read_from_never_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    replace(dir.path(), "policy.rego", &versioned("v1"));
+    let policies = Policies::load(dir.path(), PolicyOptions::default()).unwrap();
+    let (events_tx, events) = mpsc::channel();
+    let _watcher = policies
+        .watch(move |e| {
+            let _ = events_tx.send(e.clone());
+        })
+        .unwrap();
+
+    // A log kept in the directory, as `serve --decision-log DIR/...` does,
+    // and notes: a bounded burst of writes, none to a file the set reads.
+    let log = dir.path().join("decisions.jsonl");
+    for i in 0..40 {
+        let mut f = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .unwrap();
+        std::io::Write::write_all(&mut f, format!("{{\"n\":{i}}}\n").as_bytes()).unwrap();
+        fs::write(dir.path().join("NOTES.md"), format!("note {i}")).unwrap();
+    }
+    // The settle the debounce needs: a reload the writes caused would have
+    // started by now, apart from the change below.
+    std::thread::sleep(hookwire_policy::RELOAD_DEBOUNCE * 4);
+
+    // Then one real change: a second package.
+    replace(
+        dir.path(),
+        "second.rego",
+        "package hookwire.second\nimport rego.v1\npoints := {\"input\"}\ndeny contains \"policy:second\" if false\n",
+    );
+    let (seen, events) = tokio::task::spawn_blocking(move || {
+        let mut seen = Vec::new();
+        loop {
+            let e = events
+                .recv_timeout(Duration::from_secs(10))
+                .expect("the change to second.rego reloads");
+            let done = matches!(e, ReloadEvent::Reloaded { packages: 2, .. });
+            seen.push(e);
+            if done {
+                return (seen, events);
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        seen,
+        [ReloadEvent::Reloaded {
+            generation: 2,
+            packages: 2
+        }],
+        "only the policy file's change reloaded"
+    );
+    assert_eq!(policies.status().generation, 2);
+    drop(events);
+}

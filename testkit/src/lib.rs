@@ -7,7 +7,9 @@
 //! can kill like a crash, the log capture of the no-secret-in-logs checks
 //! ([`process_logs`]), throwaway PostgreSQL clusters ([`postgres`]),
 //! throwaway certificate authorities ([`tls`]), a misbehaving approval
-//! service ([`rogue`]), and the official JSON schemas as an oracle
+//! service ([`rogue`]), what a test needs from the machine ([`require`]:
+//! a missing tool fails under CI, skips loudly elsewhere), and the official
+//! JSON schemas as an oracle
 //! ([`schema`]): the hosts built here validate every record they produce
 //! and [`Scripted`] validates every context it receives.
 //!
@@ -20,12 +22,14 @@
 mod crash;
 mod logs;
 pub mod postgres;
+mod require;
 pub mod rogue;
 pub mod schema;
 pub mod tls;
 
 pub use crash::CrashableRuntime;
 pub use logs::{LogCapture, process_logs};
+pub use require::{on_path, require, require_tool, under_ci};
 pub use schema::{SchemaSink, check_context, check_record};
 
 use std::io::Write;

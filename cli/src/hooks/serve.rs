@@ -16,8 +16,9 @@ use super::{HOOKS_ADDR, token_from_file};
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
-use crate::governed::{ChainArgs, Governed, HostOptions, PrintTo, governed_host};
+use crate::governed::{ChainArgs, Governed, HostOptions, governed_host};
 use crate::metrics_endpoint::MetricsEndpoint;
+use crate::output::PrintTo;
 
 /// What a liftable deny left standing becomes (`--liftable`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -101,7 +102,9 @@ pub(crate) struct ServeArgs {
     /// The `agent.id` of the daemon's contexts.
     #[arg(long, default_value = "hookwire-hooks", value_name = "ID")]
     agent_id: String,
-    /// Print every interception record as a JSON line on stdout.
+    /// Print every interception record as a JSON line on stdout, its
+    /// facts (e.g. the approver) beside its members; stdout carries
+    /// nothing else (the address, metrics URL and log lines go to stderr).
     #[arg(long)]
     print_records: bool,
     /// Serve Prometheus metrics at `GET /metrics` on this address (port
@@ -208,15 +211,18 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
         (ListenAddr::Unix(_), false) => "callers authenticated by the socket's permissions",
         _ => "callers present the bearer token",
     };
-    outln!(
+    // Stdout carries only records (`--print-records`): what the command
+    // says goes to stderr.
+    errln!(
         "hookwire hooks: {shown} (routes /v1/hooks/{{{}}}; {access}), governed by {}",
         agents.join(","),
         args.chain.describe()
     );
-    let metrics = MetricsEndpoint::serve(
+    let metrics = MetricsEndpoint::serve_announced(
         metrics_listener,
         metrics_registry,
         "hookwire hooks metrics: ",
+        true,
     )?;
     let served = hookwire_hooks::serve(listener, routes, async {
         crate::shutdown::requested().await;
@@ -227,5 +233,5 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     let stopped = metrics.stop().await;
     served?;
     stopped?;
-    signed.finish()
+    signed.finish(PrintTo::Stderr)
 }

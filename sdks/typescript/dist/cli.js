@@ -38,7 +38,10 @@ const HELP = `  --host ADDR        address to bind (default 127.0.0.1)
 export function parseCommandLine(description, extra = {}, extraHelp = '', argv = process.argv.slice(2)) {
     const { values } = parseArgs({ args: argv, options: { ...OPTIONS, ...extra }, strict: true, allowPositionals: false });
     if (values.help) {
-        process.stdout.write(`${description}\n\noptions:\n${HELP}\n${extraHelp}${extraHelp ? '\n' : ''}\n${EXAMPLE}\n`);
+        // A policy without a description starts the help at its options, not
+        // with blank lines.
+        const intro = description.trim() ? `${description.trim()}\n\n` : '';
+        process.stdout.write(`${intro}options:\n${HELP}\n${extraHelp}${extraHelp ? '\n' : ''}\n${EXAMPLE}\n`);
         process.exit(0);
     }
     const port = Number(values.port);

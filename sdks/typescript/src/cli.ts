@@ -68,7 +68,10 @@ export function parseCommandLine(
 ): CommandLine {
   const { values } = parseArgs({ args: argv, options: { ...OPTIONS, ...extra }, strict: true, allowPositionals: false });
   if (values.help) {
-    process.stdout.write(`${description}\n\noptions:\n${HELP}\n${extraHelp}${extraHelp ? '\n' : ''}\n${EXAMPLE}\n`);
+    // A policy without a description starts the help at its options, not
+    // with blank lines.
+    const intro = description.trim() ? `${description.trim()}\n\n` : '';
+    process.stdout.write(`${intro}options:\n${HELP}\n${extraHelp}${extraHelp ? '\n' : ''}\n${EXAMPLE}\n`);
     process.exit(0);
   }
   const port = Number(values.port);

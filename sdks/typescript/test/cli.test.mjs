@@ -33,3 +33,13 @@ parseCommandLine('A test service.', { extra: { type: 'string' } }, '  --extra X 
   assert.match(out, /--extra X/);
   assert.match(out, /example:\n {2}node policy\.js --port 50051/);
 });
+
+test('--help of a policy without a description starts at its options, not with blank lines', () => {
+  const script = `import { parseCommandLine } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+parseCommandLine('', {}, '', process.argv.slice(1));`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, '--', '--help'], {
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+    encoding: 'utf8',
+  });
+  assert.match(out, /^options:\n {2}--host ADDR/);
+});
