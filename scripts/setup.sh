@@ -130,7 +130,7 @@ if [ ! -f "${TS_STAMP}" ] || [ "$(cat "${TS_STAMP}")" != "$(sha_of "${TS_DIR}/pa
   sha_of "${TS_DIR}/package-lock.json" >"${TS_STAMP}"
   echo "setup: npm ci in ${TS_DIR}"
 fi
-TS_BUILD_STAMP="${TS_DIR}/dist/.hookwire-build-sha256"
+TS_BUILD_STAMP="${TS_DIR}/node_modules/.hookwire-build-sha256"
 TS_BUILD_SHA="$(cat "${TS_DIR}/package-lock.json" "${TS_DIR}/tsconfig.json" "${TS_DIR}"/src/*.ts | sha256sum | cut -d' ' -f1)"
 if [ ! -f "${TS_BUILD_STAMP}" ] || [ "$(cat "${TS_BUILD_STAMP}")" != "${TS_BUILD_SHA}" ]; then
   (cd "${TS_DIR}" && npm run --silent build) || die "the build of ${TS_DIR} failed"
