@@ -44,7 +44,7 @@ fn root() -> PathBuf {
 /// Starts `benches/node/allow.mjs` (unary only when `unary`) and reads its
 /// `PORT <n>` line; an error names what is missing.
 fn spawn(unary: bool) -> Result<NodeService, String> {
-    let built = root().join("sdks/typescript/dist/.hookwire-build-sha256");
+    let built = root().join("sdks/typescript/node_modules/.hookwire-build-sha256");
     if !built.exists() {
         return Err(format!(
             "{} is missing: run scripts/setup.sh (it builds sdks/typescript)",

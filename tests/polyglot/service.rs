@@ -53,7 +53,7 @@ impl Lang {
             Self::Node => (
                 PathBuf::from("node"),
                 root.join("examples/node/policy.js"),
-                root.join("sdks/typescript/dist/.hookwire-build-sha256"),
+                root.join("sdks/typescript/node_modules/.hookwire-build-sha256"),
             ),
         };
         assert!(
