@@ -188,10 +188,10 @@ fn json_response(v: &Value, session: Option<&str>) -> Response {
 
 /// Refuses a request from a browser origin the proxy does not accept.
 fn check_origin(proxy: &HttpProxy, headers: &HeaderMap) -> Result<(), Box<Response>> {
-    let origin = match headers.get(header::ORIGIN) {
-        None => None,
-        Some(v) => Some(v.to_str().unwrap_or("\u{fffd}")),
-    };
+    // A value that is not visible ASCII is no origin the proxy accepts.
+    let origin = headers
+        .get(header::ORIGIN)
+        .map(|v| v.to_str().unwrap_or("\u{fffd}"));
     if proxy.config.origins.permits(origin) {
         return Ok(());
     }

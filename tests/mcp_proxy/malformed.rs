@@ -22,7 +22,7 @@ pub(crate) struct Raw {
 }
 
 impl Raw {
-    fn spawn(proxy: &Proxy) -> Self {
+    pub(crate) fn spawn(proxy: &Proxy) -> Self {
         Self::spawn_before(proxy, &Upstream::Python)
     }
 
