@@ -76,6 +76,11 @@ pub(crate) struct McpArgs {
     /// Listen on a non-loopback address (clients still need a token).
     #[arg(long, requires = "listen")]
     allow_remote: bool,
+    /// A browser origin allowed to use the HTTP downstream, e.g.
+    /// `https://app.example.com` (repeatable). Loopback origins are always
+    /// allowed, requests without `Origin` too; any other is refused 403.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
+    allow_origin: Vec<String>,
     /// The HTTP clients: one `NAME SHA256-HEX` line each (`hookwire mcp
     /// token` makes one).
     #[arg(long, value_name = "FILE", requires = "listen")]
@@ -100,6 +105,11 @@ pub(crate) struct McpArgs {
     /// (repeatable).
     #[arg(long = "hide-tool", value_name = "NAME")]
     hide_tool: Vec<String>,
+    /// A method relayed although the mediation table refuses it or does
+    /// not list it, e.g. `resources/read` (repeatable; docs/mcp.md,
+    /// "Mediation table"). A governed method cannot be declared inert.
+    #[arg(long = "inert-method", value_name = "METHOD")]
+    inert_method: Vec<String>,
     /// The `agent.id` of the contexts.
     #[arg(long, default_value = "hookwire-mcp", value_name = "ID")]
     agent_id: String,
@@ -168,6 +178,9 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
         metrics_registry,
         metrics_listener,
     } = governed;
+    let mediation = hookwire_mcp::Mediation::new(args.inert_method.iter().cloned().collect())
+        .map_err(|e| config_error(format!("--inert-method: {e}")))?;
+    let origins = hookwire_mcp::Origins::new(args.allow_origin.iter().cloned())?;
     let config = Arc::new(McpConfig {
         call_timeout: Duration::from_millis(args.call_timeout_ms.max(1)),
         idle_timeout: Duration::from_secs(args.idle_timeout_s.max(1)),
@@ -176,6 +189,8 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
         max_message_bytes: args.max_message_bytes.max(1024),
         hidden: hidden.names(),
         metrics,
+        mediation,
+        origins,
     });
     let metrics = MetricsEndpoint::serve_announced(
         metrics_listener,

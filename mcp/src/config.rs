@@ -3,7 +3,9 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::mediation::Mediation;
 use crate::metrics::McpMetrics;
+use crate::origin::Origins;
 
 /// The default bound on one JSON-RPC message, either direction.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 << 20;
@@ -25,6 +27,10 @@ pub struct McpConfig {
     pub hidden: BTreeSet<String>,
     /// The proxy's series, when metrics are served.
     pub metrics: Option<McpMetrics>,
+    /// The mediation table with the operator's inert methods.
+    pub mediation: Mediation,
+    /// The browser origins the HTTP downstream accepts beyond loopback.
+    pub origins: Origins,
 }
 
 impl Default for McpConfig {
@@ -37,6 +43,8 @@ impl Default for McpConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             hidden: BTreeSet::new(),
             metrics: None,
+            mediation: Mediation::default(),
+            origins: Origins::default(),
         }
     }
 }

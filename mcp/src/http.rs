@@ -1,6 +1,9 @@
-//! The Streamable HTTP downstream at `/mcp`: every request authenticated
-//! by bearer token ([`Clients`]), each session bound to the client that
-//! opened it, a bounded table of sessions with an idle-out. `POST`
+//! The Streamable HTTP downstream at `/mcp`: every request's `Origin`
+//! validated ([`Origins`]) and authenticated by bearer token
+//! ([`Clients`]), each session bound to the client that opened it, a
+//! bounded table of sessions (a place booked before the upstream is
+//! started, so concurrent `initialize`s cannot overrun it) with an
+//! idle-out. `POST`
 //! carries one message (a request's answer is JSON, or an event stream
 //! of its progress then its answer when it asked for progress), `DELETE`
 //! ends a session, `GET` is 405: the proxy opens no server-initiated
@@ -8,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -24,6 +28,7 @@ use tokio::sync::mpsc;
 use crate::Error;
 use crate::clients::Clients;
 use crate::config::McpConfig;
+use crate::core;
 use crate::jsonrpc::{self, Message};
 use crate::session::McpSession;
 use crate::upstream::{HttpClient, UpstreamSpec};
@@ -45,6 +50,20 @@ pub struct HttpProxy {
     config: Arc<McpConfig>,
     clients: Clients,
     table: Mutex<HashMap<String, Entry>>,
+    /// Places booked by `initialize`s still starting; changed under the
+    /// table's lock only, so that the bound holds across both.
+    booked: AtomicUsize,
+}
+
+/// A place in the session table booked for a session still starting,
+/// given back when dropped (the session then is in the table, or never
+/// will be).
+struct Booking<'a>(&'a AtomicUsize);
+
+impl Drop for Booking<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl HttpProxy {
@@ -62,6 +81,7 @@ impl HttpProxy {
             config,
             clients,
             table: Mutex::default(),
+            booked: AtomicUsize::new(0),
         })
     }
 
@@ -72,6 +92,16 @@ impl HttpProxy {
     /// How many sessions are open.
     pub fn open_sessions(&self) -> usize {
         self.table().len()
+    }
+
+    /// Books a place for one more session, if the bound leaves one.
+    fn book(&self) -> Option<Booking<'_>> {
+        let t = self.table();
+        if t.len() + self.booked.load(Ordering::Acquire) >= self.config.max_sessions {
+            return None;
+        }
+        self.booked.fetch_add(1, Ordering::AcqRel);
+        Some(Booking(&self.booked))
     }
 
     /// Ends every session idle past the timeout (or already ended).
@@ -156,6 +186,24 @@ fn json_response(v: &Value, session: Option<&str>) -> Response {
     r
 }
 
+/// Refuses a request from a browser origin the proxy does not accept.
+fn check_origin(proxy: &HttpProxy, headers: &HeaderMap) -> Result<(), Box<Response>> {
+    // A value that is not visible ASCII is no origin the proxy accepts.
+    let origin = headers
+        .get(header::ORIGIN)
+        .map(|v| v.to_str().unwrap_or("\u{fffd}"));
+    if proxy.config.origins.permits(origin) {
+        return Ok(());
+    }
+    tracing::warn!(target: "hookwire_mcp::access", "mcp request refused: Origin not allowed");
+    count(proxy, "refused");
+    Err(Box::new(refusal(
+        StatusCode::FORBIDDEN,
+        jsonrpc::INVALID_REQUEST,
+        "forbidden: this Origin may not use the proxy (--allow-origin)",
+    )))
+}
+
 /// The client the request's bearer token names.
 fn authenticate(proxy: &HttpProxy, headers: &HeaderMap) -> Result<String, Box<Response>> {
     let token = headers
@@ -228,6 +276,9 @@ fn owned_session(
 }
 
 async fn post_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap, body: Body) -> Response {
+    if let Err(r) = check_origin(&proxy, &headers) {
+        return *r;
+    }
     let client = match authenticate(&proxy, &headers) {
         Ok(c) => c,
         Err(r) => return *r,
@@ -252,6 +303,19 @@ async fn post_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap, body:
     if matches!(&message, Message::Request { method, .. } if method == "initialize") {
         return initialize(&proxy, client, message).await;
     }
+    // A stateless (2026-07-28) request carries no session: the revision's
+    // unsupported-version error, listing the versions the proxy speaks,
+    // which a dual-era client reads as "initialize instead".
+    if let Message::Request { id, method, params } = &message
+        && headers.get(SESSION_HEADER).is_none()
+        && let Some(requested) = core::stateless_version(method, params)
+    {
+        let error = core::unsupported_version(requested);
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "error": error});
+        let mut r = json_response(&body, None);
+        *r.status_mut() = StatusCode::BAD_REQUEST;
+        return r;
+    }
     let (key, session) = match owned_session(&proxy, &headers, &client) {
         Ok(s) => s,
         Err(r) => return *r,
@@ -267,8 +331,21 @@ async fn post_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap, body:
         _ => false,
     };
     if !matches!(message, Message::Request { .. }) {
-        session.handle(message, None).await;
-        return StatusCode::ACCEPTED.into_response();
+        // A notification the mediation table refuses is not accepted:
+        // 400 with the error (no id), as Streamable HTTP answers input it
+        // cannot accept.
+        return match session.handle(message, None).await {
+            Some(refusal) => {
+                let body = hookwire::json::encode(&refusal);
+                (
+                    StatusCode::BAD_REQUEST,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    body,
+                )
+                    .into_response()
+            }
+            None => StatusCode::ACCEPTED.into_response(),
+        };
     }
     if !progress {
         return match session.handle(message, None).await {
@@ -304,16 +381,32 @@ async fn post_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap, body:
 }
 
 async fn initialize(proxy: &Arc<HttpProxy>, client: String, message: Message) -> Response {
-    if proxy.open_sessions() >= proxy.config.max_sessions {
-        proxy.reap_idle().await;
-        if proxy.open_sessions() >= proxy.config.max_sessions {
-            let m = format!(
-                "{} sessions are open: no room for another",
-                proxy.config.max_sessions
-            );
-            return refusal(StatusCode::SERVICE_UNAVAILABLE, jsonrpc::OVERLOADED, &m);
-        }
+    // A version the proxy does not mediate is answered before anything
+    // starts.
+    if let Message::Request { id, params, .. } = &message
+        && let Err(error) = core::negotiate(params)
+    {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "error": error});
+        return json_response(&body, None);
     }
+    // The place is booked before the upstream starts (which is slow), so
+    // that concurrent initializes cannot all pass the bound.
+    let booking = match proxy.book() {
+        Some(b) => b,
+        None => {
+            proxy.reap_idle().await;
+            match proxy.book() {
+                Some(b) => b,
+                None => {
+                    let m = format!(
+                        "{} sessions are open: no room for another",
+                        proxy.config.max_sessions
+                    );
+                    return refusal(StatusCode::SERVICE_UNAVAILABLE, jsonrpc::OVERLOADED, &m);
+                }
+            }
+        }
+    };
     let key = match crate::random_id() {
         Ok(k) => k,
         Err(e) => {
@@ -348,19 +441,27 @@ async fn initialize(proxy: &Arc<HttpProxy>, client: String, message: Message) ->
         session.end(ShutdownReason::Error).await;
         return json_response(&answer, None);
     }
-    proxy.table().insert(
-        key.clone(),
-        Entry {
-            owner: client.clone(),
-            session,
-            last: Instant::now(),
-        },
-    );
+    {
+        let mut t = proxy.table();
+        t.insert(
+            key.clone(),
+            Entry {
+                owner: client.clone(),
+                session,
+                last: Instant::now(),
+            },
+        );
+        // Given back under the lock that inserted the session.
+        drop(booking);
+    }
     tracing::info!(target: "hookwire_mcp::access", client = %client, session = %key, "mcp session opened");
     json_response(&answer, Some(&key))
 }
 
 async fn delete_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap) -> Response {
+    if let Err(r) = check_origin(&proxy, &headers) {
+        return *r;
+    }
     let client = match authenticate(&proxy, &headers) {
         Ok(c) => c,
         Err(r) => return *r,
@@ -375,6 +476,9 @@ async fn delete_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap) -> 
 }
 
 async fn get_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap) -> Response {
+    if let Err(r) = check_origin(&proxy, &headers) {
+        return *r;
+    }
     if let Err(r) = authenticate(&proxy, &headers) {
         return *r;
     }

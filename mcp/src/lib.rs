@@ -8,11 +8,13 @@
 //! | module | role |
 //! |---|---|
 //! | `jsonrpc` | JSON-RPC 2.0 messages: exact, bounded decoding and classification, error codes |
+//! | `mediation` | the mediation table: every method and member, governed, inert or refused |
 //! | `core` | the pure mapping: MCP message → point, verdict → MCP answer (no I/O) |
 //! | `session` | one MCP session: initialize → `agent_startup`, relays, `tools/call`, cancellation, the end |
 //! | `upstream` | the real server: a child over stdio, or Streamable HTTP |
 //! | `stdio` | the stdio downstream (one session on stdin/stdout) |
 //! | `http` | the Streamable HTTP downstream: authentication, session binding, the session table |
+//! | `origin` | the browser origins the HTTP downstream accepts |
 //! | `clients` | the clients file: bearer tokens kept as SHA-256 hashes |
 //! | `hidden` | hidden tools as a binding kind of the chain |
 //! | `lines` | bounded newline-delimited and Server-Sent Events reading |
@@ -32,7 +34,9 @@ mod hidden;
 mod http;
 pub mod jsonrpc;
 mod lines;
+pub mod mediation;
 mod metrics;
+mod origin;
 mod session;
 mod stdio;
 mod upstream;
@@ -42,7 +46,9 @@ pub use config::{DEFAULT_MAX_MESSAGE_BYTES, McpConfig};
 pub use error::Error;
 pub use hidden::{HIDDEN_BINDING_ID, HIDDEN_KIND, HIDDEN_REASON, HiddenTools, with_hidden_binding};
 pub use http::{HttpProxy, serve_http};
+pub use mediation::Mediation;
 pub use metrics::{CallOutcome, McpMetrics};
+pub use origin::Origins;
 pub use session::McpSession;
 pub use stdio::serve_stdio;
 pub use upstream::{Failure, HttpClient, UpstreamSpec};

@@ -47,6 +47,14 @@ pub(crate) fn check_governed(out: &Value, proxy: &Proxy, structured: bool) {
     assert!(!tools.contains(&HIDDEN), "the hidden tool is listed: {out}");
 
     assert_denied(&steps[1], "policy:destructive_tool", "precious.db");
+    // The deny's message reaches the model, so that it can correct itself.
+    assert!(
+        steps[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("files are not deleted through this server"),
+        "{out}"
+    );
     assert_eq!(steps[2]["is_error"], false, "{out}");
     assert_eq!(steps[2]["text"], "mail [email] today", "{out}");
     // A rewritten result whose structuredContent the rewrite cannot reach

@@ -15,15 +15,20 @@ use super::{
 };
 
 /// The proxy over stdio, driven line by line.
-struct Raw {
-    child: tokio::process::Child,
-    stdin: tokio::process::ChildStdin,
+pub(crate) struct Raw {
+    pub(crate) child: tokio::process::Child,
+    pub(crate) stdin: tokio::process::ChildStdin,
     stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
 }
 
 impl Raw {
-    fn spawn(proxy: &Proxy) -> Self {
-        let argv = proxy.command(&[], &Upstream::Python);
+    pub(crate) fn spawn(proxy: &Proxy) -> Self {
+        Self::spawn_before(proxy, &Upstream::Python)
+    }
+
+    /// The proxy in front of `upstream`.
+    pub(crate) fn spawn_before(proxy: &Proxy, upstream: &Upstream) -> Self {
+        let argv = proxy.command(&[], upstream);
         let mut child = tokio::process::Command::new(&argv[0])
             .args(&argv[1..])
             .stdin(Stdio::piped())
@@ -41,14 +46,14 @@ impl Raw {
         }
     }
 
-    async fn send(&mut self, line: &str) {
+    pub(crate) async fn send(&mut self, line: &str) {
         self.stdin.write_all(line.as_bytes()).await.unwrap();
         self.stdin.write_all(b"\n").await.unwrap();
         self.stdin.flush().await.unwrap();
     }
 
     /// The next response (notifications the proxy relays are skipped).
-    async fn response(&mut self) -> Value {
+    pub(crate) async fn response(&mut self) -> Value {
         loop {
             let line = tokio::time::timeout(WAIT, self.stdout.next_line())
                 .await

@@ -19,7 +19,9 @@ mod failures;
 mod governed;
 mod http;
 mod malformed;
+mod mediation;
 mod proxy;
+mod schema;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

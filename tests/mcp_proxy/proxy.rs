@@ -37,6 +37,9 @@ pub(crate) enum Upstream {
     Python,
     /// tests/fixtures/mcp/ts/upstream.mjs over stdio, spawned by the proxy.
     TypeScript,
+    /// tests/fixtures/mcp/ts/tasks.mjs (a server offering tasks) over
+    /// stdio, spawned by the proxy.
+    TypeScriptTasks,
     /// A Streamable HTTP endpoint.
     Http(String),
 }
@@ -169,6 +172,13 @@ impl Proxy {
                 "--".into(),
                 "node".into(),
                 ts_upstream().into_os_string(),
+                "--calls".into(),
+                self.calls.clone().into_os_string(),
+            ]),
+            Upstream::TypeScriptTasks => args.extend([
+                "--".into(),
+                "node".into(),
+                ts_upstream().with_file_name("tasks.mjs").into_os_string(),
                 "--calls".into(),
                 self.calls.clone().into_os_string(),
             ]),

@@ -104,6 +104,8 @@ fn listening(
         .arg(&g.declaration)
         .arg("--")
         .args(StdioProxy::stdio_upstream())
+        .env("MCP_COUNT_FILE", g.dir.path().join("calls"))
+        .env("MCP_START_FILE", g.dir.path().join("starts"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -400,5 +402,128 @@ fn a_streamable_http_upstream_is_governed_alike() {
             "pre_tool_call",
             "agent_shutdown"
         ]
+    );
+}
+
+/// How many lines the fixture appended to `name` in the governance's
+/// folder (`starts`: upstream processes started; `calls`: calls acted on).
+fn lines_in(g: &Governance, name: &str) -> usize {
+    std::fs::read_to_string(g.dir.path().join(name)).map_or(0, |s| s.lines().count())
+}
+
+fn init_body(id: u64) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string()
+}
+
+#[test]
+fn browser_origins_other_than_loopback_and_the_allowed_are_refused() {
+    let (g, _proxy, _err, addr, _) = listening(&["--allow-origin", "https://app.example.com"]);
+    let alice = format!("Bearer {ALICE}");
+    // A page elsewhere cannot open a session, even with a valid token.
+    let (status, _, body) = http(
+        &addr,
+        "POST",
+        &[
+            ("authorization", &alice),
+            ("origin", "https://evil.example"),
+        ],
+        &init_body(1),
+    );
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("Origin"), "{body}");
+    assert_eq!(lines_in(&g, "starts"), 0, "no upstream was started for it");
+    // Loopback, the allowed origin, and no Origin at all (not a browser).
+    for origin in [
+        Some("http://localhost:5173"),
+        Some("https://app.example.com"),
+        None,
+    ] {
+        let mut headers = vec![("authorization", alice.as_str())];
+        if let Some(o) = origin {
+            headers.push(("origin", o));
+        }
+        let (status, h, body) = http(&addr, "POST", &headers, &init_body(2));
+        assert_eq!(status, 200, "{origin:?}: {body}");
+        let session = header(&h, "mcp-session-id").unwrap().to_owned();
+        // Inside the session, another origin is refused too.
+        let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                          "params": {"name": "delete_all", "arguments": {}}})
+        .to_string();
+        let (status, _, _) = http(
+            &addr,
+            "POST",
+            &[
+                ("authorization", &alice),
+                ("mcp-session-id", &session),
+                ("origin", "http://127.0.0.1.evil.example"),
+            ],
+            &call,
+        );
+        assert_eq!(status, 403);
+    }
+    assert_eq!(lines_in(&g, "calls"), 0);
+}
+
+#[test]
+fn concurrent_initializes_cannot_overrun_the_session_bound() {
+    let (g, _proxy, _err, addr, _) = listening(&["--max-sessions", "2"]);
+    let alice = format!("Bearer {ALICE}");
+    let statuses: Vec<u16> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|n| {
+                let (addr, alice) = (&addr, &alice);
+                s.spawn(move || http(addr, "POST", &[("authorization", alice)], &init_body(n)).0)
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let opened = statuses.iter().filter(|s| **s == 200).count();
+    let refused = statuses.iter().filter(|s| **s == 503).count();
+    assert_eq!((opened, refused), (2, 6), "{statuses:?}");
+    assert_eq!(
+        lines_in(&g, "starts"),
+        2,
+        "one upstream per session, none for a refused one"
+    );
+}
+
+#[test]
+fn a_notification_that_would_act_is_refused_and_counted() {
+    let (g, _proxy, _err, addr, metrics) = listening(&["--metrics-addr", "127.0.0.1:0"]);
+    let alice = format!("Bearer {ALICE}");
+    let (status, h, _) = http(&addr, "POST", &[("authorization", &alice)], &init_body(1));
+    assert_eq!(status, 200);
+    let session = header(&h, "mcp-session-id").unwrap().to_owned();
+    let auth = [
+        ("authorization", alice.as_str()),
+        ("mcp-session-id", session.as_str()),
+    ];
+    let note = json!({"jsonrpc": "2.0", "method": "tools/call",
+                      "params": {"name": "delete_all", "arguments": {}}})
+    .to_string();
+    let (status, _, body) = http(&addr, "POST", &auth, &note);
+    // Streamable HTTP answers input it does not accept with a 4xx and an
+    // error without id.
+    assert_eq!(status, 400, "{body}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["id"], Value::Null, "{body}");
+    assert_eq!(error["error"]["code"], -32601, "{body}");
+    // A later request is answered: the server would have acted by now.
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
+    let (status, _, _) = http(&addr, "POST", &auth, &ping);
+    assert_eq!(status, 200);
+    assert_eq!(
+        lines_in(&g, "calls"),
+        0,
+        "the notification reached the server"
+    );
+    let scraped = scrape(&metrics.unwrap());
+    assert!(
+        scraped.contains(
+            r#"hookwire_mcp_messages_total{direction="client",kind="notification",outcome="refused"} 1"#
+        ),
+        "{scraped}"
     );
 }

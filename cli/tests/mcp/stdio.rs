@@ -252,3 +252,36 @@ fn server_requests_are_relayed_to_the_client_or_refused() {
         ]
     );
 }
+
+#[test]
+fn a_tools_call_sent_as_a_notification_never_reaches_the_server() {
+    // A call without an id would act at the server with no pre_tool_call
+    // and no answer to carry a verdict: it is not relayed, whatever the
+    // tool (the fixture acts on it, as a lenient server would).
+    let mut p = StdioProxy::start(&[], &StdioProxy::stdio_upstream());
+    p.initialize();
+    p.send_raw(
+        &json!({"jsonrpc": "2.0", "method": "tools/call",
+                "params": {"name": "delete_all", "arguments": {}}})
+        .to_string(),
+    );
+    // An unknown notification is not relayed either; a known inert one is.
+    p.send_raw(r#"{"jsonrpc":"2.0","method":"vendor/act_now","params":{}}"#);
+    p.send_raw(r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#);
+    // The server reads in order: once it answered this ping, it would have
+    // acted on the call before.
+    let pong = p.call(1, "ping", json!({}));
+    assert_eq!(pong["result"], json!({}), "{pong}");
+    assert_eq!(
+        p.upstream_calls(),
+        0,
+        "the notification tools/call reached the server"
+    );
+    // A notification gets no answer, not even a refusal.
+    let records = p.finish();
+    assert_eq!(
+        points(&records),
+        ["agent_startup", "agent_shutdown"],
+        "nothing was emitted for it"
+    );
+}

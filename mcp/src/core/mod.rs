@@ -14,6 +14,8 @@ use std::collections::BTreeSet;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ListToolsResult};
 use serde_json::{Map, Value, json};
 
+use crate::mediation::{self, Class, Direction, Kind, Mediation, PROTOCOL_VERSIONS};
+
 /// The most `tools/list` pages read from the upstream at startup.
 pub const MAX_TOOL_PAGES: usize = 64;
 /// The most tools read from the upstream at startup.
@@ -51,12 +53,36 @@ pub fn call_params(params: &Value) -> Result<CallParams, String> {
     })
 }
 
-/// The parameters sent upstream: the client's, with the governed
-/// arguments.
+/// The parameters sent upstream: the client's members the mediation
+/// table relays (`name`, `_meta`), with the governed arguments. A member
+/// it refuses (`task`: the call runs as a plain one) or does not list
+/// stays behind: only what `pre_tool_call` saw, or what is inert, reaches
+/// the server.
 pub fn forwarded_call(params: &Value, arguments: &Value) -> Value {
-    let mut p = params.as_object().cloned().unwrap_or_default();
+    let relayed = relayed_members(Kind::Request, "tools/call", "params");
+    let mut p: Map<String, Value> = params
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .filter(|(k, _)| relayed.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
     p.insert("arguments".into(), arguments.clone());
     Value::Object(p)
+}
+
+/// The members of a client request's `part` the table does not refuse.
+fn relayed_members(kind: Kind, method: &str, part: &str) -> Vec<&'static str> {
+    mediation::members(Direction::ToServer, kind, method, part)
+        .into_iter()
+        .filter(|m| {
+            let member = format!("{part}.{m}");
+            mediation::row(Direction::ToServer, kind, method, &member)
+                .is_some_and(|r| r.class.name() != "refused")
+        })
+        .collect()
 }
 
 /// An upstream `tools/call` result, checked.
@@ -76,8 +102,20 @@ pub struct CallResult {
 pub fn call_result(result: &Value) -> Result<CallResult, String> {
     let typed: CallToolResult = serde_json::from_value(result.clone())
         .map_err(|e| format!("the upstream's tools/call result is not a CallToolResult: {e}"))?;
+    // Only the members the table classifies reach the client: a member
+    // it does not list (a later revision's) could carry what no point saw.
+    let known = relayed_members(Kind::Request, "tools/call", "result");
+    let raw: Map<String, Value> = result
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .filter(|(k, _)| known.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
     Ok(CallResult {
-        raw: result.clone(),
+        raw: Value::Object(raw),
         content: result.get("content").cloned().unwrap_or(json!([])),
         is_error: typed.is_error.unwrap_or(false),
         structured: result.get("structuredContent").cloned(),
@@ -117,13 +155,20 @@ pub fn error_result(text: &str) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": true})
 }
 
-/// The text of a deny at `point`.
-pub fn denied_text(point: &str, reason: Option<&str>, liftable: bool) -> String {
-    let reason = reason.unwrap_or("no reason given");
-    if liftable {
+/// The text of a deny at `point`: the combined verdict's reason code and,
+/// when it has one, its message (bounded as a record's is, so that a
+/// policy's explanation reaches the model, which can then correct its
+/// call, without an interceptor being able to flood it).
+pub fn denied_text(point: &str, v: &Verdicted) -> String {
+    let reason = v.reason.as_deref().unwrap_or("no reason given");
+    let head = if v.liftable {
         format!("hookwire: denied at {point} pending approval: {reason}")
     } else {
         format!("hookwire: denied at {point}: {reason}")
+    };
+    match v.message.as_deref().filter(|m| !m.trim().is_empty()) {
+        Some(m) => format!("{head} ({})", hookwire::truncate_message(m)),
+        None => head,
     }
 }
 
@@ -141,6 +186,9 @@ pub struct Verdicted {
     pub target: Option<Value>,
     /// The combined verdict's reason.
     pub reason: Option<String>,
+    /// The combined verdict's message: shown to the client in a deny's
+    /// tool error, bounded.
+    pub message: Option<String>,
     /// Whether the deny was liftable (an approval was asked for).
     pub liftable: bool,
 }
@@ -160,7 +208,7 @@ pub fn settle_pre(v: &Verdicted, original: &Value, hidden: Option<&str>) -> Pre 
         return Pre::Answer(error_result(&hidden_text(name)));
     }
     if !v.proceeds {
-        let text = denied_text("pre_tool_call", v.reason.as_deref(), v.liftable);
+        let text = denied_text("pre_tool_call", v);
         return Pre::Answer(error_result(&text));
     }
     match &v.target {
@@ -178,7 +226,7 @@ pub fn settle_pre(v: &Verdicted, original: &Value, hidden: Option<&str>) -> Pre 
 /// tool result.
 pub fn settle_post(v: &Verdicted, result: &CallResult) -> Value {
     if !v.proceeds {
-        let text = denied_text("post_tool_call", v.reason.as_deref(), v.liftable);
+        let text = denied_text("post_tool_call", v);
         return error_result(&text);
     }
     match &v.target {
@@ -187,6 +235,50 @@ pub fn settle_post(v: &Verdicted, result: &CallResult) -> Value {
         Some(_) => {
             error_result("hookwire: denied: the governed tool result is not a content array")
         }
+    }
+}
+
+/// The lead of a tool error made of an upstream JSON-RPC error that
+/// `post_tool_call` rewrote.
+pub const ERROR_REWRITTEN: &str = "hookwire: the upstream answered tools/call with a JSON-RPC error, rewritten at post_tool_call:";
+
+/// An upstream JSON-RPC error to `tools/call` as `post_tool_call` sees
+/// it: content blocks, as any tool result, so that the rules that read a
+/// result read the error too: its `message` as the first text block, its
+/// `data` (when present) as the second, JSON-encoded.
+pub fn error_content(error: &Value) -> Value {
+    let message = match error.get("message") {
+        Some(Value::String(m)) => m.clone(),
+        Some(other) => hookwire::json::encode(other),
+        None => String::new(),
+    };
+    let mut blocks = vec![json!({"type": "text", "text": message})];
+    if let Some(data) = error.get("data") {
+        blocks.push(json!({"type": "text", "text": hookwire::json::encode(data)}));
+    }
+    Value::Array(blocks)
+}
+
+/// Settles `post_tool_call` over an upstream JSON-RPC error whose
+/// content, as governed, was [`error_content`]: `Err` relays the error as
+/// it came (the verdict permitted it unchanged), `Ok` answers with a tool
+/// result instead: a deny's notice, or the rewritten content as a tool
+/// error, so that nothing the rewrite removed reaches the client.
+pub fn settle_post_error(v: &Verdicted, error: &Value) -> Result<Value, Value> {
+    if !v.proceeds {
+        return Ok(error_result(&denied_text("post_tool_call", v)));
+    }
+    match &v.target {
+        None => Err(error.clone()),
+        Some(t) if *t == error_content(error) => Err(error.clone()),
+        Some(Value::Array(blocks)) => {
+            let mut content = vec![json!({"type": "text", "text": ERROR_REWRITTEN})];
+            content.extend(blocks.iter().cloned());
+            Ok(json!({"content": content, "isError": true}))
+        }
+        Some(_) => Ok(error_result(
+            "hookwire: denied: the governed tool result is not a content array",
+        )),
     }
 }
 
@@ -213,14 +305,30 @@ pub fn filtered_tools(result: &Value, hidden: &BTreeSet<String>) -> Value {
 }
 
 /// The client's `initialize` parameters as sent upstream: without the
-/// `sampling` and `elicitation` capabilities, which the proxy refuses.
+/// `sampling`, `elicitation` and `tasks` capabilities, which the proxy
+/// refuses.
 pub fn forwarded_initialize(params: &Value) -> Value {
     let mut p = params.as_object().cloned().unwrap_or_default();
     if let Some(Value::Object(caps)) = p.get_mut("capabilities") {
         caps.remove("sampling");
         caps.remove("elicitation");
+        caps.remove("tasks");
     }
     Value::Object(p)
+}
+
+/// The upstream's `initialize` result as the client receives it: without
+/// the `tasks` capability. A task's result would reach the client through
+/// `tasks/result`, outside `post_tool_call`; without the capability a
+/// client sends plain calls, and a task-augmented one runs as a plain
+/// call (MCP 2025-11-25: a receiver that does not declare tasks processes
+/// the request normally, ignoring the task metadata).
+pub fn offered_initialize(result: &Value) -> Value {
+    let mut r = result.as_object().cloned().unwrap_or_default();
+    if let Some(Value::Object(caps)) = r.get_mut("capabilities") {
+        caps.remove("tasks");
+    }
+    Value::Object(r)
 }
 
 /// What the proxy does with a request from the upstream.
@@ -234,22 +342,106 @@ pub enum ServerRequest {
     Relay,
 }
 
-/// Decides a request from the upstream; `can_relay` when the downstream
-/// can carry a request to the client.
-pub fn server_request(method: &str, can_relay: bool) -> ServerRequest {
-    match method {
-        "ping" => ServerRequest::Answer(json!({})),
-        "sampling/createMessage" => ServerRequest::Refuse(
-            "refused by hookwire mcp: sampling is a model call outside any governed turn".into(),
-        ),
-        "elicitation/create" => {
-            ServerRequest::Refuse("refused by hookwire mcp: elicitation is not relayed".into())
-        }
-        _ if can_relay => ServerRequest::Relay,
-        _ => ServerRequest::Refuse(format!(
-            "refused by hookwire mcp: {method} cannot reach an HTTP client (no server-to-client stream)"
+/// Decides a request from the upstream by the mediation table;
+/// `can_relay` when the downstream can carry a request to the client.
+pub fn server_request(mediation: &Mediation, method: &str, can_relay: bool) -> ServerRequest {
+    if method == "ping" {
+        return ServerRequest::Answer(json!({}));
+    }
+    match mediation.method(Direction::ToClient, Kind::Request, method) {
+        Class::Inert(_) if can_relay => ServerRequest::Relay,
+        Class::Inert(_) | Class::Governed(_) => ServerRequest::Refuse(format!(
+            "refused by hookwire mcp: {} cannot reach an HTTP client (no server-to-client stream)",
+            bounded_name(method)
+        )),
+        Class::Refused(why) => ServerRequest::Refuse(format!(
+            "refused by hookwire mcp: {}: {why}",
+            bounded_name(method)
         )),
     }
+}
+
+/// A method name as quoted in an answer or a log: at most 64 bytes.
+pub fn bounded_name(method: &str) -> &str {
+    let mut end = method.len().min(64);
+    while !method.is_char_boundary(end) {
+        end -= 1;
+    }
+    &method[..end]
+}
+
+/// The `_meta` key of a stateless (2026-07-28) request's protocol version.
+pub const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The 2026-07-28 code of the unsupported-version error.
+pub const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// The data of an unsupported-version error: what the proxy speaks and
+/// what was asked (bounded: a version is a short name).
+fn unsupported_data(requested: &Value) -> Value {
+    let requested = match requested {
+        Value::String(v) => Value::String(bounded_name(v).to_owned()),
+        _ => Value::Null,
+    };
+    json!({"supported": PROTOCOL_VERSIONS, "requested": requested})
+}
+
+/// Checks an `initialize`'s `protocolVersion`: `Err` is the error object
+/// answering a version the proxy does not mediate (MCP's lifecycle error,
+/// `-32602` "Unsupported protocol version", listing the supported ones),
+/// so that nothing is forwarded under a revision the table does not cover.
+pub fn negotiate(params: &Value) -> Result<&str, Value> {
+    let requested = params.get("protocolVersion").unwrap_or(&Value::Null);
+    match requested.as_str() {
+        Some(v) if PROTOCOL_VERSIONS.contains(&v) => Ok(v),
+        _ => Err(json!({
+            "code": crate::jsonrpc::INVALID_PARAMS,
+            "message": "Unsupported protocol version",
+            "data": unsupported_data(requested),
+        })),
+    }
+}
+
+/// Checks the upstream's answer to `initialize`: `Err` names a version the
+/// proxy does not mediate, which ends the session.
+pub fn negotiated(result: &Value) -> Result<(), String> {
+    match result.get("protocolVersion").and_then(Value::as_str) {
+        Some(v) if PROTOCOL_VERSIONS.contains(&v) => Ok(()),
+        Some(v) => Err(format!(
+            "the upstream answered initialize with protocol version {:?}, which hookwire mcp does not mediate (it speaks {})",
+            bounded_name(v),
+            PROTOCOL_VERSIONS.join(", ")
+        )),
+        None => Err("the upstream's initialize result names no protocol version".into()),
+    }
+}
+
+/// The protocol version a stateless (2026-07-28) request declares, if it
+/// is one: `server/discover`, or any request carrying the version in its
+/// `_meta`.
+pub fn stateless_version<'a>(method: &str, params: &'a Value) -> Option<&'a Value> {
+    let declared = params
+        .get("_meta")
+        .and_then(|m| m.get(PROTOCOL_VERSION_META));
+    match declared {
+        Some(v) => Some(v),
+        None if method == "server/discover" => Some(&NO_VERSION),
+        None => None,
+    }
+}
+
+static NO_VERSION: Value = Value::Null;
+
+/// The answer to a stateless request: the revision's unsupported-version
+/// error listing the versions the proxy speaks, so that a dual-era client
+/// falls back to `initialize` and a 2026-07-28-only client says why it
+/// cannot connect.
+pub fn unsupported_version(requested: &Value) -> Value {
+    json!({
+        "code": UNSUPPORTED_VERSION,
+        "message": "Unsupported protocol version",
+        "data": unsupported_data(requested),
+    })
 }
 
 /// The request id a `notifications/cancelled` names.

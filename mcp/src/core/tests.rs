@@ -5,12 +5,14 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::mediation::Mediation;
 
 fn permit(target: Option<Value>) -> Verdicted {
     Verdicted {
         proceeds: true,
         target,
         reason: None,
+        message: None,
         liftable: false,
     }
 }
@@ -20,6 +22,7 @@ fn deny(reason: &str, liftable: bool) -> Verdicted {
         proceeds: false,
         target: None,
         reason: Some(reason.into()),
+        message: None,
         liftable,
     }
 }
@@ -224,23 +227,50 @@ fn initialize_loses_sampling_and_elicitation_only() {
 
 #[test]
 fn server_requests_are_answered_refused_or_relayed() {
+    let m = Mediation::default();
     assert_eq!(
-        server_request("ping", false),
+        server_request(&m, "ping", false),
         ServerRequest::Answer(json!({}))
     );
+    for refused in [
+        "sampling/createMessage",
+        "elicitation/create",
+        "tasks/result",
+        "vendor/unknown",
+    ] {
+        assert!(
+            matches!(server_request(&m, refused, true), ServerRequest::Refuse(_)),
+            "{refused}"
+        );
+    }
+    assert_eq!(server_request(&m, "roots/list", true), ServerRequest::Relay);
     assert!(matches!(
-        server_request("sampling/createMessage", true),
+        server_request(&m, "roots/list", false),
         ServerRequest::Refuse(_)
     ));
-    assert!(matches!(
-        server_request("elicitation/create", true),
-        ServerRequest::Refuse(_)
-    ));
-    assert_eq!(server_request("roots/list", true), ServerRequest::Relay);
-    assert!(matches!(
-        server_request("roots/list", false),
-        ServerRequest::Refuse(_)
-    ));
+    let declared = Mediation::new(["vendor/unknown".to_owned()].into()).unwrap();
+    assert_eq!(
+        server_request(&declared, "vendor/unknown", true),
+        ServerRequest::Relay
+    );
+}
+
+#[test]
+fn task_augmentation_and_unlisted_members_do_not_pass() {
+    let p = json!({"name": "a", "arguments": {"x": 1}, "task": {"ttl": 1000}, "smuggled": "x"});
+    assert_eq!(
+        forwarded_call(&p, &json!({"x": 2})),
+        json!({"name": "a", "arguments": {"x": 2}})
+    );
+    let r = call_result(&json!({"content": [], "isError": false, "later": "s3cr3t"})).unwrap();
+    assert_eq!(r.raw, json!({"content": [], "isError": false}));
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}, "tasks": {"list": {}}}});
+    assert_eq!(
+        offered_initialize(&init)["capabilities"],
+        json!({"tools": {}})
+    );
+    let f = forwarded_initialize(&json!({"capabilities": {"tasks": {}, "roots": {}}}));
+    assert_eq!(f["capabilities"], json!({"roots": {}}));
 }
 
 #[test]
@@ -256,4 +286,123 @@ fn cancellations_and_progress() {
     assert_eq!(p["method"], "notifications/progress");
     assert_eq!(p["params"]["progressToken"], "tok");
     assert_eq!(p["params"]["progress"], 3);
+}
+
+#[test]
+fn a_deny_carries_its_message_bounded() {
+    let v = Verdicted {
+        message: Some("files are not deleted through this server".into()),
+        ..deny("policy:destructive_tool", false)
+    };
+    let Pre::Answer(r) = settle_pre(&v, &json!({}), None) else {
+        panic!()
+    };
+    assert_eq!(
+        text_of(&r),
+        "hookwire: denied at pre_tool_call: policy:destructive_tool (files are not deleted through this server)"
+    );
+    let long = Verdicted {
+        message: Some("é".repeat(10_000)),
+        ..deny("r", true)
+    };
+    let r = settle_post(&long, &call_result(&json!({"content": []})).unwrap());
+    let text = text_of(&r);
+    assert!(text.starts_with("hookwire: denied at post_tool_call pending approval: r ("));
+    assert!(text.len() < 400, "bounded: {} bytes", text.len());
+    let blank = Verdicted {
+        message: Some("  ".into()),
+        ..deny("r", false)
+    };
+    assert_eq!(
+        denied_text("pre_tool_call", &blank),
+        "hookwire: denied at pre_tool_call: r"
+    );
+}
+
+#[test]
+fn an_upstream_error_is_governed_as_content_and_its_verdict_applies() {
+    let error = json!({"code": -32603, "message": "db password: s3cr3t", "data": {"dsn": "pg://u:s3cr3t@h"}});
+    let content = error_content(&error);
+    assert_eq!(
+        content,
+        json!([
+            {"type": "text", "text": "db password: s3cr3t"},
+            {"type": "text", "text": r#"{"dsn":"pg://u:s3cr3t@h"}"#},
+        ])
+    );
+    assert_eq!(
+        error_content(&json!({"code": 1, "message": "m"}))
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    // Permitted unchanged: the error is relayed as it came.
+    assert_eq!(settle_post_error(&permit(None), &error), Err(error.clone()));
+    assert_eq!(
+        settle_post_error(&permit(Some(content)), &error),
+        Err(error.clone())
+    );
+    // Rewritten: a tool error with the rewritten blocks only.
+    let redacted = json!([{"type": "text", "text": "db password: [redacted]"}]);
+    let r = settle_post_error(&permit(Some(redacted)), &error).unwrap();
+    assert_eq!(r["isError"], true);
+    assert_eq!(r["content"][0]["text"], ERROR_REWRITTEN);
+    assert_eq!(r["content"][1]["text"], "db password: [redacted]");
+    assert!(!r.to_string().contains("s3cr3t"));
+    // Denied: the notice only.
+    let r = settle_post_error(&deny("policy:leak", false), &error).unwrap();
+    assert_eq!(
+        text_of(&r),
+        "hookwire: denied at post_tool_call: policy:leak"
+    );
+    assert!(!r.to_string().contains("s3cr3t"));
+    // A rewrite into something that is not content is refused.
+    let r = settle_post_error(&permit(Some(json!("x"))), &error).unwrap();
+    assert!(text_of(&r).starts_with("hookwire: denied"));
+}
+
+#[test]
+fn only_mediated_versions_are_negotiated() {
+    assert_eq!(
+        negotiate(&json!({"protocolVersion": "2025-11-25"})),
+        Ok("2025-11-25")
+    );
+    for bad in [
+        json!({"protocolVersion": "2099-01-01"}),
+        json!({"protocolVersion": "2026-07-28"}),
+        json!({"protocolVersion": 7}),
+        json!({}),
+    ] {
+        let e = negotiate(&bad).unwrap_err();
+        assert_eq!(e["code"], -32602, "{bad}");
+        assert_eq!(e["message"], "Unsupported protocol version");
+        assert_eq!(e["data"]["supported"], json!(PROTOCOL_VERSIONS));
+    }
+    let long = "9".repeat(1000);
+    let e = negotiate(&json!({"protocolVersion": long})).unwrap_err();
+    assert!(
+        e["data"]["requested"].as_str().unwrap().len() <= 64,
+        "bounded"
+    );
+    assert!(negotiated(&json!({"protocolVersion": "2025-06-18"})).is_ok());
+    assert!(negotiated(&json!({"protocolVersion": "2099-01-01"})).is_err());
+    assert!(negotiated(&json!({})).is_err());
+}
+
+#[test]
+fn stateless_requests_are_told_from_handshake_ones() {
+    let meta = json!({"_meta": {PROTOCOL_VERSION_META: "2026-07-28"}});
+    assert_eq!(
+        stateless_version("tools/list", &meta),
+        Some(&json!("2026-07-28"))
+    );
+    assert_eq!(
+        stateless_version("server/discover", &json!({})),
+        Some(&Value::Null)
+    );
+    assert_eq!(stateless_version("tools/list", &json!({})), None);
+    let e = unsupported_version(&json!("2026-07-28"));
+    assert_eq!(e["code"], UNSUPPORTED_VERSION);
+    assert_eq!(e["data"]["requested"], "2026-07-28");
 }

@@ -1,7 +1,10 @@
 //! `tools/call`: `pre_tool_call` (a transform rewrites the arguments sent
 //! upstream; a deny answers without calling), the upstream call within
 //! the call timeout, `post_tool_call` (a transform rewrites the content
-//! the client receives; a deny discards the result). While an emission
+//! the client receives; a deny discards the result). An upstream JSON-RPC
+//! error is a result too: its message and data pass `post_tool_call` as
+//! content blocks, and what the client receives is what the verdict
+//! released (`core::settle_post_error`). While an emission
 //! waits (an approval, a slow interceptor) the client gets progress
 //! notifications when it asked for them; a cancellation drops the
 //! pending emission (the host records it) or, at the upstream, is relayed
@@ -124,23 +127,23 @@ impl McpSession {
                 return (None, CallOutcome::Cancelled);
             }
         };
-        let (value, is_error, structured) = match &result {
-            Ok(r) => (r.content.clone(), r.is_error, r.structured.clone()),
+        let mut extra = Map::new();
+        let (value, is_error) = match &result {
+            Ok(r) => {
+                if let Some(s) = &r.structured {
+                    extra.insert("structured_content".into(), s.clone());
+                }
+                (r.content.clone(), r.is_error)
+            }
+            // A JSON-RPC error is a result the model may see too: its
+            // message and data are governed as content blocks, its code
+            // named beside them.
             Err(error) => {
-                let text = format!(
-                    "hookwire: the upstream answered tools/call with an error: {}",
-                    error
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("no message")
-                );
-                (Value::String(text), true, None)
+                let code = error.get("code").cloned().unwrap_or(Value::Null);
+                extra.insert("jsonrpc_error".into(), json!({"code": code}));
+                (core::error_content(error), true)
             }
         };
-        let mut extra = Map::new();
-        if let Some(s) = structured {
-            extra.insert("structured_content".into(), s);
-        }
         let post = self.emit(
             InterceptionPoint::PostToolCall,
             json!({"tool_call": call_json(&sent), "tool_result": {"value": value, "is_error": is_error}}),
@@ -157,9 +160,12 @@ impl McpSession {
         }
         let answer = match result {
             Ok(r) => core::settle_post(&v, &r),
-            // The upstream's JSON-RPC error, relayed when permitted.
-            Err(error) if v.proceeds => return (Some(Err(error)), outcome),
-            Err(_) => core::settle_post(&v, &empty_result()),
+            // The upstream's JSON-RPC error, relayed as it came only when
+            // the verdict permitted it unchanged.
+            Err(error) => match core::settle_post_error(&v, &error) {
+                Err(error) => return (Some(Err(error)), outcome),
+                Ok(result) => result,
+            },
         };
         (Some(Ok(answer)), outcome)
     }
@@ -272,21 +278,13 @@ fn call_json(call: &ToolCall) -> Value {
     json!({"id": call.id, "name": call.name, "args": call.args})
 }
 
-fn empty_result() -> CallResult {
-    CallResult {
-        raw: json!({"content": []}),
-        content: json!([]),
-        is_error: true,
-        structured: None,
-    }
-}
-
 /// The verdict of an emission, as the core reads it.
 fn verdicted(e: &Emission) -> Verdicted {
     Verdicted {
         proceeds: e.proceeds(),
         target: e.target().cloned(),
         reason: e.reason().map(str::to_owned),
+        message: e.verdict().message.clone(),
         liftable: e.verdict().is_liftable(),
     }
 }

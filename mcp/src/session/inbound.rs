@@ -1,6 +1,7 @@
 //! What the upstream sends unasked (its requests: answered, refused or
 //! relayed to the client with the proxy's own id; its notifications:
-//! relayed, a call's progress to where that call's answer goes), and the
+//! relayed when the mediation table calls them inert, a call's progress
+//! to where that call's answer goes, the rest dropped), and the
 //! end of a session whose upstream connection broke.
 
 use std::sync::Weak;
@@ -13,6 +14,7 @@ use tokio::sync::mpsc;
 use super::McpSession;
 use crate::core::{self, ServerRequest};
 use crate::jsonrpc::{self, Id, Message};
+use crate::mediation::{Class, Direction, Kind};
 
 /// Handles what the upstream sends unasked, until the session is gone.
 pub(super) async fn serve_inbound(session: Weak<McpSession>, mut inbound: mpsc::Receiver<Message>) {
@@ -25,7 +27,7 @@ pub(super) async fn serve_inbound(session: Weak<McpSession>, mut inbound: mpsc::
         };
         match &message {
             Message::Request { id, method, params } => {
-                match core::server_request(method, s.to_client.is_some()) {
+                match core::server_request(&s.config.mediation, method, s.to_client.is_some()) {
                     ServerRequest::Answer(result) => {
                         count("governed");
                         let _ = s
@@ -86,6 +88,15 @@ pub(super) async fn serve_inbound(session: Weak<McpSession>, mut inbound: mpsc::
                 }
             }
             Message::Notification { method, params } => {
+                let class =
+                    s.config
+                        .mediation
+                        .method(Direction::ToClient, Kind::Notification, method);
+                if !matches!(class, Class::Inert(_)) {
+                    count("refused");
+                    tracing::info!(target: "hookwire_mcp::access", session = %s.key, method = %core::bounded_name(method), "upstream notification refused by the mediation table (not relayed)");
+                    continue;
+                }
                 // A call's progress goes where that call's answer goes.
                 let target = if method == "notifications/progress" {
                     let token = params.get("progressToken");

@@ -19,12 +19,13 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use hookwire_client::{Host, Session, ShutdownReason};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
 use crate::config::McpConfig;
 use crate::core;
 use crate::jsonrpc::{self, Id, Message};
+use crate::mediation::{Class, Direction, Kind};
 use crate::upstream::{HttpClient, Link, UpstreamSpec};
 
 /// Where a message to the client goes: the stdio writer, or one HTTP
@@ -129,7 +130,8 @@ impl McpSession {
     }
 
     /// Handles one message of the client; `Some` answer for a request
-    /// (none for a cancelled one). `notify` carries the notifications
+    /// (none for a cancelled one), or the refusal of a notification (an
+    /// error without id, for a transport that can carry it). `notify` carries the notifications
     /// that concern this message (progress).
     pub async fn handle(
         self: &Arc<Self>,
@@ -179,9 +181,11 @@ impl McpSession {
                     );
                     answer
                 }
+                // A refused notification is answered with an error
+                // without id, which only Streamable HTTP carries (its
+                // 400); over stdio a notification gets no answer.
                 (Message::Notification { method, params }, _) => {
-                    s.notification(&method, params).await;
-                    None
+                    s.notification(&method, params).await.err()
                 }
                 (Message::Response { id, outcome }, _) => {
                     s.client_response(id, outcome).await;
@@ -225,6 +229,12 @@ impl McpSession {
         if !st.initialized && method != "ping" {
             drop(st);
             self.count("request", "refused");
+            // A stateless (2026-07-28) request: the revision's own error,
+            // listing the versions the proxy speaks.
+            if let Some(requested) = core::stateless_version(method, params) {
+                return Err(json!({"jsonrpc": "2.0", "id": id.to_value(),
+                                  "error": core::unsupported_version(requested)}));
+            }
             return refuse(
                 jsonrpc::INVALID_REQUEST,
                 format!("{method} before initialize"),
@@ -292,7 +302,27 @@ impl McpSession {
                     _ => a,
                 }
             }),
-            _ => self.relay(&id, method, params, cancel).await,
+            _ => match self
+                .config
+                .mediation
+                .method(Direction::ToServer, Kind::Request, method)
+            {
+                Class::Refused(why) => {
+                    self.count("request", "refused");
+                    tracing::info!(target: "hookwire_mcp::access", session = %self.key, method = %core::bounded_name(method), "mcp request refused by the mediation table");
+                    Some(jsonrpc::error_response(
+                        Some(&id),
+                        jsonrpc::METHOD_NOT_FOUND,
+                        format!(
+                            "refused by hookwire mcp: {}: {why}",
+                            core::bounded_name(method)
+                        ),
+                    ))
+                }
+                Class::Inert(_) | Class::Governed(_) => {
+                    self.relay(&id, method, params, cancel).await
+                }
+            },
         }
     }
 
@@ -322,19 +352,21 @@ impl McpSession {
         }
     }
 
-    async fn notification(&self, method: &str, params: Value) {
+    /// Handles a notification of the client; `Err` is the refusal of one
+    /// the mediation table does not relay.
+    async fn notification(&self, method: &str, params: Value) -> Result<(), Value> {
         match method {
             // Sent upstream at initialize already.
             "notifications/initialized" => self.count("notification", "governed"),
             "notifications/cancelled" => {
                 self.count("notification", "governed");
                 let Some(id) = core::cancelled_id(&params) else {
-                    return;
+                    return Ok(());
                 };
                 let upstream = {
                     let st = self.state();
                     let Some(f) = st.in_flight.get(&id) else {
-                        return;
+                        return Ok(());
                     };
                     f.cancel.send_replace(true);
                     f.upstream
@@ -351,17 +383,40 @@ impl McpSession {
                         .await;
                 }
             }
-            _ => {
-                self.count("notification", "relayed");
-                let _ = self
-                    .link
-                    .send(Message::Notification {
-                        method: method.into(),
-                        params,
-                    })
-                    .await;
-            }
+            _ => match self
+                .config
+                .mediation
+                .method(Direction::ToServer, Kind::Notification, method)
+            {
+                Class::Inert(_) => {
+                    self.count("notification", "relayed");
+                    let _ = self
+                        .link
+                        .send(Message::Notification {
+                            method: method.into(),
+                            params,
+                        })
+                        .await;
+                }
+                // A notification gets no answer (JSON-RPC), so the refusal
+                // is only counted and logged: above all a `tools/call`
+                // without an id, which would act at the server with no
+                // pre_tool_call and no answer to carry a verdict.
+                Class::Refused(why) | Class::Governed(why) => {
+                    self.count("notification", "refused");
+                    tracing::warn!(target: "hookwire_mcp::access", session = %self.key, method = %core::bounded_name(method), "mcp notification refused by the mediation table (not relayed)");
+                    return Err(jsonrpc::error_response(
+                        None,
+                        jsonrpc::METHOD_NOT_FOUND,
+                        format!(
+                            "refused by hookwire mcp: {} as a notification: {why}",
+                            core::bounded_name(method)
+                        ),
+                    ));
+                }
+            },
         }
+        Ok(())
     }
 
     /// The client's answer to a server request the proxy relayed.

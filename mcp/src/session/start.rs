@@ -1,5 +1,7 @@
-//! A session's start: the client's `initialize` sent upstream (without
-//! the capabilities the proxy refuses), `notifications/initialized`, every
+//! A session's start: the protocol version checked (only one the proxy
+//! mediates is forwarded, and only one it mediates is accepted back), the
+//! client's `initialize` sent upstream (without the capabilities the
+//! proxy refuses), `notifications/initialized`, every
 //! page of the upstream's `tools/list` (bounded), then `agent_startup`
 //! with the tool names; any failure ends the session.
 
@@ -18,6 +20,11 @@ impl McpSession {
     /// `initialize`: the upstream's, its tool list, then `agent_startup`.
     pub(super) async fn initialize(self: &Arc<Self>, id: &Id, params: &Value) -> Value {
         let fail = |f: &Failure| jsonrpc::error_response(Some(id), f.code(), f.to_string());
+        // Nothing is sent upstream yet: the client may initialize again
+        // with a version from the error's list.
+        if let Err(error) = core::negotiate(params) {
+            return json!({"jsonrpc": "2.0", "id": id.to_value(), "error": error});
+        }
         let answer = match self
             .link
             .request("initialize", core::forwarded_initialize(params))
@@ -33,6 +40,10 @@ impl McpSession {
                 return fail(&f);
             }
         };
+        if let Err(why) = core::negotiated(&answer) {
+            self.end(ShutdownReason::Error).await;
+            return jsonrpc::error_response(Some(id), jsonrpc::UPSTREAM_FAILED, why);
+        }
         let started = async {
             self.link
                 .send(Message::Notification {
@@ -53,7 +64,7 @@ impl McpSession {
             Ok(e) if e.proceeds() => {
                 *self.tools.lock().unwrap_or_else(PoisonError::into_inner) = tools;
                 self.state().initialized = true;
-                jsonrpc::result_response(id, answer)
+                jsonrpc::result_response(id, core::offered_initialize(&answer))
             }
             Ok(e) => {
                 let reason = e.reason().unwrap_or("no reason given").to_owned();
