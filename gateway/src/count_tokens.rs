@@ -82,7 +82,7 @@ mod tests {
             text: "x".repeat(40),
             other_parts: Vec::new(),
         });
-        assert_eq!(estimate(&[user.clone()], 0), 10);
+        assert_eq!(estimate(std::slice::from_ref(&user), 0), 10);
         assert_eq!(estimate(&[user], 8), 12);
         assert_eq!(estimate(&[], 0), 1);
     }
