@@ -175,13 +175,15 @@ if [ ! -f "${WEB_STAMP}" ] || [ "$(cat "${WEB_STAMP}")" != "${WEB_LOCK_SHA}" ]; 
   echo "setup: npm ci in ${WEB_DIR}"
 fi
 
-# --- Coding-agent hooks test: the real Claude Code CLI ----------------------
-# tests/agent_hooks.rs runs the official CLI (@anthropic-ai/claude-code,
-# pinned in tests/agents/package-lock.json) headless against a mock
-# Messages server, governed through `hookwire hook`. The CLI is the native
-# binary of its optional dependency @anthropic-ai/claude-code-linux-x64;
-# npm may warn that the wrapper wants a newer node, which the binary does
-# not need.
+# --- Coding-agent tests: the real Claude Code and Codex CLIs ----------------
+# tests/agent_hooks.rs runs the official Claude Code CLI
+# (@anthropic-ai/claude-code) headless against a mock Messages server,
+# governed through `hookwire hook`; tests/gateway_clients.rs runs it and the
+# Codex CLI (@openai/codex) through `hookwire gateway`. Both are pinned in
+# tests/agents/package-lock.json. Each CLI is the native binary of its
+# optional dependency (@anthropic-ai/claude-code-linux-x64,
+# @openai/codex-linux-x64); npm may warn that the Claude Code wrapper wants
+# a newer node, which the binary does not need.
 AGENTS_DIR="tests/agents"
 AGENTS_STAMP="${AGENTS_DIR}/node_modules/.hookwire-lock-sha256"
 AGENTS_LOCK_SHA="$(sha_of "${AGENTS_DIR}/package-lock.json")"

@@ -12,6 +12,7 @@ mod bounds;
 mod declared_host;
 mod effects;
 mod gateway_apis;
+mod gateway_clients;
 mod gateway_metrics;
 mod hardening;
 mod mcp_proxy;

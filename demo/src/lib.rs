@@ -5,8 +5,11 @@
 //! integrations (policies, the gateway, signed records, telemetry, the
 //! approval service).
 //!
-//! - [`Policy`] denies `bash` tool calls that run destructive commands
-//!   (`rm -rf`, `mkfs`, `dd of=/dev/...`);
+//! - [`Policy`] denies shell tool calls that run destructive commands
+//!   (`rm -rf`, `mkfs`, `dd of=/dev/...`), under the shell tools of the
+//!   agents it meets ([`shell`]: Claude Code's `Bash`, the Codex CLI's
+//!   `exec_command`, Gemini CLI's `run_shell_command`, Cursor's `Shell`,
+//!   Copilot's and the demo's `bash`, …);
 //! - [`Redactor`] rewrites e-mail addresses and phone numbers in the input
 //!   with a `transform` verdict on `$target.content`;
 //! - [`run_agent`] drives one session through the points up to `output`
@@ -46,6 +49,7 @@ macro_rules! say {
     };
 }
 
+pub mod shell;
 // After `say!`, which it uses.
 mod stream;
 
@@ -64,27 +68,23 @@ impl Interceptor for Policy {
     fn manifest(&self) -> Manifest {
         let mut m = manifest("demo-policy", env!("CARGO_PKG_VERSION"));
         m.points = vec![InterceptionPoint::PreToolCall];
-        m.description = "denies destructive bash commands".into();
+        m.description = "denies destructive shell commands".into();
         m
     }
 
     async fn pre_tool_call(&self, ctx: &AgentContext) -> Verdict {
-        let command = ctx
-            .target()
-            .and_then(|args| args.get("cmd"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if ctx.tool_name() == Some("bash") && is_destructive(command) {
-            return Verdict::deny("policy:destructive_command")
-                .with_message("bash may not delete or overwrite files recursively");
+        let (Some(tool), Some(args)) = (ctx.tool_name(), ctx.target()) else {
+            return Verdict::allow();
+        };
+        match shell::command_of(tool, args) {
+            Some(command) if shell::is_destructive(&command) => {
+                Verdict::deny("policy:destructive_command").with_message(format!(
+                    "{tool} may not delete or overwrite files recursively"
+                ))
+            }
+            _ => Verdict::allow(),
         }
-        Verdict::allow()
     }
-}
-
-fn is_destructive(command: &str) -> bool {
-    let c = command.to_ascii_lowercase();
-    c.contains("rm -rf") || c.contains("rm -fr") || c.contains("mkfs") || c.contains("of=/dev/")
 }
 
 /// Rewrites personal data in the input before the model sees it.
@@ -372,6 +372,51 @@ pub async fn run_and_report(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pre_tool(name: &str, args: Value) -> Verdict {
+        let mut members = serde_json::Map::new();
+        members.insert("interception_point".into(), json!("pre_tool_call"));
+        members.insert(
+            "tool_call".into(),
+            json!({"id": "c1", "name": name, "args": args}),
+        );
+        let ctx = AgentContext::from_members_unchecked(InterceptionPoint::PreToolCall, members);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(Policy.pre_tool_call(&ctx))
+    }
+
+    /// Each agent's shell tool, as its hooks or its model requests name it.
+    #[test]
+    fn the_policy_denies_every_agents_rm_rf() {
+        for (tool, args) in [
+            (
+                "Bash",
+                json!({"command": "rm -rf build", "description": "x"}),
+            ),
+            ("exec_command", json!({"cmd": "rm -rf build"})),
+            ("shell", json!({"command": ["bash", "-lc", "rm -rf build"]})),
+            ("run_shell_command", json!({"command": "rm -rf build"})),
+            ("Shell", json!({"command": "rm -rf build"})),
+            ("bash", json!({"command": "rm -rf build"})),
+            ("bash", json!({"cmd": "rm -rf /tmp/build"})),
+        ] {
+            let v = pre_tool(tool, args);
+            assert_eq!(
+                v.reason.as_deref(),
+                Some("policy:destructive_command"),
+                "{tool}"
+            );
+        }
+        for (tool, args) in [
+            ("Bash", json!({"command": "ls -la"})),
+            ("exec_command", json!({"cmd": "touch marker"})),
+            ("python", json!({"cmd": "rm -rf /"})),
+        ] {
+            assert_eq!(pre_tool(tool, args).reason, None, "{tool}");
+        }
+    }
 
     #[test]
     fn redacts_emails_and_phones_only() {

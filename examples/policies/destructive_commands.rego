@@ -1,12 +1,27 @@
 # Destructive shell commands: deny a shell tool call that deletes
-# recursively, formats a disk, or writes to a raw device.
+# recursively, formats a disk, or writes to a raw device — under the shell
+# tools of the agents hookwire meets, each with its own name and argument:
+#
+#   tool                    argument          reported by
+#   Bash                    command           Claude Code, Codex CLI (hooks)
+#   exec_command            cmd               Codex CLI (through the gateway)
+#   shell                   command (array)   Codex CLI (older, gateway)
+#   shell_command           command           Codex CLI (gateway)
+#   local_shell             command (array)   the Responses local shell
+#   run_shell_command       command           Gemini CLI
+#   Shell                   command           Cursor (also beforeShellExecution)
+#   bash                    command or cmd    Copilot, the demo agent
+#   sh, zsh                 cmd or command    other agents
 package hookwire.destructive_commands
 
 import rego.v1
 
 points := {"pre_tool_call"}
 
-shell_tools := {"bash", "sh", "zsh", "shell"}
+shell_tools := {
+	"Bash", "bash", "sh", "zsh", "shell", "shell_command", "exec_command",
+	"local_shell", "run_shell_command", "Shell",
+}
 
 # Patterns over the lower-cased command line.
 destructive_patterns := [
@@ -18,7 +33,17 @@ destructive_patterns := [
 	`:\(\)\s*\{\s*:\|:&\s*\};:`, # fork bomb
 ]
 
-command := lower(input.tool_call.args.cmd)
+args := input.tool_call.args
+
+# The command line, whichever member carries it: `cmd`, or `command` as a
+# string or as an argv array (joined with spaces).
+raw_command := args.cmd if is_string(args.cmd)
+
+else := args.command if is_string(args.command)
+
+else := concat(" ", [word | some word in args.command; is_string(word)]) if is_array(args.command)
+
+command := lower(raw_command)
 
 # Words every destructive pattern needs: a cheap substring test first, so
 # that most commands never reach the regular expression.
@@ -40,5 +65,5 @@ destructive if {
 
 deny contains {
 	"reason": "policy:destructive_command",
-	"message": "bash may not delete or overwrite files recursively",
+	"message": "shell commands may not delete or overwrite files recursively",
 } if destructive

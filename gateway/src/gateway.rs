@@ -1,6 +1,8 @@
 //! The [`Gateway`] handle: built from a [`Host`] and a
 //! [`GatewayConfig`], it serves one route per wire API (each the core's
-//! handler for that API's adapter), `GET /v1/models` relayed, the session
+//! handler for that API's adapter; a query string, such as the Anthropic
+//! SDKs' `?beta=true`, is accepted and not forwarded), the Messages
+//! `count_tokens` answered locally, `GET /v1/models` relayed, the session
 //! end route, and a fallback that answers every other route with a 404 in
 //! the API's own error shape naming the routes it governs (logged at
 //! `warn`, never forwarded). It reaps idle conversations, and on shutdown
@@ -28,6 +30,7 @@ use crate::applied::{Applied, AppliedLog};
 use crate::callback::CallbackTokens;
 use crate::config::GatewayConfig;
 use crate::core::{self, Inner, Sessions};
+use crate::count_tokens;
 use crate::credentials::CredentialPool;
 use crate::error::Error;
 use crate::upstream::Upstream;
@@ -75,7 +78,7 @@ impl Gateway {
     }
 
     /// The routes: one `POST` per wire API (`/v1/chat/completions`,
-    /// `/v1/responses`, `/v1/messages`),
+    /// `/v1/responses`, `/v1/messages`), `POST /v1/messages/count_tokens`,
     /// `GET /v1/models`, `DELETE /v1/hookwire/sessions/{id}`, and the
     /// fallback for everything else. Every request, routed or not, goes
     /// through the access layer (`crate::access`): timed, counted, logged.
@@ -85,6 +88,14 @@ impl Gateway {
         let router = governs::<Chat>(router, &mut governed);
         let router = governs::<Responses>(router, &mut governed);
         let router = governs::<Messages>(router, &mut governed);
+        // Answered here, never forwarded (see `crate::count_tokens`).
+        governed.push(format!("POST {} (answered locally)", count_tokens::ROUTE));
+        let router = router.route(
+            count_tokens::ROUTE,
+            post(count_tokens::serve).fallback(|method: Method| async move {
+                only_post::<Messages>(&method, count_tokens::ROUTE)
+            }),
+        );
         governed.push("GET /v1/models".to_owned());
         governed.push("DELETE /v1/hookwire/sessions/{id}".to_owned());
         let governed = Arc::new(governed);
@@ -199,12 +210,21 @@ fn governs<A: Api>(router: Router<Arc<Inner>>, governed: &mut Vec<String>) -> Ro
     governed.push(format!("POST {}", A::ROUTE));
     router.route(
         A::ROUTE,
-        post(core::serve::<A>).fallback(|method: Method| async move {
-            tracing::warn!(%method, path = A::ROUTE, "method not governed: answered 405, nothing forwarded");
-            let e = Error::BadRequest(format!("{method} {} is not governed; use POST", A::ROUTE));
-            (StatusCode::METHOD_NOT_ALLOWED, axum::Json(A::error_body(&e).1)).into_response()
-        }),
+        post(core::serve::<A>)
+            .fallback(|method: Method| async move { only_post::<A>(&method, A::ROUTE) }),
     )
+}
+
+/// The answer to another method on a `POST` route: a 405 in API `A`'s
+/// error shape, nothing forwarded.
+fn only_post<A: Api>(method: &Method, path: &str) -> Response {
+    tracing::warn!(%method, path, "method not governed: answered 405, nothing forwarded");
+    let e = Error::BadRequest(format!("{method} {path} is not governed; use POST"));
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        axum::Json(A::error_body(&e).1),
+    )
+        .into_response()
 }
 
 /// The answer to a route the gateway does not govern: a 404 in the

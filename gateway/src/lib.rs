@@ -43,6 +43,7 @@ mod bounds;
 mod callback;
 mod config;
 mod core;
+mod count_tokens;
 mod credentials;
 mod error;
 mod extension;

@@ -62,10 +62,17 @@ fn the_cedar_ports_pass_their_cases() {
     let set = PolicySet::load(&examples().join("policies-cedar"), PolicyOptions::default())
         .expect("the Cedar examples load");
     let names: Vec<&str> = set.packages().iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["spending.cedar", "tool_allowlist.cedar"]);
+    assert_eq!(
+        names,
+        [
+            "destructive_commands.cedar",
+            "spending.cedar",
+            "tool_allowlist.cedar"
+        ]
+    );
     assert_eq!(set.points(), [InterceptionPoint::PreToolCall]);
     let cases = passing_cases(&set);
-    assert!(cases.len() >= 14, "{} cases", cases.len());
+    assert!(cases.len() >= 24, "{} cases", cases.len());
 }
 
 /// The shared case files run against the Rego originals (with their data)
@@ -75,7 +82,12 @@ fn the_cedar_ports_pass_their_cases() {
 fn rego_and_cedar_decide_the_shared_cases_alike() {
     let rego = tempfile::tempdir().expect("tempdir");
     let cedar_dir = examples().join("policies-cedar");
-    for name in ["tool_allowlist.rego", "spending.rego", "data.yaml"] {
+    for name in [
+        "tool_allowlist.rego",
+        "spending.rego",
+        "destructive_commands.rego",
+        "data.yaml",
+    ] {
         copy(
             &examples().join("policies").join(name),
             &rego.path().join(name),
@@ -86,7 +98,11 @@ fn rego_and_cedar_decide_the_shared_cases_alike() {
         &cedar_dir.join("contexts/wire_transfer.json"),
         &rego.path().join("contexts/wire_transfer.json"),
     );
-    for name in ["tool_allowlist.cedartest.json", "spending.cedartest.json"] {
+    for name in [
+        "tool_allowlist.cedartest.json",
+        "spending.cedartest.json",
+        "destructive_commands.cedartest.json",
+    ] {
         copy(&cedar_dir.join(name), &rego.path().join(name));
     }
     let rego_set = PolicySet::load(rego.path(), PolicyOptions::default()).expect("Rego loads");
@@ -100,7 +116,7 @@ fn rego_and_cedar_decide_the_shared_cases_alike() {
 
     let cedar_set = PolicySet::load(&cedar_dir, PolicyOptions::default()).expect("Cedar loads");
     let in_cedar = passing_cases(&cedar_set);
-    assert_eq!(in_rego.len(), 13, "{in_rego:?}");
+    assert_eq!(in_rego.len(), 23, "{in_rego:?}");
     for case in &in_rego {
         assert!(in_cedar.contains(case), "{case} not run on Cedar");
     }

@@ -31,6 +31,7 @@ fn every_example_policy_test_passes() {
         failures.join("\n")
     );
     for package in [
+        "agent_files_network",
         "destructive_commands",
         "tool_allowlist",
         "pii",

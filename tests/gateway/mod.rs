@@ -163,13 +163,16 @@ fn points(records: &[InterceptionRecord]) -> Vec<InterceptionPoint> {
 // Raw HTTP, for requests no SDK sends (content-part arrays, routes the
 // gateway does not govern).
 
-/// Sends one HTTP/1.1 request and returns the status and the JSON body.
+/// Sends one HTTP/1.1 request and returns the status and the JSON body
+/// (with the headers every API's mock wants: a bearer key, which the
+/// Messages mock also takes, and `anthropic-version`, which the OpenAI
+/// mocks ignore).
 async fn http(addr: SocketAddr, method: &str, path: &str, body: &Value) -> (u16, Value) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let body = body.to_string();
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer sk-client-own-key\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        "{method} {path} HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer sk-client-own-key\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).await.unwrap();

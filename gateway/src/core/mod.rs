@@ -512,7 +512,8 @@ fn passthrough(status: StatusCode, content_type: Option<HeaderValue>, body: Byte
         .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
 }
 
-async fn read_body(body: Body, limit: usize) -> Result<Bytes, Error> {
+/// The request body, at most `limit` bytes (a longer one is refused).
+pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, Error> {
     match Limited::new(body, limit).collect().await {
         Ok(c) => Ok(c.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Error::BodyTooLarge { limit }),

@@ -9,7 +9,10 @@
 //! parts) when it has any; an assistant message as one assistant entry
 //! (its text, its `thinking`/`redacted_thinking` named as other parts, its
 //! `tool_use` blocks as the calls), then one other entry per server-tool
-//! block it carries (`server_tool_use`, `web_search_tool_result`, …).
+//! block it carries (`server_tool_use`, `web_search_tool_result`, …); a
+//! `system` message (which the API accepts inside `messages`, and Claude
+//! Code sends) as instructions, like `system`: text only, governed where it
+//! stands, rewritten in place.
 
 use serde_json::{Map, Value};
 
@@ -52,10 +55,6 @@ impl MessagesRequest {
     pub(crate) fn decode(body: &[u8]) -> Result<Self, Error> {
         let body: Map<String, Value> =
             serde_json::from_slice(body).map_err(|_| bad("the body is not a JSON object"))?;
-        let model = match body.get("model") {
-            Some(Value::String(m)) if !m.is_empty() => m.clone(),
-            _ => return Err(bad("model must be a non-empty string")),
-        };
         if body
             .get("max_tokens")
             .and_then(Value::as_u64)
@@ -63,6 +62,16 @@ impl MessagesRequest {
         {
             return Err(bad("max_tokens is required and must be a positive integer"));
         }
+        Self::decode_object(body)
+    }
+
+    /// Decodes and checks a body that has no `max_tokens` to check (a
+    /// `count_tokens` request carries the same content without one).
+    pub(crate) fn decode_object(body: Map<String, Value>) -> Result<Self, Error> {
+        let model = match body.get("model") {
+            Some(Value::String(m)) if !m.is_empty() => m.clone(),
+            _ => return Err(bad("model must be a non-empty string")),
+        };
         let stream = match body.get("stream") {
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
@@ -304,9 +313,21 @@ fn decode_message(
             places.extend(others.iter().map(|_| Place::Untouched));
             entries.extend(others);
         }
+        Some("system") => {
+            // What the API accepts beside the top-level `system`: more
+            // instructions, governed as such (text only, like `system`).
+            check_system(content).map_err(|_| {
+                bad(format!(
+                    "{} of a system message must be a string or an array of text blocks",
+                    at()
+                ))
+            })?;
+            entries.push(Entry::Instructions(text_of(content, |_| false)));
+            places.push(Place::Content(m));
+        }
         _ => {
             return Err(bad(format!(
-                "messages[{m}].role must be \"user\" or \"assistant\""
+                "messages[{m}].role must be \"user\", \"assistant\" or \"system\""
             )));
         }
     }

@@ -424,3 +424,76 @@ fn custom_tool_calls_are_tool_seams_with_a_text_input() {
         "input must be a string",
     );
 }
+
+/// The Codex CLI's tool list: function tools, a `namespace` grouping its
+/// multi-agent tools, a hosted tool.
+fn codex_tools() -> Value {
+    json!([
+        {"type": "function", "name": "exec_command", "strict": false,
+         "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}},
+        {"type": "namespace", "name": "multi_agent_v1",
+         "description": "Tools for spawning and managing sub-agents.",
+         "tools": [
+            {"type": "function", "name": "spawn_agent", "strict": false,
+             "parameters": {"type": "object", "properties": {}}},
+            {"type": "function", "name": "close_agent", "strict": false,
+             "parameters": {"type": "object", "properties": {}}},
+            {"type": "custom", "name": "note"}
+         ]},
+        {"type": "web_search", "external_web_access": true}
+    ])
+}
+
+#[test]
+fn a_namespace_tool_is_governed_as_the_tools_it_groups() {
+    let r = request(json!({"model": "m", "input": "hi", "tools": codex_tools()})).unwrap();
+    assert_eq!(
+        r.view().tools,
+        ["close_agent", "exec_command", "note", "spawn_agent"]
+    );
+    // The tools go upstream as sent.
+    assert_eq!(r.into_body()["tools"], codex_tools());
+
+    let with_member = |member: Value| {
+        let mut tools = codex_tools();
+        tools[1]["tools"].as_array_mut().unwrap().push(member);
+        json!({"model": "m", "input": "hi", "tools": tools})
+    };
+    // Only function and custom tools inside a namespace.
+    refused(
+        with_member(json!({"type": "local_shell", "name": "sh"})),
+        "member 3 of type \"local_shell\" is not governed",
+    );
+    refused(
+        with_member(json!({"type": "namespace", "name": "n", "tools": []})),
+        "is not governed",
+    );
+    refused(with_member(json!({"type": "function"})), "has no name");
+    // A member named like another tool could not be told apart.
+    refused(
+        with_member(json!({"type": "function", "name": "exec_command"})),
+        "\"exec_command\" is declared twice",
+    );
+    let mut twice = codex_tools();
+    let copy = twice[1].clone();
+    twice.as_array_mut().unwrap().push(copy);
+    refused(
+        json!({"model": "m", "input": "hi", "tools": twice}),
+        "declared twice",
+    );
+    refused(
+        json!({"model": "m", "input": "hi",
+               "tools": [{"type": "namespace", "name": "n"}]}),
+        "needs a tools array",
+    );
+    // Members count toward the bound.
+    let members: Vec<Value> = (0..MAX_TOOLS)
+        .map(|i| json!({"type": "function", "name": format!("f{i}")}))
+        .collect();
+    refused(
+        json!({"model": "m", "input": "hi", "tools": [
+            {"type": "function", "name": "g"},
+            {"type": "namespace", "name": "n", "tools": members}]}),
+        "at most 512 tools",
+    );
+}

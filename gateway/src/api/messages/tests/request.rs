@@ -64,6 +64,48 @@ fn system_blocks_are_one_instructions_entry() {
     );
 }
 
+/// Claude Code sends more instructions as a `system` entry inside
+/// `messages` (the API accepts it): governed as instructions where it
+/// stands, and a rewrite lands in it.
+#[test]
+fn a_system_message_is_instructions_where_it_stands() {
+    let mut body = base(json!([
+        {"role": "user", "content": "Hi"},
+        {"role": "system", "content": "Mind the repo: sk-secret-1"},
+        {"role": "assistant", "content": "Ok."},
+        {"role": "system", "content": [
+            {"type": "text", "text": "Be ", "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": "careful."}]},
+        {"role": "user", "content": "Go"},
+    ]));
+    body["system"] = json!("You are Claude Code.");
+    let mut req = decode(&body).unwrap();
+    assert_eq!(
+        req.view().entries,
+        [
+            Entry::Instructions(text("You are Claude Code.", &[])),
+            Entry::User(text("Hi", &[])),
+            Entry::Instructions(text("Mind the repo: sk-secret-1", &[])),
+            Entry::Assistant {
+                text: text("Ok.", &[]),
+                tool_calls: Vec::new()
+            },
+            Entry::Instructions(text("Be careful.", &[])),
+            Entry::User(text("Go", &[])),
+        ]
+    );
+    req.rewrite(2, Rewrite::Text("Mind the repo: [KEY]".into()))
+        .unwrap();
+    req.rewrite(4, Rewrite::Text("Be kind.".into())).unwrap();
+    let out = req.into_body();
+    assert_eq!(out["messages"][1]["content"], "Mind the repo: [KEY]");
+    assert_eq!(
+        out["messages"][3]["content"],
+        json!([{"type": "text", "text": "Be kind.", "cache_control": {"type": "ephemeral"}}])
+    );
+    assert_eq!(out["system"], "You are Claude Code.");
+}
+
 #[test]
 fn a_mixed_user_message_is_its_tool_results_then_its_text() {
     let body = base(json!([
@@ -171,8 +213,16 @@ fn malformed_and_unbounded_requests_are_refused_with_a_reason() {
             "more than 4096 messages",
         ),
         (
-            with("messages", json!([{"role": "system", "content": "x"}])),
+            with("messages", json!([{"role": "tool", "content": "x"}])),
             "role must be",
+        ),
+        (
+            with(
+                "messages",
+                json!([user.clone(), {"role": "system", "content": [
+                    {"type": "image", "source": {"type": "url", "url": "http://x"}}]}]),
+            ),
+            "messages[1].content of a system message must be a string or an array of text blocks",
         ),
         (
             with("messages", json!([{"role": "user", "content": 5}])),
