@@ -186,8 +186,6 @@ pub(crate) struct Mediation {
     pub(crate) body: Incoming,
     /// The model asked for.
     pub(crate) model: String,
-    /// How many entries the client sent.
-    pub(crate) client_count: usize,
 }
 
 /// Mediates one streamed answer incrementally (see the module docs),
@@ -306,6 +304,5 @@ async fn mediate_into<A: Api>(
         }
         None => return Err(Error::Upstream("the client left mid-stream".into())),
     };
-    state.seen = job.client_count + 1;
     Ok((outcome, id))
 }
