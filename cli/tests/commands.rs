@@ -15,6 +15,7 @@ mod demo;
 mod deploy;
 mod emit;
 mod gateway;
+mod gateway_replicas;
 mod hooks;
 mod hooks_codex;
 mod hooks_copilot;
