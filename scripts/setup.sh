@@ -224,6 +224,22 @@ if [ -z "${PROMTOOL:-}" ] && ! command -v promtool >/dev/null 2>&1; then
   fi
 fi
 
+# --- Gateway replicas test: nginx ---------------------------------------------
+# cli/tests/gateway_replicas.rs puts two gateway processes behind Debian's nginx
+# (round robin on a loopback port, started by the test with its own prefix).
+if [ -z "${NGINX:-}" ] && ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; } || {
+      echo "setup: apt-get install nginx-light failed" >&2
+      exit 1
+    }
+    echo "setup: installed nginx-light"
+  else
+    echo "setup: warning: nginx is missing and apt-get cannot run here (not root?);" \
+      "the gateway replicas test will fail until it is installed (apt-get install nginx-light)" >&2
+  fi
+fi
+
 # --- Shared approval queue tests: PostgreSQL -------------------------------
 # approvals-postgres/tests start throwaway clusters (initdb/pg_ctl as the
 # postgres user, on a free loopback port) from Debian's server binaries.

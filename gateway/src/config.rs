@@ -36,6 +36,9 @@ pub struct GatewayConfig {
     pub idle_timeout: Duration,
     /// How many conversations may be open at once (default 10 000).
     pub max_sessions: usize,
+    /// How many of them one client credential may hold (default 1 000):
+    /// one caller cannot lock the others out.
+    pub max_sessions_per_credential: usize,
     /// How long a callback token lives at most (default 120 s).
     pub callback_ttl: Duration,
     /// How many nested requests one callback token allows (default 16).
@@ -80,6 +83,7 @@ impl GatewayConfig {
             upstream_timeout: Duration::from_secs(300),
             idle_timeout: Duration::from_secs(600),
             max_sessions: 10_000,
+            max_sessions_per_credential: 1_000,
             callback_ttl: Duration::from_secs(120),
             callback_max_uses: 16,
             max_depth: 1,
@@ -96,6 +100,10 @@ impl GatewayConfig {
             ("max_body_bytes", self.max_body_bytes),
             ("max_upstream_bytes", self.max_upstream_bytes),
             ("max_sessions", self.max_sessions),
+            (
+                "max_sessions_per_credential",
+                self.max_sessions_per_credential,
+            ),
         ];
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(Error::Config(format!("{name} must be positive")));

@@ -101,6 +101,12 @@ pub enum Error {
     /// The session table is full.
     #[error("too many open sessions ({0}); retry later")]
     Overloaded(usize),
+    /// The client credential holds as many open sessions as one credential
+    /// may: end one, or let one idle out.
+    #[error(
+        "this credential holds the most open sessions one credential may ({0}); end one or retry later"
+    )]
+    Quota(usize),
     /// The upstream could not be reached or broke off.
     #[error("upstream unavailable: {0}")]
     Upstream(String),
@@ -119,6 +125,7 @@ impl Error {
             Self::Denied { .. } => StatusCode::FORBIDDEN,
             Self::CallbackRefused(_) => StatusCode::UNAUTHORIZED,
             Self::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Quota(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Upstream(_) | Self::UpstreamResponse(_) => StatusCode::BAD_GATEWAY,
             Self::InvalidUpstream { .. }
             | Self::Credential { .. }
@@ -140,6 +147,7 @@ impl Error {
             Self::Denied { reason, .. } => ("hookwire_denied", reason.clone()),
             Self::CallbackRefused(_) => ("authentication_error", "invalid_callback_token".into()),
             Self::Overloaded(_) => ("server_error", "hookwire_overloaded".into()),
+            Self::Quota(_) => ("rate_limit_error", "hookwire_session_quota".into()),
             Self::Upstream(_) | Self::UpstreamResponse(_) => {
                 ("server_error", "upstream_unavailable".into())
             }

@@ -65,7 +65,11 @@ impl Gateway {
         Ok(Self {
             inner: Arc::new(Inner {
                 tokens: CallbackTokens::new(config.callback_ttl, config.callback_max_uses),
-                sessions: Sessions::new(config.max_sessions, config.idle_timeout),
+                sessions: Sessions::new(
+                    config.max_sessions,
+                    config.max_sessions_per_credential,
+                    config.idle_timeout,
+                ),
                 applied: AppliedLog::new(config.applied_capacity),
                 host,
                 config,

@@ -14,6 +14,7 @@
 mod conversation;
 mod denials;
 mod extension;
+mod history;
 mod routes;
 mod streaming;
 

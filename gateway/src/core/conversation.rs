@@ -3,9 +3,9 @@
 //! (module `session_key`), bound to the client credential that opened
 //! it, and bounded in number. The session itself holds the lifecycle,
 //! the turn and the open tool calls (the gateway asks it); a
-//! conversation adds only what a session cannot know: how much of the
-//! client's transcript was governed, what verdicts rewrote in it, and
-//! the labels its results carry. A conversation idle for longer than the
+//! conversation adds only what a session cannot know: what the chain
+//! decided for each entry of the client's transcript (module `memo`),
+//! and the labels its results carry. A conversation idle for longer than the
 //! idle timeout is removed and its session shut down (`agent_shutdown`,
 //! `completed`).
 //!
@@ -22,15 +22,11 @@ use std::time::{Duration, Instant};
 use hookwire_client::{Host, LabelLedger, Session, ShutdownReason};
 use tokio::sync::Mutex as AsyncMutex;
 
-use crate::api::Rewrite;
+use super::memo::Memo;
 use crate::error::Error;
 
 /// SHA-256 of an entry as the client sent it.
 pub(crate) type EntryDigest = [u8; 32];
-
-/// What a verdict made of one history entry: the digest of the entry as
-/// sent, and the rewrite that goes upstream instead.
-pub(crate) type Rewritten = (EntryDigest, Rewrite);
 
 /// How many answer ids the gateway remembers for requests that continue
 /// from one.
@@ -40,12 +36,9 @@ pub const MAX_RESPONSE_IDS: usize = 65_536;
 /// beyond what its session holds.
 #[derive(Debug, Default)]
 pub(crate) struct ConvState {
-    /// How many entries of the client's transcript have been governed
-    /// (the client's count, plus the answer returned).
-    pub(crate) seen: usize,
-    /// What a verdict made of an entry the client keeps sending in its
-    /// history, by index (indexes are below `MAX_MESSAGES`).
-    pub(crate) rewrites: HashMap<usize, Rewritten>,
+    /// What the chain decided for each entry it governed, by address
+    /// (bounded; module `memo`).
+    pub(crate) memo: Memo,
     /// The `result_labels` of the conversation's permitted results (§5.4),
     /// re-presented on every later model, tool and output point.
     pub(crate) labels: LabelLedger,
@@ -62,7 +55,7 @@ pub(crate) struct Conversation {
     /// Held by the request that governs it (one at a time).
     pub(crate) state: Arc<AsyncMutex<ConvState>>,
     /// SHA-256 of the client's credential (of nothing when none).
-    owner: [u8; 32],
+    pub(crate) owner: Owner,
     last_active: Mutex<Instant>,
 }
 
@@ -98,33 +91,81 @@ impl Conversation {
 }
 
 /// The answer ids remembered, in the order they were returned: for each,
-/// its conversation and the calls the chain removed from it.
+/// its conversation, the credential it was returned to, and the calls
+/// the chain removed from it.
 #[derive(Debug, Default)]
 struct ResponseIds {
-    by_id: HashMap<String, (String, Vec<(String, String)>)>,
+    by_id: HashMap<String, Answered>,
     order: VecDeque<String>,
 }
 
-/// The conversation table.
+/// One remembered answer id.
+#[derive(Debug)]
+struct Answered {
+    session: String,
+    owner: Owner,
+    removed: Vec<(String, String)>,
+}
+
+/// SHA-256 of a client credential: who owns a conversation or an answer.
+pub(crate) type Owner = [u8; 32];
+
+/// The open conversations, and how many each credential holds.
+#[derive(Default)]
+struct Table {
+    by_key: HashMap<String, Arc<Conversation>>,
+    per_owner: HashMap<Owner, usize>,
+}
+
+impl Table {
+    fn insert(&mut self, key: String, conv: Arc<Conversation>) {
+        *self.per_owner.entry(conv.owner).or_default() += 1;
+        if let Some(old) = self.by_key.insert(key, conv) {
+            self.uncount(old.owner);
+        }
+    }
+
+    fn remove(&mut self, key: &str) -> Option<Arc<Conversation>> {
+        let conv = self.by_key.remove(key)?;
+        self.uncount(conv.owner);
+        Some(conv)
+    }
+
+    fn uncount(&mut self, owner: Owner) {
+        if let Some(n) = self.per_owner.get_mut(&owner) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_owner.remove(&owner);
+            }
+        }
+    }
+}
+
+/// The conversation table: at most `max` conversations, at most
+/// `per_owner` of them opened with one client credential, so that one
+/// caller cannot lock the others out.
 pub(crate) struct Sessions {
-    map: Mutex<HashMap<String, Arc<Conversation>>>,
+    map: Mutex<Table>,
     responses: Mutex<ResponseIds>,
     max: usize,
+    per_owner: usize,
     idle: Duration,
 }
 
 impl Sessions {
-    /// A table of at most `max` conversations, each reaped after `idle`.
-    pub(crate) fn new(max: usize, idle: Duration) -> Self {
+    /// A table of at most `max` conversations, `per_owner` of them per
+    /// client credential, each reaped after `idle`.
+    pub(crate) fn new(max: usize, per_owner: usize, idle: Duration) -> Self {
         Self {
-            map: Mutex::new(HashMap::new()),
+            map: Mutex::default(),
             responses: Mutex::default(),
             max,
+            per_owner,
             idle,
         }
     }
 
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Conversation>>> {
+    fn map(&self) -> std::sync::MutexGuard<'_, Table> {
         self.map
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -138,20 +179,21 @@ impl Sessions {
 
     /// How many conversations are open.
     pub(crate) fn len(&self) -> usize {
-        self.map().len()
+        self.map().by_key.len()
     }
 
-    /// The conversation `id`, opened when new. A conversation opened with
-    /// another client credential is refused: a session id is not a
-    /// capability.
+    /// The conversation `id`, opened when new (then with `true`). A
+    /// conversation opened with another client credential is refused: a
+    /// session id is not a capability. A new one past the credential's
+    /// quota or the table's bound is refused.
     pub(crate) fn get_or_open(
         &self,
         host: &Host,
         id: &str,
-        owner: [u8; 32],
-    ) -> Result<Arc<Conversation>, Error> {
+        owner: Owner,
+    ) -> Result<(Arc<Conversation>, bool), Error> {
         let mut map = self.map();
-        if let Some(c) = map.get(id) {
+        if let Some(c) = map.by_key.get(id) {
             if c.owner != owner {
                 return Err(Error::Denied {
                     point: hookwire::InterceptionPoint::AgentStartup,
@@ -159,9 +201,12 @@ impl Sessions {
                 });
             }
             c.touch();
-            return Ok(c.clone());
+            return Ok((c.clone(), false));
         }
-        if map.len() >= self.max {
+        if map.per_owner.get(&owner).copied().unwrap_or(0) >= self.per_owner {
+            return Err(Error::Quota(self.per_owner));
+        }
+        if map.by_key.len() >= self.max {
             return Err(Error::Overloaded(self.max));
         }
         let conv = Arc::new(Conversation {
@@ -171,13 +216,16 @@ impl Sessions {
             last_active: Mutex::new(Instant::now()),
         });
         map.insert(id.to_owned(), conv.clone());
-        Ok(conv)
+        Ok((conv, true))
     }
 
     /// Whether the table still holds `conv` under `id` (it was not ended
     /// or reaped while a request waited for it).
     pub(crate) fn is_current(&self, id: &str, conv: &Arc<Conversation>) -> bool {
-        self.map().get(id).is_some_and(|c| Arc::ptr_eq(c, conv))
+        self.map()
+            .by_key
+            .get(id)
+            .is_some_and(|c| Arc::ptr_eq(c, conv))
     }
 
     /// Marks the conversation active (after a request finished).
@@ -186,30 +234,34 @@ impl Sessions {
     }
 
     /// Removes conversation `id` when `owner` opened it.
-    pub(crate) fn remove(&self, id: &str, owner: [u8; 32]) -> Option<Arc<Conversation>> {
+    pub(crate) fn remove(&self, id: &str, owner: Owner) -> Option<Arc<Conversation>> {
         let mut map = self.map();
-        match map.get(id) {
+        match map.by_key.get(id) {
             Some(c) if c.owner == owner => map.remove(id),
             _ => None,
         }
     }
 
-    /// Removes a conversation that was closed while a request held it
-    /// (its session can take nothing more).
-    pub(crate) fn forget(&self, id: &str, conv: &Arc<Conversation>) {
+    /// Removes `conv` from the table when it still holds it under `id`
+    /// (closed while a request held it, or opened by a request that
+    /// failed: a failing request holds no slot); the caller closes it.
+    pub(crate) fn forget(&self, id: &str, conv: &Arc<Conversation>) -> bool {
         let mut map = self.map();
-        if map.get(id).is_some_and(|c| Arc::ptr_eq(c, conv)) {
+        if map.by_key.get(id).is_some_and(|c| Arc::ptr_eq(c, conv)) {
             map.remove(id);
+            return true;
         }
+        false
     }
 
     /// Remembers that answer `response_id` was returned in conversation
-    /// `session` with `removed` calls taken out of it (bounded: the oldest
-    /// id is forgotten first).
+    /// `session` to `owner`, with `removed` calls taken out of it
+    /// (bounded: the oldest id is forgotten first).
     pub(crate) fn remember_response(
         &self,
         response_id: String,
         session: &str,
+        owner: Owner,
         removed: Vec<(String, String)>,
     ) {
         let mut r = self.responses();
@@ -222,16 +274,32 @@ impl Sessions {
             r.by_id.remove(&oldest);
         }
         r.order.push_back(response_id.clone());
-        r.by_id.insert(response_id, (session.to_owned(), removed));
+        r.by_id.insert(
+            response_id,
+            Answered {
+                session: session.to_owned(),
+                owner,
+                removed,
+            },
+        );
     }
 
     /// The conversation answer `response_id` was returned in, if the
-    /// gateway still remembers it.
-    pub(crate) fn continued(&self, response_id: &str) -> Option<String> {
-        self.responses()
-            .by_id
-            .get(response_id)
-            .map(|(session, _)| session.clone())
+    /// gateway still remembers it; refused when it was returned to
+    /// another client credential: an answer id is not a capability.
+    pub(crate) fn continued(
+        &self,
+        response_id: &str,
+        owner: &Owner,
+    ) -> Result<Option<String>, Error> {
+        match self.responses().by_id.get(response_id) {
+            Some(a) if &a.owner != owner => Err(Error::Denied {
+                point: hookwire::InterceptionPoint::AgentStartup,
+                reason: "hookwire:response_owned_by_another_client".into(),
+            }),
+            Some(a) => Ok(Some(a.session.clone())),
+            None => Ok(None),
+        }
     }
 
     /// The calls the chain removed from answer `response_id` (empty when
@@ -240,7 +308,7 @@ impl Sessions {
         self.responses()
             .by_id
             .get(response_id)
-            .map(|(_, removed)| removed.clone())
+            .map(|a| a.removed.clone())
             .unwrap_or_default()
     }
 
@@ -249,6 +317,7 @@ impl Sessions {
         let now = Instant::now();
         let mut map = self.map();
         let idle: Vec<String> = map
+            .by_key
             .iter()
             .filter(|(_, c)| c.idle_for(now) >= self.idle && c.state.try_lock().is_ok())
             .map(|(k, _)| k.clone())
@@ -258,7 +327,9 @@ impl Sessions {
 
     /// Removes every conversation.
     pub(crate) fn take_all(&self) -> Vec<Arc<Conversation>> {
-        self.map().drain().map(|(_, c)| c).collect()
+        let mut map = self.map();
+        map.per_owner.clear();
+        map.by_key.drain().map(|(_, c)| c).collect()
     }
 }
 
@@ -266,31 +337,70 @@ impl Sessions {
 mod tests {
     use super::*;
 
+    const O: Owner = [7; 32];
+
     #[test]
     fn answer_ids_are_remembered_bounded_oldest_first() {
-        let s = Sessions::new(1, Duration::from_secs(1));
+        let s = Sessions::new(1, 1, Duration::from_secs(1));
         for i in 0..MAX_RESPONSE_IDS + 2 {
-            s.remember_response(format!("resp_{i}"), &format!("s{}", i % 3), Vec::new());
+            s.remember_response(format!("resp_{i}"), &format!("s{}", i % 3), O, Vec::new());
         }
-        assert_eq!(s.continued("resp_0"), None, "the oldest forgotten");
-        assert_eq!(s.continued("resp_1"), None);
-        assert_eq!(s.continued("resp_2").as_deref(), Some("s2"));
+        assert_eq!(
+            s.continued("resp_0", &O).unwrap(),
+            None,
+            "the oldest forgotten"
+        );
+        assert_eq!(s.continued("resp_1", &O).unwrap(), None);
+        assert_eq!(s.continued("resp_2", &O).unwrap().as_deref(), Some("s2"));
         assert_eq!(s.responses().by_id.len(), MAX_RESPONSE_IDS);
         assert_eq!(s.responses().order.len(), MAX_RESPONSE_IDS);
     }
 
     #[test]
     fn the_calls_removed_from_an_answer_are_remembered_with_its_id() {
-        let s = Sessions::new(1, Duration::from_secs(1));
+        let s = Sessions::new(1, 1, Duration::from_secs(1));
         let removed = vec![("call_rm".to_owned(), "{\"error\":\"blocked\"}".to_owned())];
-        s.remember_response("resp_a".into(), "s", removed.clone());
-        s.remember_response("resp_b".into(), "s", Vec::new());
+        s.remember_response("resp_a".into(), "s", O, removed.clone());
+        s.remember_response("resp_b".into(), "s", O, Vec::new());
         assert_eq!(s.removed_calls("resp_a"), removed);
         assert!(s.removed_calls("resp_b").is_empty());
         assert!(s.removed_calls("resp_unknown").is_empty());
         // A second answer under a remembered id does not replace the first.
-        s.remember_response("resp_a".into(), "t", Vec::new());
+        s.remember_response("resp_a".into(), "t", O, Vec::new());
         assert_eq!(s.removed_calls("resp_a"), removed);
-        assert_eq!(s.continued("resp_a").as_deref(), Some("s"));
+        assert_eq!(s.continued("resp_a", &O).unwrap().as_deref(), Some("s"));
+        // Another credential may not continue it.
+        assert!(matches!(
+            s.continued("resp_a", &[9; 32]),
+            Err(Error::Denied { reason, .. }) if reason == "hookwire:response_owned_by_another_client"
+        ));
+    }
+
+    #[test]
+    fn each_credential_holds_at_most_its_quota_and_a_forgotten_one_frees_its_slot() {
+        let host = Host::builder("gateway-test", "hookwire").build().unwrap();
+        let s = Sessions::new(4, 2, Duration::from_secs(60));
+        let (a1, opened) = s.get_or_open(&host, "a1", O).unwrap();
+        assert!(opened);
+        let (again, opened) = s.get_or_open(&host, "a1", O).unwrap();
+        assert!(!opened && Arc::ptr_eq(&a1, &again));
+        s.get_or_open(&host, "a2", O).unwrap();
+        assert!(matches!(
+            s.get_or_open(&host, "a3", O),
+            Err(Error::Quota(2))
+        ));
+        // Another credential still opens.
+        s.get_or_open(&host, "b1", [8; 32]).unwrap();
+        assert!(s.forget("a1", &a1));
+        assert!(!s.forget("a1", &a1), "forgotten once");
+        s.get_or_open(&host, "a3", O).unwrap();
+        assert_eq!(s.len(), 3);
+        s.get_or_open(&host, "c1", [9; 32]).unwrap();
+        assert!(matches!(
+            s.get_or_open(&host, "d1", [10; 32]),
+            Err(Error::Overloaded(4))
+        ));
+        assert_eq!(s.take_all().len(), 4);
+        s.get_or_open(&host, "a4", O).unwrap();
     }
 }

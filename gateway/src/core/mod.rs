@@ -8,10 +8,11 @@
 //! 2. The conversation is found or opened (module `session_key`,
 //!    `conversation`); its session's `agent_startup` runs on its first
 //!    request, with the names of the request's tools.
-//! 3. The entries the gateway has not governed yet (module
-//!    `transcript`): each tool result through `post_tool_call`, each user
-//!    entry through `input`; the history's earlier rewrites go upstream
-//!    again.
+//! 3. Every entry, in order (module `transcript`): one the conversation's
+//!    memo proves governed gets what was decided for it (module `memo`);
+//!    any other is governed now, each tool result through
+//!    `post_tool_call` (after `pre_tool_call` for a call the session never
+//!    permitted), each user entry through `input`.
 //! 4. `pre_model_call` over the neutral rendering of the entries (module
 //!    `render`) and the request's tool declarations (module
 //!    `tool_decls`), whose text transforms are written back by index; its
@@ -28,6 +29,7 @@
 //! leaves an [`Applied`] entry.
 
 mod conversation;
+mod memo;
 mod relay;
 mod render;
 mod session_key;
@@ -219,10 +221,14 @@ impl Inner {
         }
         let tools = tool_decls::of(&bytes);
         let owner = session_key::owner_of(A::client_credential(headers));
-        let key = session_key::key(headers, &owner, req.view(), |id| {
-            self.sessions.continued(id)
-        })?;
-        let conv = self.sessions.get_or_open(&self.host, &key, owner)?;
+        // The answer a request continues is checked before any session
+        // it names is used: only the credential it was returned to may.
+        let continued = match &req.view().continues {
+            Some(id) => self.continued(id, &owner)?,
+            None => None,
+        };
+        let key = session_key::key(headers, &owner, req.view(), continued)?;
+        let (conv, opened) = self.sessions.get_or_open(&self.host, &key, owner)?;
         let mut state = conv.state.clone().lock_owned().await;
         if conv.session.is_closed() || !self.sessions.is_current(&key, &conv) {
             self.sessions.forget(&key, &conv);
@@ -287,8 +293,33 @@ impl Inner {
             Err(Error::Denied { point, .. }) => format!("denied:{point}"),
             Err(e) => format!("failed:{}", e.status().as_u16()),
         };
+        let failed = result.is_err() || g.applied.outcome.starts_with("upstream_error:");
         self.applied.push(g.applied);
+        if opened && failed {
+            // A failing request (refused, denied, or one the upstream
+            // would not serve, e.g. an unknown key) holds no slot.
+            drop(state);
+            if self.sessions.forget(&key, &conv) {
+                conv.close(hookwire_client::ShutdownReason::Error).await;
+            }
+        }
         result
+    }
+
+    /// The conversation of the answer `id` a request continues, checked:
+    /// one returned to another credential is refused; with a key pool an
+    /// answer this gateway does not remember is refused too (every
+    /// client spends the pool's key, so the upstream cannot tell whose
+    /// answer it is); with the client's own key the upstream checks it.
+    fn continued(&self, id: &str, owner: &conversation::Owner) -> Result<Option<String>, Error> {
+        let known = self.sessions.continued(id, owner)?;
+        if known.is_none() && !self.pool.is_empty() {
+            return Err(Error::Denied {
+                point: InterceptionPoint::AgentStartup,
+                reason: "hookwire:previous_response_unknown".into(),
+            });
+        }
+        Ok(known)
     }
 
     /// `agent_startup` on a conversation's first request; a denied one
@@ -327,7 +358,6 @@ impl Inner {
         }
         let model = req.view().model.clone();
         let mut entries: Vec<Entry> = req.view().entries.clone();
-        let client_count = entries.len();
         transcript::govern::<A>(g, state, &mut req, &mut entries).await?;
 
         // pre_model_call over the neutral rendering.
@@ -395,7 +425,6 @@ impl Inner {
             return Ok(Outcome::Mediate(Mediation {
                 body: resp.into_body(),
                 model,
-                client_count,
             }));
         }
         let (response, assembled) = if stream {
@@ -418,10 +447,10 @@ impl Inner {
         if let Some(a) = &assembled {
             g.applied.removed.extend(a.dropped());
         }
-        state.seen = client_count + 1;
         if let Some(id) = response.id() {
             let removed = std::mem::take(&mut state.removed_calls);
-            self.sessions.remember_response(id, &g.key, removed);
+            self.sessions
+                .remember_response(id, &g.key, g.conv.owner, removed);
         }
         if let Some(a) = assembled {
             let events = A::Writer::replay(&a, &settled);
@@ -476,7 +505,9 @@ impl Inner {
                 }) => {
                     if let Some(id) = id {
                         let calls = std::mem::take(&mut state.removed_calls);
-                        inner.sessions.remember_response(id, &g.key, calls);
+                        inner
+                            .sessions
+                            .remember_response(id, &g.key, g.conv.owner, calls);
                     }
                     g.applied.removed = removed;
                     outcome

@@ -9,7 +9,8 @@
 //! no longer remembers opens a conversation of its own, derived from the
 //! credential and that id. The owner is the SHA-256 of the client's
 //! credential (`Api::client_credential`): only it may continue or end the
-//! conversation.
+//! conversation, or continue an answer returned in it — checked before a
+//! named session is used (the core asks the table first).
 
 use axum::http::HeaderMap;
 use sha2::{Digest, Sha256};
@@ -44,23 +45,24 @@ pub(crate) fn named(headers: &HeaderMap) -> Result<Option<String>, Error> {
 }
 
 /// The key of a request's conversation (see the module docs);
-/// `continued` looks up the conversation of an earlier answer id.
+/// `continued` is the conversation of the earlier answer the request
+/// continues, when the gateway remembers it (its owner checked).
 pub(crate) fn key(
     headers: &HeaderMap,
     owner: &[u8; 32],
     view: &TurnRequest,
-    continued: impl FnOnce(&str) -> Option<String>,
+    continued: Option<String>,
 ) -> Result<String, Error> {
     if let Some(id) = named(headers)? {
         return Ok(id);
+    }
+    if let Some(key) = continued {
+        return Ok(key);
     }
     let mut h = Sha256::new();
     h.update(owner);
     match &view.continues {
         Some(previous) => {
-            if let Some(key) = continued(previous) {
-                return Ok(key);
-            }
             h.update(b"continues:");
             h.update(previous.as_bytes());
         }
@@ -99,22 +101,18 @@ mod tests {
         }
     }
 
-    fn none(_: &str) -> Option<String> {
-        None
-    }
-
     #[test]
     fn a_conversation_keeps_its_key_as_it_grows_and_owners_differ() {
         let h = HeaderMap::new();
         let a = owner_of(Some(b"Bearer a"));
         let b = owner_of(Some(b"Bearer b"));
-        let k1 = key(&h, &a, &view("hi", None), none).unwrap();
+        let k1 = key(&h, &a, &view("hi", None), None).unwrap();
         let mut longer = view("hi", None);
         longer.entries.truncate(1);
-        assert_eq!(k1, key(&h, &a, &longer, none).unwrap());
+        assert_eq!(k1, key(&h, &a, &longer, None).unwrap());
         assert!(k1.starts_with("derived-") && k1.len() == "derived-".len() + 32);
-        assert_ne!(k1, key(&h, &b, &view("hi", None), none).unwrap());
-        assert_ne!(k1, key(&h, &a, &view("other", None), none).unwrap());
+        assert_ne!(k1, key(&h, &b, &view("hi", None), None).unwrap());
+        assert_ne!(k1, key(&h, &a, &view("other", None), None).unwrap());
         assert_ne!(owner_of(None), a);
     }
 
@@ -122,9 +120,12 @@ mod tests {
     fn the_header_wins_and_is_checked() {
         let mut h = HeaderMap::new();
         h.insert(SESSION_HEADER, HeaderValue::from_static("conv-1:a.b_c"));
-        let k = key(&h, &owner_of(None), &view("hi", Some("r")), |_| {
-            Some("other".into())
-        });
+        let k = key(
+            &h,
+            &owner_of(None),
+            &view("hi", Some("r")),
+            Some("other".into()),
+        );
         assert_eq!(k.unwrap(), "conv-1:a.b_c");
         for bad in ["a b", "x/y", ""] {
             h.insert(SESSION_HEADER, HeaderValue::from_str(bad).unwrap());
@@ -141,15 +142,18 @@ mod tests {
     fn a_continued_answer_maps_to_its_conversation_or_to_one_of_its_own() {
         let h = HeaderMap::new();
         let o = owner_of(Some(b"k"));
-        let known = key(&h, &o, &view("x", Some("resp_1")), |id| {
-            (id == "resp_1").then(|| "derived-abc".to_owned())
-        });
+        let known = key(
+            &h,
+            &o,
+            &view("x", Some("resp_1")),
+            Some("derived-abc".to_owned()),
+        );
         assert_eq!(known.unwrap(), "derived-abc");
-        let unknown = key(&h, &o, &view("x", Some("resp_2")), none).unwrap();
-        assert_ne!(unknown, key(&h, &o, &view("x", None), none).unwrap());
+        let unknown = key(&h, &o, &view("x", Some("resp_2")), None).unwrap();
+        assert_ne!(unknown, key(&h, &o, &view("x", None), None).unwrap());
         assert_eq!(
             unknown,
-            key(&h, &o, &view("y", Some("resp_2")), none).unwrap()
+            key(&h, &o, &view("y", Some("resp_2")), None).unwrap()
         );
     }
 }

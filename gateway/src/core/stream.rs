@@ -186,8 +186,6 @@ pub(crate) struct Mediation {
     pub(crate) body: Incoming,
     /// The model asked for.
     pub(crate) model: String,
-    /// How many entries the client sent.
-    pub(crate) client_count: usize,
 }
 
 /// How a mediated stream ended, for the gateway's record.
@@ -330,7 +328,6 @@ async fn mediate_into<A: Api>(
         }
         None => return Err(Error::Upstream("the client left mid-stream".into())),
     };
-    state.seen = job.client_count + 1;
     removed.extend(lock::<A>(&shared).dropped());
     Ok(Ended {
         outcome,

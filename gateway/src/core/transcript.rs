@@ -1,37 +1,38 @@
-//! The transcript a request replays, governed once: which entries are
-//! new, what earlier verdicts rewrote in the history (written into the
-//! request again), and the `input` and `post_tool_call` of each new entry.
+//! The transcript a request carries, governed whole: nothing in it is
+//! trusted from memory.
 //!
 //! A client sends its whole history with every request (Chat Completions,
-//! Messages; Responses too unless it continues from an answer id). The
-//! gateway remembers how many entries it governed (`seen`) and, for each
-//! entry a verdict rewrote (a redacted input, a transformed or blocked
-//! tool result), the digest of the entry as the client sent it and the
-//! rewrite. On the next request:
-//! - a rewritten history entry whose digest still matches goes upstream
-//!   rewritten again; one the client changed is governed anew, and so is
-//!   everything after it;
-//! - each new tool result is a `post_tool_call` of the call the session
-//!   holds open under its id (its `pre_tool_call` permitted it); a result
-//!   with no open call is replaced by a blocked notice, never forwarded
+//! Messages; Responses too unless it continues from an answer id), and any
+//! entry of it may be one this gateway never governed: the conversation
+//! idled out, the gateway restarted, another replica served the turn
+//! before, or the client made the history up. So every entry is, in
+//! order, either proven governed — the conversation's memo (module `memo`)
+//! holds what its chain decided for this exact entry after this exact
+//! history: released, rewritten (the rewrite goes upstream again) or
+//! denied (the request is refused again) — or governed now:
+//! - a user entry is an `input` (a deny refuses the request and is
+//!   remembered; a transform rewrites the entry); a user entry while a
+//!   turn is open ends that turn first;
+//! - a tool result is a `post_tool_call` of the call the session holds
+//!   open under its id; a call the session never permitted is taken from
+//!   the history before the result and governed now, `pre_tool_call`
+//!   then `post_tool_call`; a result whose call is nowhere, or that no
+//!   permitted turn covers, becomes the blocked notice, never forwarded
 //!   ungoverned;
-//! - each new user entry is an `input` (a deny refuses the request; a
-//!   transform rewrites the entry); a new user entry while a turn is open
-//!   ends that turn first;
-//! - with nothing new that opens a turn (a retry), the last user entry's
-//!   `input` is emitted again.
+//! - instructions and model turns are no point of their own: they reach
+//!   the chain at `pre_model_call`, and a model turn's calls with the
+//!   results that answer them.
 //!
-//! A request that continues from an answer id carries new entries only:
-//! all of them are new, and the history it does not carry has nothing to
-//! rewrite.
+//! With nothing that opens a turn (a retry), the last user entry's `input`
+//! is emitted again. A request that continues from an answer id carries
+//! new entries only; their addresses start from that id.
 
-use std::collections::HashMap;
-
-use hookwire_client::{InputRole, ToolResult};
+use hookwire_client::{InputRole, ToolCall, ToolResult};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::conversation::{ConvState, EntryDigest, Rewritten};
+use super::conversation::{ConvState, EntryDigest};
+use super::memo::{self, Decided};
 use super::settle::blocked_result;
 use super::{Governed, denied, hookwire_member};
 use crate::api::{Api, ApiRequest, Entry, Rewrite, Text};
@@ -111,58 +112,15 @@ pub(crate) fn apply(entry: &mut Entry, rewrite: &Rewrite) {
     }
 }
 
-/// Which entries of a request are new, and which history rewrites go
-/// upstream again.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Plan {
-    /// The first entry governed now.
-    pub(crate) start: usize,
-    /// Rewrites of earlier entries to write into the request again.
-    pub(crate) reapply: Vec<(usize, Rewrite)>,
-}
-
-/// The plan for a request whose entries have `digests` (see the module
-/// docs): `seen` entries were governed before, `rewrites` are the history
-/// rewrites kept, `last_user` the index of the last user entry.
-pub(crate) fn plan(
-    seen: usize,
-    continues: bool,
-    rewrites: &HashMap<usize, Rewritten>,
-    digests: &[EntryDigest],
-    last_user: Option<usize>,
-) -> Plan {
-    if continues {
-        return Plan {
-            start: 0,
-            reapply: Vec::new(),
-        };
-    }
-    let mut start = if seen > 0 && seen <= digests.len() {
-        seen
-    } else {
-        last_user.unwrap_or(0)
-    };
-    let mut reapply = Vec::new();
-    for (i, d) in digests.iter().enumerate().take(start) {
-        if let Some((kept, rewrite)) = rewrites.get(&i) {
-            if kept == d {
-                reapply.push((i, rewrite.clone()));
-            } else {
-                start = i;
-                break;
-            }
-        }
-    }
-    Plan { start, reapply }
-}
-
 /// The index of the last user entry.
 pub(crate) fn last_user(entries: &[Entry]) -> Option<usize> {
     entries.iter().rposition(|e| matches!(e, Entry::User(_)))
 }
 
-/// Governs the new entries of `req` (see the module docs), keeping
-/// `entries` (the core's copy) and the request in step.
+/// Governs every entry of `req` (see the module docs), keeping `entries`
+/// (the core's copy) and the request in step: each entry the memo proves
+/// governed gets what was decided for it, every other one is governed
+/// now, in order.
 pub(crate) async fn govern<A: Api>(
     g: &Governed<'_>,
     state: &mut ConvState,
@@ -171,35 +129,49 @@ pub(crate) async fn govern<A: Api>(
 ) -> Result<(), Error> {
     let session = &g.conv.session;
     let digests: Vec<EntryDigest> = entries.iter().map(digest).collect();
-    let continues = req.view().continues.is_some();
+    let origin = req.view().continues.clone();
+    let addresses = memo::addresses(origin.as_deref(), &digests);
     let user = last_user(entries);
-    let plan = plan(state.seen, continues, &state.rewrites, &digests, user);
-    for (i, rewrite) in plan.reapply {
-        apply(&mut entries[i], &rewrite);
-        req.rewrite(i, rewrite)?;
-    }
-    let start = plan.start;
-    state.rewrites.retain(|i, _| !continues && *i < start);
-    for i in start..entries.len() {
+    for i in 0..entries.len() {
+        let at = addresses[i];
+        match state.memo.get(&at).cloned() {
+            Some(Decided::Released) => continue,
+            Some(Decided::Rewritten(rewrite)) => {
+                apply(&mut entries[i], &rewrite);
+                req.rewrite(i, rewrite)?;
+                continue;
+            }
+            Some(Decided::Denied { point, reason }) => {
+                return Err(Error::Denied { point, reason });
+            }
+            None => {}
+        }
         let rewrite = match entries[i].clone() {
             Entry::ToolResult {
                 call_id,
                 result,
                 is_error,
-            } => tool_result(g, state, &call_id, &result, is_error).await?,
+            } => {
+                let sent = ToolResult {
+                    value: result,
+                    is_error,
+                };
+                tool_result(g, state, &entries[..i], &call_id, &sent).await?
+            }
             Entry::User(text) => {
                 if session.is_turn_open() {
                     // A new user entry begins a new turn; the one before
                     // ended without an output.
                     session.end_turn();
                 }
-                input(g, state, &text, &digests[i]).await?
+                input(g, state, &text, (at, digests[i])).await?
             }
-            _ => None,
+            // Instructions and model turns are no point of their own: they
+            // are rendered at `pre_model_call`, and a model turn's calls
+            // are governed with the results that answer them.
+            _ => continue,
         };
-        if let Some(rewrite) = rewrite {
-            write::<A>(state, req, entries, (i, digests[i]), rewrite)?;
-        }
+        decide::<A>(state, req, entries, (i, at), rewrite)?;
     }
     if !session.is_turn_open() {
         // A retry (or a request with nothing new): the turn the last
@@ -212,35 +184,41 @@ pub(crate) async fn govern<A: Api>(
         let Entry::User(text) = entries[i].clone() else {
             return Err(Error::BadRequest("the last user message moved".into()));
         };
-        if let Some(rewrite) = input(g, state, &text, &digests[i]).await? {
-            write::<A>(state, req, entries, (i, digests[i]), rewrite)?;
+        if let Some(rewrite) = input(g, state, &text, (addresses[i], digests[i])).await? {
+            decide::<A>(state, req, entries, (i, addresses[i]), Some(rewrite))?;
         }
     }
     Ok(())
 }
 
-/// Writes a verdict's rewrite of entry `i` into the core's copy and the
-/// request, and keeps it for the requests that replay the entry.
-fn write<A: Api>(
+/// Remembers what the chain decided for entry `i` (at address `at`) and,
+/// for a rewrite, writes it into the core's copy and the request.
+fn decide<A: Api>(
     state: &mut ConvState,
     req: &mut A::Request,
     entries: &mut [Entry],
-    (i, sent): (usize, EntryDigest),
-    rewrite: Rewrite,
+    (i, at): (usize, EntryDigest),
+    rewrite: Option<Rewrite>,
 ) -> Result<(), Error> {
+    let Some(rewrite) = rewrite else {
+        state.memo.put(at, Decided::Released);
+        return Ok(());
+    };
     apply(&mut entries[i], &rewrite);
     req.rewrite(i, rewrite.clone())?;
-    state.rewrites.insert(i, (sent, rewrite));
+    state.memo.put(at, Decided::Rewritten(rewrite));
     Ok(())
 }
 
 /// One `input` over a user entry's text; a permitting verdict opens the
-/// turn, and a target that changed the text rewrites it.
+/// turn, and a target that changed the text rewrites it. A deny is
+/// remembered at the entry's address (`at`), unless the host failed
+/// (a `host_error:*` is no decision about the entry).
 async fn input(
     g: &Governed<'_>,
     state: &mut ConvState,
     text: &Text,
-    digest: &EntryDigest,
+    (at, digest): (EntryDigest, EntryDigest),
 ) -> Result<Option<Rewrite>, Error> {
     let mut extra = g.extra(&state.labels, InterceptionPoint::Input);
     if !text.other_parts.is_empty() {
@@ -256,6 +234,16 @@ async fn input(
         .input_with(Value::from(text.text.clone()), InputRole::User, extra)
         .await?;
     if !e.proceeds() {
+        let reason = e.reason().unwrap_or("denied");
+        if !reason.starts_with("host_error:") {
+            state.memo.put(
+                at,
+                Decided::Denied {
+                    point: InterceptionPoint::Input,
+                    reason: reason.to_owned(),
+                },
+            );
+        }
         return Err(denied(&e));
     }
     let content = match e.target().map(|t| t.get("content")) {
@@ -273,40 +261,81 @@ async fn input(
     Ok((content != text.text).then_some(Rewrite::Text(content)))
 }
 
-/// One `post_tool_call` over a tool result; what the model sees instead
-/// when the chain changed or withheld it.
+/// The blocked notice a tool result becomes.
+fn blocked(point: InterceptionPoint, reason: Option<&str>) -> Option<Rewrite> {
+    Some(Rewrite::ToolResult {
+        text: blocked_result(point, reason),
+        is_error: true,
+    })
+}
+
+/// The call a tool result answers, as the history before it proposed it
+/// (the latest model turn that did).
+fn call_in_history(history: &[Entry], call_id: &str) -> Option<ToolCall> {
+    history.iter().rev().find_map(|e| match e {
+        Entry::Assistant { tool_calls, .. } => tool_calls.iter().find(|c| c.id == call_id).cloned(),
+        _ => None,
+    })
+}
+
+/// One tool result: a `post_tool_call` of the call the session holds
+/// open under its id; a call this session never permitted (another
+/// replica proposed it, the gateway restarted, or the history is made
+/// up) is governed now, `pre_tool_call` over the call as `history`
+/// carries it, then `post_tool_call`. What the model sees instead when
+/// the chain changed or withheld it; the blocked notice when the call is
+/// nowhere to be found, outside a turn, denied, or permitted only with
+/// other arguments than the ones the tool ran with.
 async fn tool_result(
     g: &Governed<'_>,
     state: &mut ConvState,
+    history: &[Entry],
     call_id: &str,
-    result: &Value,
-    is_error: bool,
+    sent: &ToolResult,
 ) -> Result<Option<Rewrite>, Error> {
+    use InterceptionPoint::{PostToolCall, PreToolCall};
     let session = &g.conv.session;
-    let Some(call) = session.open_tool_call(call_id) else {
-        return Ok(Some(Rewrite::ToolResult {
-            text: blocked_result(
-                InterceptionPoint::PostToolCall,
-                Some("hookwire:unpaired_tool_result"),
-            ),
-            is_error: true,
-        }));
+    let call = match session.open_tool_call(call_id) {
+        Some(call) => call,
+        None => {
+            let Some(call) = call_in_history(history, call_id) else {
+                return Ok(blocked(PostToolCall, Some("hookwire:unpaired_tool_result")));
+            };
+            if !session.is_turn_open() {
+                // No input governed a turn for it (a history that opens
+                // with a tool result).
+                return Ok(blocked(PostToolCall, Some("hookwire:unpaired_tool_result")));
+            }
+            let extra = g.extra(&state.labels, PreToolCall);
+            let pre = session.pre_tool_call_with(&call, extra).await?;
+            if !pre.proceeds() {
+                return Ok(blocked(PreToolCall, pre.reason()));
+            }
+            if pre.target().is_some_and(|args| args != &call.args) {
+                // The tool ran with arguments the chain would not have
+                // let through: its result is not incorporated.
+                session
+                    .post_tool_call_unavailable(
+                        &call,
+                        "the tool ran with other arguments than permitted",
+                    )
+                    .await?;
+                return Ok(blocked(
+                    PreToolCall,
+                    Some("hookwire:tool_call_arguments_changed"),
+                ));
+            }
+            call
+        }
     };
-    let extra = g.extra(&state.labels, InterceptionPoint::PostToolCall);
-    let sent = ToolResult {
-        value: result.clone(),
-        is_error,
-    };
-    let e = session.post_tool_call_with(&call, &sent, extra).await?;
+    let extra = g.extra(&state.labels, PostToolCall);
+    let e = session.post_tool_call_with(&call, sent, extra).await?;
     if !e.proceeds() {
-        return Ok(Some(Rewrite::ToolResult {
-            text: blocked_result(InterceptionPoint::PostToolCall, e.reason()),
-            is_error: true,
-        }));
+        return Ok(blocked(PostToolCall, e.reason()));
     }
     let target = e.target().cloned().unwrap_or(Value::Null);
     state.labels.persist(&e, call_id, &target);
-    if &target == result {
+    if target == sent.value {
         return Ok(None);
     }
     let text = match target {
@@ -314,7 +343,10 @@ async fn tool_result(
         Value::Null => String::new(),
         other => other.to_string(),
     };
-    Ok(Some(Rewrite::ToolResult { text, is_error }))
+    Ok(Some(Rewrite::ToolResult {
+        text,
+        is_error: sent.is_error,
+    }))
 }
 
 #[cfg(test)]
@@ -326,10 +358,6 @@ mod tests {
             text: t.into(),
             other_parts: Vec::new(),
         })
-    }
-
-    fn digests(entries: &[Entry]) -> Vec<EntryDigest> {
-        entries.iter().map(digest).collect()
     }
 
     #[test]
@@ -357,60 +385,6 @@ mod tests {
         assert_ne!(
             digest(&result("ok".into(), false)),
             digest(&result("ok".into(), true))
-        );
-    }
-
-    #[test]
-    fn a_first_request_governs_from_its_last_user_entry() {
-        let entries = [user("sys"), user("a"), Entry::Other("x".into()), user("b")];
-        let p = plan(0, false, &HashMap::new(), &digests(&entries), Some(3));
-        assert_eq!(
-            p,
-            Plan {
-                start: 3,
-                reapply: Vec::new()
-            }
-        );
-        let p = plan(0, false, &HashMap::new(), &digests(&entries[..1]), None);
-        assert_eq!(p.start, 0);
-    }
-
-    #[test]
-    fn unchanged_rewritten_history_is_rewritten_again_and_a_changed_entry_governed_anew() {
-        let entries = [user("alice@x"), Entry::Other("a".into()), user("next")];
-        let d = digests(&entries);
-        let mut kept = HashMap::new();
-        kept.insert(0, (d[0], Rewrite::Text("[email]".into())));
-        let p = plan(2, false, &kept, &d, Some(2));
-        assert_eq!(
-            p,
-            Plan {
-                start: 2,
-                reapply: vec![(0, Rewrite::Text("[email]".into()))]
-            }
-        );
-        // The client changed entry 0 since it was governed.
-        let changed = [user("bob@x"), Entry::Other("a".into()), user("next")];
-        let p = plan(2, false, &kept, &digests(&changed), Some(2));
-        assert_eq!(
-            p,
-            Plan {
-                start: 0,
-                reapply: Vec::new()
-            }
-        );
-        // A transcript shorter than what was seen (a new branch) starts
-        // from its last user entry.
-        let p = plan(9, false, &kept, &d, Some(2));
-        assert_eq!(p.start, 2);
-        // A continued request: everything is new, nothing replayed.
-        let p = plan(2, true, &kept, &d, Some(2));
-        assert_eq!(
-            p,
-            Plan {
-                start: 0,
-                reapply: Vec::new()
-            }
         );
     }
 
