@@ -161,7 +161,7 @@ async fn a_task_augmented_call_runs_governed_and_tasks_never_reach_the_client() 
     let records = records_after_shutdown(&proxy.records).await;
     let seen = proxy.policy.seen();
     assert_records_match(&records, &seen);
-    let points: Vec<&str> = records.iter().map(|r| point_of(r)).collect();
+    let points: Vec<&str> = records.iter().map(point_of).collect();
     assert_eq!(
         points,
         [
