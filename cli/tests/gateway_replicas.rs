@@ -154,12 +154,16 @@ fn gateway(
         .env("HOOKWIRE_TEST_UPSTREAM_KEY", UPSTREAM_KEY)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("run hookwire gateway");
     let lines = lines_of(&mut child);
+    // The address is on stderr; stdout carries the records alone.
+    let said = crate::operable::stderr_lines(&mut child);
     let running = Running(child);
-    let banner = line_starting(&lines, "hookwire gateway: ");
+    let banner = line_starting(&said, "hookwire gateway: ");
+    // Keep reading stderr, so the process never writes into a closed pipe.
+    std::thread::spawn(move || said.into_iter().for_each(drop));
     let addr = banner
         .split_whitespace()
         .nth(2)
