@@ -47,6 +47,9 @@ pub(crate) const TABLE: ApiTable = ApiTable {
             refused("image", "not described: no point is shown what it carries"),
             inert("background"),
             inert("background_options"),
+            // Key-value tags about the calling client (the Codex CLI sends
+            // them), like `metadata`: never shown to the model.
+            inert("client_metadata"),
             inert("context_management"),
             inert("include"),
             inert("max_output_tokens"),
