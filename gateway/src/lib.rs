@@ -57,7 +57,8 @@ mod upstream;
 
 pub use crate::core::MAX_RESPONSE_IDS;
 pub use api::chat::{MAX_PARTS, MAX_TOOL_CALLS, MAX_TOOLS};
-pub use api::mediation::{ApiTable, Class, Member, Table, mediation_table};
+pub use api::mediation::{ApiTable, Class, Member, Table};
+pub use api::mediation_table;
 pub use applied::{Applied, AppliedLog};
 pub use bounds::MAX_MESSAGES;
 pub use callback::MAX_TOKENS;

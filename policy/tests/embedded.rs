@@ -183,14 +183,14 @@ async fn a_runaway_policy_in_process_fails_closed_without_holding_the_hosts_thre
 #[test]
 fn the_kinds_refuse_what_they_cannot_decide_with() {
     let refusal = |config: Value, kind: &str| {
+        let config_text = config.to_string();
         let d = Declaration::from_value(&document(json!({
             "id": "policy", "kind": kind, "config": config,
         })))
         .expect("declaration parses");
-        let err = Host::declared("agent", "hookwire")
-            .load(&d, &registry())
-            .err()
-            .expect("refused");
+        let Err(err) = Host::declared("agent", "hookwire").load(&d, &registry()) else {
+            panic!("the declaration loaded: {config_text}");
+        };
         err.to_string()
     };
     // A Rego directory bound as Cedar.

@@ -74,19 +74,6 @@ pub struct ApiTable {
     pub text_source_path: &'static str,
 }
 
-/// The mediation table of an API, by its name (`chat_completions`,
-/// `responses`, `messages`): what the gateway governs, passes as inert or
-/// refuses of its requests and answers.
-pub fn mediation_table(api: &str) -> Option<&'static ApiTable> {
-    [
-        &crate::api::chat::members::TABLE,
-        &crate::api::responses::members::TABLE,
-        &crate::api::messages::members::TABLE,
-    ]
-    .into_iter()
-    .find(|t| t.api == api)
-}
-
 /// The operator's extra inert paths for one side of one API, from
 /// entries `API SIDE PATH` (`messages request context_management`).
 fn inert_for(inert: &[String], api: &str, side: &str) -> Vec<String> {

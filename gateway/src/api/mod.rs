@@ -322,3 +322,17 @@ pub(crate) trait EventWriter: Send + 'static {
         out
     }
 }
+
+/// The mediation table of an API, by its name (`chat_completions`,
+/// `responses`, `messages`): what the gateway governs, passes as inert or
+/// refuses of its requests and answers. Each adapter keeps its own table
+/// (`members`); the rules that read them are in `mediation`.
+pub fn mediation_table(api: &str) -> Option<&'static mediation::ApiTable> {
+    [
+        &chat::members::TABLE,
+        &responses::members::TABLE,
+        &messages::members::TABLE,
+    ]
+    .into_iter()
+    .find(|t| t.api == api)
+}

@@ -25,9 +25,6 @@ use tokio::sync::Mutex as AsyncMutex;
 use super::memo::Memo;
 use crate::error::Error;
 
-/// SHA-256 of an entry as the client sent it.
-pub(crate) type EntryDigest = [u8; 32];
-
 /// How many answer ids the gateway remembers for requests that continue
 /// from one.
 pub const MAX_RESPONSE_IDS: usize = 65_536;

@@ -21,8 +21,10 @@ use std::collections::{HashMap, VecDeque};
 use hookwire::InterceptionPoint;
 use sha2::{Digest, Sha256};
 
-use super::conversation::EntryDigest;
 use crate::api::Rewrite;
+
+/// SHA-256 of an entry as the client sent it.
+pub(crate) type EntryDigest = [u8; 32];
 
 /// How many decisions one conversation remembers.
 pub const MAX_MEMO: usize = 4096;

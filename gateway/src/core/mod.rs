@@ -216,7 +216,7 @@ impl Inner {
             return self.callback::<A>(headers, token, bytes).await;
         }
         let req = A::decode_request(&bytes)?;
-        if let Some(table) = crate::api::mediation::mediation_table(A::NAME) {
+        if let Some(table) = crate::api::mediation_table(A::NAME) {
             crate::api::mediation::check_request(table, &bytes, &self.config.inert_members)?;
         }
         let tools = tool_decls::of(&bytes);
@@ -460,7 +460,7 @@ impl Inner {
             return Ok(Outcome::Done(event_stream(body)));
         }
         let mut answer = response.settle(&settled);
-        if let Some(table) = crate::api::mediation::mediation_table(A::NAME) {
+        if let Some(table) = crate::api::mediation_table(A::NAME) {
             let stripped =
                 crate::api::mediation::strip_answer(table, &mut answer, &self.config.inert_members);
             g.applied.removed.extend(stripped);

@@ -31,7 +31,8 @@ use hookwire_client::{InputRole, ToolCall, ToolResult};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::conversation::{ConvState, EntryDigest};
+use super::conversation::ConvState;
+use super::memo::EntryDigest;
 use super::memo::{self, Decided};
 use super::settle::blocked_result;
 use super::{Governed, denied, hookwire_member};
