@@ -28,7 +28,7 @@ use crate::model_upstream::{Reply, messages};
 
 const TOKEN: &str = "agent-hooks-e2e-token";
 /// The tool use the mock proposes.
-const TOOL_USE_ID: &str = "toolu_01HookwireE2E";
+pub(crate) const TOOL_USE_ID: &str = "toolu_01HookwireE2E";
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -65,10 +65,11 @@ pub(crate) fn hookwire() -> PathBuf {
     bin
 }
 
-/// The conversation the mock answers: the CLI's main request (it offers
+/// The conversation the mock answers (here and through the gateway,
+/// `gateway_clients`): the CLI's main request (it offers
 /// `Bash`) gets the destructive tool use, the turn carrying its result a
 /// closing text; any side request (titles, summaries) a short text.
-fn script(command: String) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
+pub(crate) fn script(command: String) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
     move |body: &Value| {
         let messages = body["messages"].as_array().cloned().unwrap_or_default();
         let last = messages.last().cloned().unwrap_or(Value::Null);

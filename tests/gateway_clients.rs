@@ -76,34 +76,15 @@ async fn gateway_clients_claude_code_runs_through_the_gateway_and_its_rm_rf_neve
     ) else {
         return;
     };
-    const TOOL_USE_ID: &str = "toolu_01GatewayClients";
+    use crate::agent_hooks::TOOL_USE_ID;
     let work = tempfile::tempdir().unwrap();
     let precious = work.path().join("precious");
     std::fs::create_dir(&precious).unwrap();
     std::fs::write(precious.join("keep.txt"), "keep me").unwrap();
     let command = format!("rm -rf {}", precious.display());
-    // The main request (it offers Bash) gets the destructive call; a turn
-    // carrying a tool result (there should be none) or a side request a
-    // short text.
-    let up = messages::serve(move |body: &Value| {
-        let messages = body["messages"].as_array().cloned().unwrap_or_default();
-        let last = messages.last().cloned().unwrap_or(Value::Null);
-        if !messages::tool_results(&last).is_empty() {
-            return Reply::Answer("The command ran.".into());
-        }
-        let offers_bash = body["tools"]
-            .as_array()
-            .is_some_and(|tools| tools.iter().any(|t| t["name"] == "Bash"));
-        if offers_bash {
-            return Reply::Calls(vec![(
-                TOOL_USE_ID,
-                "Bash",
-                json!({"command": command.clone(), "description": "Delete the directory"}),
-            )]);
-        }
-        Reply::Answer("ok".into())
-    })
-    .await;
+    // The main request (it offers Bash) gets the destructive call, as in
+    // the hook test; a side request a short text.
+    let up = messages::serve(crate::agent_hooks::script(command)).await;
     let policy = spawn_local(hookwire_demo::Policy).await.unwrap();
     let (h, records) = host(vec![
         InterceptorBinding::remote("policy", policy.endpoint()).at([PreToolCall]),

@@ -177,10 +177,12 @@ pub(crate) fn chat(addr: &str, body: &Value) -> (u16, Value) {
     (status, serde_json::from_str(body).unwrap_or(Value::Null))
 }
 
-#[test]
-fn the_gateway_command_governs_a_chat_with_a_pooled_key_and_prints_its_records() {
-    let bin = env!("CARGO_BIN_EXE_hookwire");
-    let mut demo = Command::new(bin)
+/// The demo's redactor (at `input`) and policy (at `pre_tool_call`)
+/// served by `hookwire serve-demo` on free loopback ports, and a
+/// declaration binding them (the passthrough at the other points) written
+/// into `dir` with document id `id`: the running services and the file.
+pub(crate) fn demo_chain(dir: &std::path::Path, id: &str) -> (Running, std::path::PathBuf) {
+    let mut demo = Command::new(env!("CARGO_BIN_EXE_hookwire"))
         .args(["serve-demo", "--policy", "127.0.0.1:0"])
         .args(["--redactor", "127.0.0.1:0"])
         .stdin(Stdio::null())
@@ -188,13 +190,11 @@ fn the_gateway_command_governs_a_chat_with_a_pooled_key_and_prints_its_records()
         .spawn()
         .expect("run hookwire serve-demo");
     let demo_lines = lines_of(&mut demo);
-    let _demo = Running(demo);
+    let demo = Running(demo);
     let endpoint = |line: String| line.split_whitespace().last().unwrap().to_owned();
     let policy = endpoint(line_starting(&demo_lines, "policy "));
     let redactor = endpoint(line_starting(&demo_lines, "redactor "));
-
-    let dir = tempfile::tempdir().unwrap();
-    let declaration = dir.path().join("gateway.json");
+    let declaration = dir.join("gateway.json");
     let grpc = |id: &str, endpoint: &str, point: &str| {
         json!({"id": id, "kind": "hookwire.grpc", "config": {"endpoint": endpoint},
                "at": [point], "timeout_ms": 2000})
@@ -202,7 +202,7 @@ fn the_gateway_command_governs_a_chat_with_a_pooled_key_and_prints_its_records()
     let document = json!({
         "declaration": "agent-hooks-declaration/1.0",
         "spec": "agent-hooks/0.1",
-        "id": "cli-gateway",
+        "id": id,
         "host": {"name": "hookwire", "version": "0.1.0"},
         "configuration": {"mode": "enforce",
                           "composition": {"profile": "sequential/first_deny", "on_approval": "stop"},
@@ -212,6 +212,14 @@ fn the_gateway_command_governs_a_chat_with_a_pooled_key_and_prints_its_records()
                      {"id": "passthrough", "kind": "hookwire.allow"}],
     });
     std::fs::write(&declaration, document.to_string()).unwrap();
+    (demo, declaration)
+}
+
+#[test]
+fn the_gateway_command_governs_a_chat_with_a_pooled_key_and_prints_its_records() {
+    let bin = env!("CARGO_BIN_EXE_hookwire");
+    let dir = tempfile::tempdir().unwrap();
+    let (_demo, declaration) = demo_chain(dir.path(), "cli-gateway");
 
     let (upstream, seen) = upstream();
     let mut gateway = Command::new(bin)

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::gateway::{Running, UPSTREAM_KEY, line_starting, lines_of};
+use super::gateway::{Running, UPSTREAM_KEY, demo_chain, line_starting, lines_of};
 
 /// The address the demo's redactor replaces with `[email]`.
 const EMAIL: &str = "bob@example.com";
@@ -176,39 +176,8 @@ fn gateway(
 
 #[test]
 fn one_conversation_alternates_between_two_gateways_behind_nginx_through_tool_loops() {
-    let bin = env!("CARGO_BIN_EXE_hookwire");
-    let mut demo = Command::new(bin)
-        .args(["serve-demo", "--policy", "127.0.0.1:0"])
-        .args(["--redactor", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run hookwire serve-demo");
-    let demo_lines = lines_of(&mut demo);
-    let _demo = Running(demo);
-    let endpoint = |line: String| line.split_whitespace().last().unwrap().to_owned();
-    let policy = endpoint(line_starting(&demo_lines, "policy "));
-    let redactor = endpoint(line_starting(&demo_lines, "redactor "));
-
     let dir = tempfile::tempdir().unwrap();
-    let declaration = dir.path().join("gateway.json");
-    let grpc = |id: &str, endpoint: &str, point: &str| {
-        json!({"id": id, "kind": "hookwire.grpc", "config": {"endpoint": endpoint},
-               "at": [point], "timeout_ms": 2000})
-    };
-    let document = json!({
-        "declaration": "agent-hooks-declaration/1.0",
-        "spec": "agent-hooks/0.1",
-        "id": "replicas",
-        "host": {"name": "hookwire", "version": "0.1.0"},
-        "configuration": {"mode": "enforce",
-                          "composition": {"profile": "sequential/first_deny", "on_approval": "stop"},
-                          "identity_provider": "jcs-sha256"},
-        "bindings": [grpc("redactor", &redactor, "input"),
-                     grpc("policy", &policy, "pre_tool_call"),
-                     {"id": "passthrough", "kind": "hookwire.allow"}],
-    });
-    std::fs::write(&declaration, document.to_string()).unwrap();
+    let (_demo, declaration) = demo_chain(dir.path(), "replicas");
 
     let (upstream, seen) = upstream();
     let (gw_a, records_a, addr_a) = gateway(&declaration, &upstream);
