@@ -144,6 +144,37 @@ def expect_error(base_url, headers=None, stream=False):
         return error_of(e)
 
 
+def retried(base_url, timeout):
+    """One tool-proposing request with the SDK's default retries and a
+    short timeout: the gateway holds it (an approval), the SDK times out
+    and retries; what the SDK finally gets, and how many attempts it made."""
+    import logging
+
+    attempts = []
+
+    class Count(logging.Handler):
+        def emit(self, record):
+            if "Retrying request" in record.getMessage():
+                attempts.append(record.getMessage())
+
+    log = logging.getLogger("openai")
+    log.setLevel(logging.INFO)
+    log.addHandler(Count())
+    c = OpenAI(base_url=base_url, max_retries=2, timeout=float(timeout))
+    try:
+        r = c.chat.completions.create(
+            model="test-model",
+            messages=[{"role": "user", "content": "List the files"}],
+            tools=TOOLS,
+        )
+        calls = [t.function.arguments for t in r.choices[0].message.tool_calls or []]
+        out = {"calls": calls, "finish_reason": r.choices[0].finish_reason}
+    except openai.APIError as e:
+        out = error_of(e)
+    out["retries"] = len(attempts)
+    return out
+
+
 def callback(base_url, token):
     """An interceptor's own model call, with the token the gateway issued."""
     return expect_error(base_url, {"x-hookwire-callback": token})
@@ -167,6 +198,7 @@ def main():
         "plain": lambda: expect_error(base_url),
         "plain-stream": lambda: expect_error(base_url, stream=True),
         "callback": lambda: callback(base_url, arg),
+        "retried": lambda: retried(base_url, arg),
         "models": lambda: models(base_url),
     }[case]()
     out["sdk_version"] = openai.__version__

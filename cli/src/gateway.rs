@@ -56,6 +56,11 @@ pub(crate) struct GatewayArgs {
     /// A conversation idle this long is shut down (`agent_shutdown`).
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     idle_timeout_s: u64,
+    /// How long an answer whose client went away (timed out while the
+    /// request was held, e.g. for an approval) waits for the client's
+    /// retry; a retry arriving earlier joins the running request.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    retry_window_s: u64,
     /// The deepest nesting allowed (1: interceptors may call back once).
     #[arg(long, default_value_t = 1, value_name = "N")]
     max_depth: u32,
@@ -123,6 +128,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     }
     let mut config = GatewayConfig::new(args.upstream.clone());
     config.idle_timeout = Duration::from_secs(args.idle_timeout_s.max(1));
+    config.retry_window = Duration::from_secs(args.retry_window_s);
     config.max_depth = args.max_depth;
     config.max_body_bytes = args.max_body_bytes;
     config.incremental_output = args.incremental_output;

@@ -68,6 +68,12 @@ pub struct GatewayConfig {
     /// request and removed from an answer). At most
     /// [`MAX_INERT_MEMBERS`].
     pub inert_members: Vec<String>,
+    /// How long an answer no client was waiting for (the client timed
+    /// out while the request was held, e.g. for an approval) is kept for
+    /// the client's retry to collect (default 120 s). A retry arriving
+    /// while the request still runs joins it; see docs/gateway.md,
+    /// "Retries".
+    pub retry_window: Duration,
 }
 
 /// How many members an operator may declare inert.
@@ -92,6 +98,7 @@ impl GatewayConfig {
             incremental_output: false,
             metrics: None,
             inert_members: Vec::new(),
+            retry_window: Duration::from_secs(120),
         }
     }
 

@@ -60,12 +60,15 @@ pub enum Error {
     BadRequest(String),
     /// A combined verdict denied the request at `point`: nothing (more)
     /// went upstream.
-    #[error("denied at {point}: {reason}")]
+    #[error("denied at {point}: {reason}{}", .message.as_deref().map(|m| format!(" \u{2014} {m}")).unwrap_or_default())]
     Denied {
         /// Where.
         point: InterceptionPoint,
         /// The combined verdict's machine reason.
         reason: String,
+        /// The verdict's message, bounded, so that the agent and its
+        /// model can correct themselves (`None`: the verdict gave none).
+        message: Option<String>,
     },
     /// An emission could not be made (the host refused it): failed
     /// closed, nothing forwarded.
@@ -107,6 +110,10 @@ pub enum Error {
         "this credential holds the most open sessions one credential may ({0}); end one or retry later"
     )]
     Quota(usize),
+    /// A retry of the request joined its run and receives its streamed
+    /// answer (module `core::flight`); this connection does not.
+    #[error("superseded: {0}")]
+    Superseded(&'static str),
     /// The upstream could not be reached or broke off.
     #[error("upstream unavailable: {0}")]
     Upstream(String),
@@ -126,6 +133,7 @@ impl Error {
             Self::CallbackRefused(_) => StatusCode::UNAUTHORIZED,
             Self::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Quota(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::Superseded(_) => StatusCode::CONFLICT,
             Self::Upstream(_) | Self::UpstreamResponse(_) => StatusCode::BAD_GATEWAY,
             Self::InvalidUpstream { .. }
             | Self::Credential { .. }
@@ -148,6 +156,7 @@ impl Error {
             Self::CallbackRefused(_) => ("authentication_error", "invalid_callback_token".into()),
             Self::Overloaded(_) => ("server_error", "hookwire_overloaded".into()),
             Self::Quota(_) => ("rate_limit_error", "hookwire_session_quota".into()),
+            Self::Superseded(_) => ("invalid_request_error", "hookwire_superseded".into()),
             Self::Upstream(_) | Self::UpstreamResponse(_) => {
                 ("server_error", "upstream_unavailable".into())
             }

@@ -71,6 +71,7 @@ impl Gateway {
                     config.idle_timeout,
                 ),
                 applied: AppliedLog::new(config.applied_capacity),
+                flights: core::Flights::new(config.retry_window),
                 host,
                 config,
                 upstream,

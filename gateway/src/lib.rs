@@ -55,7 +55,7 @@ mod metrics;
 mod sse;
 mod upstream;
 
-pub use crate::core::MAX_RESPONSE_IDS;
+pub use crate::core::{MAX_FLIGHTS, MAX_RESPONSE_IDS};
 pub use api::chat::{MAX_PARTS, MAX_TOOL_CALLS, MAX_TOOLS};
 pub use api::mediation::{ApiTable, Class, Member, Table};
 pub use api::mediation_table;

@@ -37,6 +37,7 @@ struct Families {
     duration: Family<[Label; 2], Histogram, fn() -> Histogram>,
     in_flight: Gauge,
     upstream: Family<[Label; 2], Counter>,
+    retries_joined: Family<[Label; 1], Counter>,
 }
 
 /// Gateway requests, in the shared request-latency buckets (a streamed
@@ -54,6 +55,7 @@ impl GatewayMetrics {
             duration: Family::new_with_constructor(request_histogram),
             in_flight: Gauge::default(),
             upstream: Family::default(),
+            retries_joined: Family::default(),
         };
         registry.register(
             "hookwire_gateway_requests",
@@ -75,9 +77,22 @@ impl GatewayMetrics {
             "Requests forwarded upstream, by wire API and the upstream's status class (2xx, 3xx, 4xx, 5xx; error: no status, the upstream unreachable, timed out or unusable)",
             f.upstream.clone(),
         );
+        registry.register(
+            "hookwire_gateway_retries_joined",
+            "Retried requests that joined the run they repeat instead of running again (the client timed out while the request was held, e.g. for an approval), by wire API",
+            f.retries_joined.clone(),
+        );
         Self {
             families: Arc::new(f),
         }
+    }
+
+    /// Counts a retried request of `api` that joined its run.
+    pub(crate) fn retry_joined(&self, api: &'static str) {
+        self.families
+            .retries_joined
+            .get_or_create(&[("api", Cow::Borrowed(api))])
+            .inc();
     }
 
     /// Counts a request in flight until the returned guard drops.

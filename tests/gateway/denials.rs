@@ -121,6 +121,7 @@ async fn a_tool_result_denied_at_post_tool_call_is_replaced_before_the_upstream(
                 .is_some_and(|r| r.to_string().contains("AWS_SECRET"));
         Ok::<_, BoxError>(if leaks {
             Verdict::deny("policy:secret_in_tool_result")
+                .with_message("the result held a credential; ask for one without it")
         } else {
             Verdict::allow()
         })
@@ -144,7 +145,8 @@ async fn a_tool_result_denied_at_post_tool_call_is_replaced_before_the_upstream(
     assert_eq!(
         content,
         json!({"error": "blocked", "interception_point": "post_tool_call",
-               "reason": "policy:secret_in_tool_result"})
+               "reason": "policy:secret_in_tool_result",
+               "message": "the result held a credential; ask for one without it"})
     );
     gw.shutdown().await.unwrap();
     // The host's channels close with the gateway, so that each service
@@ -190,7 +192,7 @@ async fn a_failing_interceptor_or_a_denied_input_leaves_the_upstream_untouched()
         let hello = ctx.point() == Input
             && ctx.get("input").and_then(|i| i.get("content")) == Some(&json!("hello"));
         Ok::<_, BoxError>(if hello {
-            Verdict::deny("policy:no_hello")
+            Verdict::deny("policy:no_hello").with_message("greet in another way")
         } else {
             Verdict::allow()
         })
@@ -200,6 +202,10 @@ async fn a_failing_interceptor_or_a_denied_input_leaves_the_upstream_untouched()
     let out = sdk("plain", &gw.base_url(), None).await;
     assert_eq!(out["status"], 403, "{out}");
     assert_eq!(out["body"]["code"], "policy:no_hello");
+    // The agent is told why, in the API's own error message.
+    let said = out["body"]["message"].as_str().unwrap_or_default();
+    assert!(said.contains("policy:no_hello"), "{out}");
+    assert!(said.contains("greet in another way"), "{out}");
     assert!(up.chats().is_empty(), "nothing forwarded");
     gw.shutdown().await.unwrap();
     // The host's channels close with the gateway, so that each service

@@ -196,7 +196,13 @@ async fn a_callback_token_is_honoured_while_its_request_runs_and_a_forged_or_rep
             Ok::<_, BoxError>(Verdict::allow())
         }
     });
-    let (h, records) = host(vec![InterceptorBinding::local("judge", judge)]);
+    // Only the judge is granted the token; the bystander sees every
+    // context of the same request without it.
+    let bystander: super::Seen = Default::default();
+    let (h, records) = host(vec![
+        InterceptorBinding::local("judge", judge).receives_callback(),
+        super::spying(&bystander, |_| Verdict::allow()),
+    ]);
     let (g, gw) = gateway(h, &up, CredentialPool::new(), |_| {}).await;
     let base = gw.base_url();
     let main = tokio::spawn({
@@ -259,6 +265,16 @@ async fn a_callback_token_is_honoured_while_its_request_runs_and_a_forged_or_rep
     assert_eq!(callbacks[0].session, "judged");
     assert_eq!(callbacks[0].outcome, "relayed:200");
     assert_eq!(callbacks[1].outcome, "failed:401");
+    // The bystander saw the request's contexts, never the token.
+    let seen = bystander.lock().unwrap().clone();
+    assert!(seen.iter().any(|(p, ..)| *p == PreModelCall));
+    for (point, _, _, extensions) in &seen {
+        assert!(
+            extensions.pointer("/hookwire/callback").is_none(),
+            "{point}: {extensions}"
+        );
+        assert!(!extensions.to_string().contains(&token), "{point}");
+    }
     gw.shutdown().await.unwrap();
     // The host's channels close with the gateway, so that each service
     // can drain.

@@ -15,6 +15,7 @@ mod conversation;
 mod denials;
 mod extension;
 mod history;
+mod retries;
 mod routes;
 mod streaming;
 

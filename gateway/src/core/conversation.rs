@@ -195,6 +195,7 @@ impl Sessions {
                 return Err(Error::Denied {
                     point: hookwire::InterceptionPoint::AgentStartup,
                     reason: "hookwire:session_owned_by_another_client".into(),
+                    message: None,
                 });
             }
             c.touch();
@@ -293,6 +294,7 @@ impl Sessions {
             Some(a) if &a.owner != owner => Err(Error::Denied {
                 point: hookwire::InterceptionPoint::AgentStartup,
                 reason: "hookwire:response_owned_by_another_client".into(),
+                message: None,
             }),
             Some(a) => Ok(Some(a.session.clone())),
             None => Ok(None),

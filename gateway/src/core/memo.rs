@@ -42,6 +42,8 @@ pub(crate) enum Decided {
         point: InterceptionPoint,
         /// The combined verdict's machine reason.
         reason: String,
+        /// Its message, bounded (`settle::notice_message`).
+        message: Option<String>,
     },
 }
 

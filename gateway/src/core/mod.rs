@@ -2,7 +2,9 @@
 //! end. An adapter only translates; everything below is the same for
 //! every API.
 //!
-//! 1. The body is read up to its bound and decoded by the adapter
+//! 0. The body is read up to its bound, and the request runs as a
+//!    flight, in its own task, that a retry of it joins (module `flight`).
+//! 1. The body is decoded by the adapter
 //!    (`Api::decode_request`, which checks it). A request with a callback
 //!    token skips 2–6 and is relayed as it is (module `callback`).
 //! 2. The conversation is found or opened (module `session_key`,
@@ -29,6 +31,7 @@
 //! leaves an [`Applied`] entry.
 
 mod conversation;
+mod flight;
 mod memo;
 mod relay;
 mod render;
@@ -57,6 +60,8 @@ use tokio::sync::OwnedMutexGuard;
 pub use conversation::MAX_RESPONSE_IDS;
 pub(crate) use conversation::Sessions;
 use conversation::{ConvState, Conversation};
+pub(crate) use flight::Flights;
+pub use flight::MAX_FLIGHTS;
 use stream::Mediation;
 pub(crate) use upstream_request::{depth_of, forwarded_headers};
 
@@ -87,6 +92,8 @@ pub(crate) struct Inner {
     pub(crate) applied: AppliedLog,
     /// The URL interceptors call back on.
     pub(crate) callback_base: std::sync::OnceLock<String>,
+    /// The running requests a retry joins (module `flight`).
+    pub(crate) flights: Flights,
     /// The next `request_id`.
     pub(crate) next_request: AtomicU64,
 }
@@ -162,6 +169,14 @@ impl Drop for Revoke<'_> {
     }
 }
 
+/// What a run answers: in memory, or streamed as it is released.
+enum Ran {
+    /// The whole response.
+    Whole(Response),
+    /// A response streamed by the mediation task.
+    Live(Response),
+}
+
 /// How a governed request continues once the upstream answered.
 enum Outcome {
     /// The response is ready.
@@ -170,13 +185,56 @@ enum Outcome {
     Mediate(Mediation),
 }
 
-/// The route handler of API `A`.
+/// The route handler of API `A`: the body is read, and the request runs
+/// as a flight a retry of it joins (module `flight`); a callback request
+/// (an interceptor's own) runs as it is.
 pub(crate) async fn serve<A: Api>(
     State(inner): State<Arc<Inner>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    match inner.request::<A>(&headers, body).await {
+    let bytes = match read_body(body, inner.config.max_body_bytes).await {
+        Ok(b) => b,
+        Err(e) => return error_response::<A>(&e),
+    };
+    if headers.contains_key(CALLBACK_HEADER) {
+        return match inner.request::<A>(&headers, bytes).await {
+            Ok(Ran::Whole(r) | Ran::Live(r)) => r,
+            Err(e) => error_response::<A>(&e),
+        };
+    }
+    let owner = session_key::owner_of(A::client_credential(&headers));
+    let key = flight::FlightKey::of(A::NAME, &owner, &bytes);
+    let presented = flight::Presented::of(&headers);
+    let waiter = match inner.flights.enter(key, presented) {
+        Ok(flight::Entered::Joined(w)) => {
+            if let Some(m) = &inner.config.metrics {
+                m.retry_joined(A::NAME);
+            }
+            w
+        }
+        Ok(flight::Entered::Run(f, w)) => {
+            let run = inner.clone();
+            let job = async move {
+                let settled = match run.request::<A>(&headers, bytes).await {
+                    Ok(Ran::Whole(r)) => flight::Settled::whole(r).await,
+                    Ok(Ran::Live(r)) => flight::Settled::live(r),
+                    Err(e) => flight::Settled::whole(error_response::<A>(&e)).await,
+                };
+                run.flights.finish(&f, settled);
+            };
+            // Its own task: a client that goes away leaves the run (and
+            // an approval it waits on) in place for the retry. The run
+            // reports to the access line of the request that started it.
+            match crate::applied::CURRENT_REQUEST.try_with(Arc::clone) {
+                Ok(facts) => tokio::spawn(crate::applied::CURRENT_REQUEST.scope(facts, job)),
+                Err(_) => tokio::spawn(job),
+            };
+            w
+        }
+        Err(e) => return error_response::<A>(&e),
+    };
+    match waiter.answer(&inner.flights).await {
         Ok(r) => r,
         Err(e) => error_response::<A>(&e),
     }
@@ -197,6 +255,7 @@ pub(crate) fn denied(e: &Emission) -> Error {
     Error::Denied {
         point: e.record().interception_point,
         reason: e.reason().unwrap_or("denied").to_owned(),
+        message: settle::notice_message(e.verdict().message.as_deref()),
     }
 }
 
@@ -208,12 +267,14 @@ impl Inner {
     async fn request<A: Api>(
         self: &Arc<Self>,
         headers: &HeaderMap,
-        body: Body,
-    ) -> Result<Response, Error> {
-        let bytes = read_body(body, self.config.max_body_bytes).await?;
+        bytes: Bytes,
+    ) -> Result<Ran, Error> {
         let depth = depth_of(headers, self.config.max_depth)?;
         if let Some(token) = headers.get(CALLBACK_HEADER) {
-            return self.callback::<A>(headers, token, bytes).await;
+            return self
+                .callback::<A>(headers, token, bytes)
+                .await
+                .map(Ran::Live);
         }
         let req = A::decode_request(&bytes)?;
         if let Some(table) = crate::api::mediation_table(A::NAME) {
@@ -272,13 +333,19 @@ impl Inner {
             .govern::<A>(&mut g, &mut state, headers, req, tools)
             .await
         {
-            Ok(Outcome::Done(r)) => Ok(r),
+            Ok(Outcome::Done(r)) => Ok(Ran::Whole(r)),
             Ok(Outcome::Mediate(job)) => {
                 // Streamed as released: the session, its state and the
                 // callback token go with the stream.
                 let carried = (g.key, g.request_id, g.extensions, g.applied);
                 let minted = revoke.minted.take();
-                return Ok(self.spawn_mediation::<A>(conv.clone(), state, job, carried, minted));
+                return Ok(Ran::Live(self.spawn_mediation::<A>(
+                    conv.clone(),
+                    state,
+                    job,
+                    carried,
+                    minted,
+                )));
             }
             Err(e) => Err(e),
         };
@@ -317,6 +384,7 @@ impl Inner {
             return Err(Error::Denied {
                 point: InterceptionPoint::AgentStartup,
                 reason: "hookwire:previous_response_unknown".into(),
+                message: None,
             });
         }
         Ok(known)
@@ -336,6 +404,7 @@ impl Inner {
             Some(reason) => Err(Error::Denied {
                 point: InterceptionPoint::AgentStartup,
                 reason,
+                message: None,
             }),
             None => Ok(()),
         }

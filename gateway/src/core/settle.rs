@@ -16,11 +16,20 @@ use crate::api::{Finish, Settled};
 use crate::error::Error;
 
 /// The tool-result content the model sees for a result a verdict withheld
-/// (or that answers no permitted call): the point and the machine reason,
-/// never the verdict's message.
-pub(crate) fn blocked_result(point: InterceptionPoint, reason: Option<&str>) -> String {
-    json!({"error": "blocked", "interception_point": point.to_string(), "reason": reason})
-        .to_string()
+/// (or that answers no permitted call): the point, the machine reason and
+/// the verdict's bounded message ([`notice_message`]; absent when it gave
+/// none), so that the model can correct itself.
+pub(crate) fn blocked_result(
+    point: InterceptionPoint,
+    reason: Option<&str>,
+    message: Option<&str>,
+) -> String {
+    let mut v =
+        json!({"error": "blocked", "interception_point": point.to_string(), "reason": reason});
+    if let Some(m) = notice_message(message) {
+        v["message"] = Value::String(m);
+    }
+    v.to_string()
 }
 
 /// How many bytes of a verdict's `message` a notice carries.
@@ -205,7 +214,11 @@ pub(crate) async fn settle(
             ));
             state.removed_calls.push((
                 call.id.clone(),
-                blocked_result(InterceptionPoint::PreToolCall, e.reason()),
+                blocked_result(
+                    InterceptionPoint::PreToolCall,
+                    e.reason(),
+                    e.verdict().message.as_deref(),
+                ),
             ));
         }
     }
@@ -318,7 +331,8 @@ mod tests {
     #[test]
     fn a_blocked_result_names_the_point_and_reason_only() {
         let b: Value =
-            serde_json::from_str(&blocked_result(InterceptionPoint::PostToolCall, None)).unwrap();
+            serde_json::from_str(&blocked_result(InterceptionPoint::PostToolCall, None, None))
+                .unwrap();
         assert_eq!(
             b,
             json!({"error": "blocked", "interception_point": "post_tool_call", "reason": null})

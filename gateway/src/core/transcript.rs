@@ -34,7 +34,7 @@ use sha2::{Digest, Sha256};
 use super::conversation::ConvState;
 use super::memo::EntryDigest;
 use super::memo::{self, Decided};
-use super::settle::blocked_result;
+use super::settle::{blocked_result, notice_message};
 use super::{Governed, denied, hookwire_member};
 use crate::api::{Api, ApiRequest, Entry, Rewrite, Text};
 use crate::error::Error;
@@ -142,8 +142,16 @@ pub(crate) async fn govern<A: Api>(
                 req.rewrite(i, rewrite)?;
                 continue;
             }
-            Some(Decided::Denied { point, reason }) => {
-                return Err(Error::Denied { point, reason });
+            Some(Decided::Denied {
+                point,
+                reason,
+                message,
+            }) => {
+                return Err(Error::Denied {
+                    point,
+                    reason,
+                    message,
+                });
             }
             None => {}
         }
@@ -242,6 +250,7 @@ async fn input(
                 Decided::Denied {
                     point: InterceptionPoint::Input,
                     reason: reason.to_owned(),
+                    message: notice_message(e.verdict().message.as_deref()),
                 },
             );
         }
@@ -263,9 +272,13 @@ async fn input(
 }
 
 /// The blocked notice a tool result becomes.
-fn blocked(point: InterceptionPoint, reason: Option<&str>) -> Option<Rewrite> {
+fn blocked(
+    point: InterceptionPoint,
+    reason: Option<&str>,
+    message: Option<&str>,
+) -> Option<Rewrite> {
     Some(Rewrite::ToolResult {
-        text: blocked_result(point, reason),
+        text: blocked_result(point, reason, message),
         is_error: true,
     })
 }
@@ -300,17 +313,29 @@ async fn tool_result(
         Some(call) => call,
         None => {
             let Some(call) = call_in_history(history, call_id) else {
-                return Ok(blocked(PostToolCall, Some("hookwire:unpaired_tool_result")));
+                return Ok(blocked(
+                    PostToolCall,
+                    Some("hookwire:unpaired_tool_result"),
+                    None,
+                ));
             };
             if !session.is_turn_open() {
                 // No input governed a turn for it (a history that opens
                 // with a tool result).
-                return Ok(blocked(PostToolCall, Some("hookwire:unpaired_tool_result")));
+                return Ok(blocked(
+                    PostToolCall,
+                    Some("hookwire:unpaired_tool_result"),
+                    None,
+                ));
             }
             let extra = g.extra(&state.labels, PreToolCall);
             let pre = session.pre_tool_call_with(&call, extra).await?;
             if !pre.proceeds() {
-                return Ok(blocked(PreToolCall, pre.reason()));
+                return Ok(blocked(
+                    PreToolCall,
+                    pre.reason(),
+                    pre.verdict().message.as_deref(),
+                ));
             }
             if pre.target().is_some_and(|args| args != &call.args) {
                 // The tool ran with arguments the chain would not have
@@ -324,6 +349,7 @@ async fn tool_result(
                 return Ok(blocked(
                     PreToolCall,
                     Some("hookwire:tool_call_arguments_changed"),
+                    None,
                 ));
             }
             call
@@ -332,7 +358,11 @@ async fn tool_result(
     let extra = g.extra(&state.labels, PostToolCall);
     let e = session.post_tool_call_with(&call, sent, extra).await?;
     if !e.proceeds() {
-        return Ok(blocked(PostToolCall, e.reason()));
+        return Ok(blocked(
+            PostToolCall,
+            e.reason(),
+            e.verdict().message.as_deref(),
+        ));
     }
     let target = e.target().cloned().unwrap_or(Value::Null);
     state.labels.persist(&e, call_id, &target);

@@ -197,6 +197,7 @@ fn errors_have_the_openai_shape_and_status() {
     let (status, body) = Responses::error_body(&Error::Denied {
         point: InterceptionPoint::Input,
         reason: "pii".into(),
+        message: None,
     });
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert_eq!(body["error"]["type"], "hookwire_denied");

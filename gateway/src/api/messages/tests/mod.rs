@@ -47,6 +47,7 @@ fn a_deny_is_a_permission_error_naming_the_point_and_reason() {
     let error = Error::Denied {
         point: InterceptionPoint::PreModelCall,
         reason: "pii_detected".into(),
+        message: None,
     };
     let (status, body) = Messages::error_body(&error);
     assert_eq!(status, StatusCode::FORBIDDEN);
