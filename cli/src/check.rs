@@ -123,7 +123,8 @@ async fn check_document(path: &Path, timeout: Duration, args: &RegistryArgs) -> 
             None => {}
         }
         match manifest {
-            Some(Ok(m)) => {
+            Some(Ok(d)) => {
+                let m = &d.manifest;
                 let points: Vec<&str> = m.points.iter().map(|p| p.as_str()).collect();
                 let handles = if points.is_empty() {
                     "every point".to_owned()
@@ -138,6 +139,15 @@ async fn check_document(path: &Path, timeout: Duration, args: &RegistryArgs) -> 
                 if !m.description.is_empty() {
                     outln!("     description: {}", m.description);
                 }
+                outln!(
+                    "     transport: {} ({})",
+                    d.transport.as_str(),
+                    match d.transport {
+                        hookwire_client::Transport::Multiplex =>
+                            "the manifest declares the stream: every session's emissions on a few streams",
+                        hookwire_client::Transport::Unary => "one call per emission",
+                    }
+                );
                 let idle: Vec<&str> =
                     b.at.iter()
                         .filter(|p| !m.points.is_empty() && !m.points.contains(p))

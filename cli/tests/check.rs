@@ -34,6 +34,44 @@ fn text(o: &Output) -> (String, String) {
     )
 }
 
+/// A service on 127.0.0.1:0 without the `Multiplex` stream in its
+/// manifest (so hosts call it unary).
+struct UnaryOnly {
+    endpoint: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    served: tokio::task::JoinHandle<()>,
+}
+
+impl UnaryOnly {
+    async fn serve(service: Scripted) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let service = hookwire_server::GrpcAdapter::new(service)
+            .unary_only()
+            .into_server();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let incoming = tonic::transport::server::TcpIncoming::from(listener);
+        let served = tokio::spawn(async move {
+            let _ = tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming_shutdown(incoming, async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Self {
+            endpoint,
+            stop,
+            served,
+        }
+    }
+
+    async fn shutdown(self) {
+        let _ = self.stop.send(());
+        let _ = self.served.await;
+    }
+}
+
 fn document(policy: &str, audit: &str) -> serde_json::Value {
     json!({
         "declaration": "agent-hooks-declaration/1.0",
@@ -52,8 +90,8 @@ async fn check_passes_with_live_services_and_the_token_from_the_environment() {
         .declaring(&[InterceptionPoint::PreToolCall])
         .serve_gated(TOKEN)
         .await;
-    let audit = Scripted::allow_all("audit").serve().await;
-    let (policy_url, audit_url) = (policy.endpoint(), audit.endpoint());
+    let audit = UnaryOnly::serve(Scripted::allow_all("audit")).await;
+    let (policy_url, audit_url) = (policy.endpoint(), audit.endpoint.clone());
     let path = write("ok", &document(&policy_url, &audit_url));
 
     let out = check(&path, Some(TOKEN));
@@ -69,6 +107,17 @@ async fn check_passes_with_live_services_and_the_token_from_the_environment() {
         "{stdout}"
     );
     assert!(stdout.contains("input            audit"), "{stdout}");
+    // Which RPCs each binding's calls take.
+    let policy_at = stdout.find("0. policy").unwrap();
+    let audit_at = stdout.find("1. audit").unwrap();
+    assert!(
+        stdout[policy_at..audit_at].contains("transport: Multiplex"),
+        "{stdout}"
+    );
+    assert!(
+        stdout[audit_at..].contains("transport: unary (one call per emission)"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("ok: 2 bindings, 2 endpoints serving"),
         "{stdout}"
@@ -97,7 +146,7 @@ async fn check_passes_with_live_services_and_the_token_from_the_environment() {
 
     // A service that went away.
     policy.shutdown().await.unwrap();
-    audit.shutdown().await.unwrap();
+    audit.shutdown().await;
     let out = check(&path, Some(TOKEN));
     assert!(!out.status.success());
     let (stdout, stderr) = text(&out);

@@ -106,6 +106,9 @@ impl ApprovalSeam {
             let stands = Verdict::host_error(HostError::ApprovalResolverFailed);
             (Resolved::Stands(stands), None)
         };
+        // The approval service and its approvers never see a callback
+        // token (module `sealed`).
+        let ctx = &crate::sealed::without_callback(ctx);
         let presented = match &self.redactor {
             None => ctx.clone(),
             Some(redact) => match std::panic::catch_unwind(AssertUnwindSafe(|| redact(ctx))) {

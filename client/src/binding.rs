@@ -53,6 +53,8 @@ pub struct InterceptorBinding {
     /// A remote-only setting given to an in-process binding (a build
     /// error naming it).
     pub(crate) misplaced: Option<&'static str>,
+    /// Whether it sees the gateway's callback token (module `sealed`).
+    pub(crate) callback: bool,
 }
 
 /// Where a registered interceptor runs: in the host's process, or as a
@@ -87,6 +89,7 @@ impl InterceptorBinding {
             mutation: None,
             effects: None,
             misplaced: None,
+            callback: false,
         }
     }
 
@@ -124,6 +127,7 @@ impl InterceptorBinding {
             mutation: None,
             effects: None,
             misplaced: None,
+            callback: false,
         }
     }
 
@@ -219,6 +223,17 @@ impl InterceptorBinding {
         self
     }
 
+    /// Lets the interceptor see the callback token a model gateway puts
+    /// in its contexts (`extensions.hookwire.callback`), for an
+    /// interceptor whose own model calls go back through the gateway (an
+    /// LLM judge): the token lets those calls skip the chain, so no other
+    /// binding, no approval service and no approver ever receives it.
+    /// Default: withheld.
+    pub fn receives_callback(mut self) -> Self {
+        self.callback = true;
+        self
+    }
+
     /// Lets the interceptor transform only these target paths and what
     /// lies below them (`$target.content` grants `$target.content` and
     /// `$target.content.text`, not `$target.contents`; `$target` grants
@@ -265,6 +280,8 @@ pub(crate) struct Binding {
     pub(crate) points: Option<BTreeSet<InterceptionPoint>>,
     /// The optional members it may see (`None`: the whole context).
     pub(crate) visibility: Option<BTreeSet<String>>,
+    /// Whether it sees the gateway's callback token (module `sealed`).
+    pub(crate) callback: bool,
     /// The target paths it may transform and the effects it may ask for
     /// (`None`: any path and every effect).
     pub(crate) mutation: Option<MutationGrant>,
@@ -359,17 +376,28 @@ impl Binding {
         matches!(self.callee, Callee::Service(_))
     }
 
-    /// Whether the binding sees the whole context, so a remote one can
+    /// Whether the binding sees the whole of `ctx`, so a remote one can
     /// share the emission's encoded request.
-    pub(crate) fn sees_everything(&self) -> bool {
-        self.visibility.is_none()
+    pub(crate) fn sees_whole(&self, ctx: &AgentContext) -> bool {
+        self.visibility.is_none() && (self.callback || !crate::sealed::carries_callback(ctx))
     }
 
     /// The copy of `ctx` this binding may see and the members withheld
-    /// from it; `None` when it sees the whole context.
+    /// from it (a callback token it is not granted is removed, unnamed);
+    /// `None` when it sees the whole context.
     pub(crate) fn view(&self, ctx: &AgentContext) -> Option<(AgentContext, Vec<String>)> {
-        let granted = self.visibility.as_ref()?;
-        Some(ctx.restricted(|member| granted.contains(member)))
+        let sealed = !self.callback && crate::sealed::carries_callback(ctx);
+        match &self.visibility {
+            None if !sealed => None,
+            None => Some((crate::sealed::without_callback(ctx), Vec::new())),
+            Some(granted) => {
+                let (mut view, withheld) = ctx.restricted(|member| granted.contains(member));
+                if sealed {
+                    crate::sealed::strip_callback(&mut view);
+                }
+                Some((view, withheld))
+            }
+        }
     }
 
     /// Sends `ctx` (pre-encoded as `request` for a remote) and returns the

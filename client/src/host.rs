@@ -8,12 +8,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire::{Composition, InterceptionPoint, Manifest, Mode};
+use hookwire::{Composition, InterceptionPoint, Mode};
 use serde_json::{Map, Value};
 
 use crate::binding::Callee;
 use crate::error::Error;
 use crate::host_state::HostState;
+use crate::remote::Described;
 use crate::session::{Session, SessionBuilder};
 use crate::sink::RecordLog;
 
@@ -115,7 +116,7 @@ impl Host {
     pub async fn describe_remotes(
         &self,
         timeout: Duration,
-    ) -> Vec<(String, Result<Manifest, Error>)> {
+    ) -> Vec<(String, Result<Described, Error>)> {
         let calls = self.state.bindings.iter().filter_map(|b| match &b.callee {
             Callee::Service(r) => Some(async move {
                 let result = r.describe(timeout).await.map_err(|reason| Error::Describe {
@@ -149,6 +150,20 @@ impl Host {
     /// (`None`: unbounded).
     pub fn timeouts(&self, point: InterceptionPoint) -> Vec<Option<Duration>> {
         self.state.chain(point).iter().map(|b| b.timeout).collect()
+    }
+
+    /// The longest one emission may wait on an approval: `None` when the
+    /// host has no approval resolver (a liftable deny is final), the
+    /// deadline the resolver is told otherwise, and [`Duration::MAX`]
+    /// when it is unbounded (a declaration's `approval_resolver_ms:
+    /// null`). A command that bounds an emission (`hookwire emit`) waits
+    /// at least this long, so an approval is not given up on while a
+    /// person still may decide it.
+    pub fn approval_wait(&self) -> Option<Duration> {
+        self.state
+            .approval
+            .as_ref()
+            .map(|a| a.deadline.unwrap_or(Duration::MAX))
     }
 
     /// Asks every remote interceptor service's `grpc.health.v1` service for

@@ -319,6 +319,7 @@ impl HostBuilder {
                 timeout,
                 points: b.points,
                 visibility: b.visibility,
+                callback: b.callback,
                 mutation,
             }));
         }

@@ -138,7 +138,7 @@ impl HostState {
                     name: binding.name.clone(),
                     reason,
                 };
-                let manifest = remote.describe(timeout).await.map_err(failure)?;
+                let manifest = remote.describe(timeout).await.map_err(failure)?.manifest;
                 let points: BTreeSet<InterceptionPoint> = manifest
                     .points
                     .into_iter()

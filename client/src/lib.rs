@@ -52,6 +52,7 @@
 //! | `emission` | [`Emission`]: what one emission decided |
 //! | `host_state` | the configuration and chains every session shares |
 //! | `binding`, `remote`, `interceptor` | the chain's members and how each is called |
+//! | `sealed` | the gateway's callback token: only the bindings granted it see it, never the approval seam |
 //! | `call_failure` | how one call to a binding failed, in-process or remote: what dispatch, the transports and the metrics share |
 //! | `compose` | the pure composition state machine (§7) |
 //! | `effect` | effect-bearing response extensions: the [`Effect`] kinds, the grant, the pure table of which act |
@@ -86,6 +87,7 @@ mod payload;
 mod pipeline;
 mod refusal;
 mod remote;
+mod sealed;
 mod session;
 mod sink;
 mod streaming;
@@ -112,7 +114,7 @@ pub use interceptor::{
 };
 pub use metrics::{HostMetrics, POLICY_REASON_LABEL};
 pub use payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
-pub use remote::{ClientIdentity, HEALTH_UNIMPLEMENTED, TlsConfig};
+pub use remote::{ClientIdentity, Described, HEALTH_UNIMPLEMENTED, TlsConfig, Transport};
 pub use session::{MAX_OPEN_CALLS, OutputDecision, Session, SessionBuilder, Withheld};
 pub use sink::{AsyncSink, DEFAULT_SINK_QUEUE, Overflow, RecordLog};
 pub use streaming::{

@@ -83,7 +83,7 @@ async fn emit(host: &HostState, settings: Settings, mut ctx: AgentContext) -> Em
     // encoded request instead of a copy; a restricted one encodes its own.
     let last_remote = chain
         .iter()
-        .rposition(|b| b.is_remote() && b.sees_everything());
+        .rposition(|b| b.is_remote() && b.sees_whole(&ctx));
     let needs_wire = chain.iter().any(|b| b.is_remote());
     let mut wire = WireCache::default();
     if needs_wire && let Err(e) = wire.encode(0, &ctx) {

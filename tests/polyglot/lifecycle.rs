@@ -28,7 +28,7 @@ pub async fn describe_binds_the_declared_points_only(lang: Lang) {
 
     let (host, records, _) = host_with_passthrough(&service).await;
     let manifests = host.describe_remotes(DESCRIBE_TIMEOUT).await;
-    let manifest = manifests[0].1.as_ref().unwrap();
+    let manifest = &manifests[0].1.as_ref().unwrap().manifest;
     assert_eq!(manifest.name, lang.service_name());
     assert_eq!(manifest.spec, "agent-hooks/0.1");
     assert_eq!(manifest.points, [PreToolCall]);

@@ -42,6 +42,12 @@
 //!   service may see, e.g. `["actor"]`; every other optional member is
 //!   withheld (the required core and the point's conditional members are
 //!   always sent). See `InterceptorBinding::visible`.
+//! - `callback` (optional, default `false`): `true` lets the service see
+//!   the callback token a model gateway puts in its contexts
+//!   (`extensions.hookwire.callback`), for a service whose own model calls
+//!   go back through the gateway (an LLM judge); no other binding, no
+//!   approval service and no approver receives it. See
+//!   `InterceptorBinding::receives_callback`.
 //! - `mutation` (optional): the `$target` paths the service may
 //!   transform, e.g. `["$target.content"]` (prefix grants; `[]` makes it
 //!   read-only). See `InterceptorBinding::may_transform`.
@@ -82,7 +88,7 @@ pub const GRPC_KIND: &str = "hookwire.grpc";
 /// The kind of the allow-all passthrough.
 pub const ALLOW_KIND: &str = "hookwire.allow";
 
-const GRPC_MEMBERS: [&str; 9] = [
+const GRPC_MEMBERS: [&str; 10] = [
     "endpoint",
     "endpoints",
     "dns_refresh_ms",
@@ -92,6 +98,7 @@ const GRPC_MEMBERS: [&str; 9] = [
     "visibility",
     "mutation",
     "effects",
+    "callback",
 ];
 
 /// The most `Multiplex` streams per replica a declaration may ask for.
@@ -161,6 +168,11 @@ pub(crate) fn resolve_grpc(
             }
         }
         Some(_) => return Err("config.metadata must be an object".into()),
+    }
+    match config.get("callback") {
+        None | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) => binding = binding.receives_callback(),
+        Some(_) => return Err("config.callback must be true or false".into()),
     }
     if let Some(members) = config.get("visibility") {
         let members = strings(members, "config.visibility")?;

@@ -16,6 +16,7 @@ use tonic_health::pb::health_client::HealthClient;
 use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
 
 use super::attempt::AttemptFailure;
+use super::described::{Described, Transport};
 use super::multiplex::{Called, Multiplexer};
 use super::tls::{TlsConfig, secured};
 use super::unary::{self, stamped};
@@ -157,7 +158,7 @@ impl EndpointClient {
     }
 
     /// Asks the service for its manifest.
-    pub(super) async fn describe(&self, timeout: Duration) -> Result<Manifest, String> {
+    pub(super) async fn describe(&self, timeout: Duration) -> Result<Described, String> {
         let mut client = InterceptorClient::new(self.channel.clone());
         let req = stamped(pb::DescribeRequest {}, &self.metadata, Some(timeout));
         let manifest = tokio::time::timeout(timeout, client.describe(req))
@@ -165,7 +166,16 @@ impl EndpointClient {
             .map_err(|_| "timed out".to_owned())?
             .map_err(|s| format!("{:?}: {}", s.code(), s.message()))?
             .into_inner();
-        Manifest::try_from(manifest).map_err(|e| e.to_string())
+        let transport = if hookwire::wire::declares_multiplex(&manifest) {
+            Transport::Multiplex
+        } else {
+            Transport::Unary
+        };
+        let manifest = Manifest::try_from(manifest).map_err(|e| e.to_string())?;
+        Ok(Described {
+            manifest,
+            transport,
+        })
     }
 }
 

@@ -61,6 +61,7 @@
 //! | `choice` | which of the two transports a replica's calls take: the `Describe` probe no emission waits long for, and the fallback to unary of a refused stream |
 //! | `unary` | one replica's unary RPCs: the point call, and the request stamping every unary call shares |
 //! | `attempt` | one attempt as both transports report it: its failure, how far it got, and the one mapping of deadlines, statuses and responses |
+//! | `described` | what `Describe` tells a host: the manifest and the transport its calls take |
 //! | `tls` | how an `https://` endpoint is verified and the client certificate presented |
 //! | `metadata` | the static gRPC metadata a binding sends, checked once |
 //! | `target` | where a binding's service runs, as configured |
@@ -68,6 +69,7 @@
 mod attempt;
 mod balance;
 mod choice;
+mod described;
 mod dns;
 mod endpoint;
 mod fleet;
@@ -79,6 +81,7 @@ mod target;
 mod tls;
 mod unary;
 
+pub use described::{Described, Transport};
 pub use endpoint::HEALTH_UNIMPLEMENTED;
 pub(crate) use metadata::metadata_entry;
 pub(crate) use pool::RemoteInterceptor;

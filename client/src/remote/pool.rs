@@ -20,13 +20,14 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
+use hookwire::InterceptorResponse;
 use hookwire::wire::PointRequest;
-use hookwire::{InterceptorResponse, Manifest};
 use tokio::sync::watch;
 use tonic::metadata::MetadataMap;
 
 use super::attempt::Reach;
 use super::balance::pick_two;
+use super::described::Described;
 use super::endpoint::EndpointClient;
 use super::fleet::{Fleet, Replica};
 use super::metadata::metadata_entry;
@@ -254,7 +255,7 @@ impl RemoteInterceptor {
 
     /// Asks an admitted replica for the service's manifest (the replicas
     /// serve one service), trying the next when one does not answer.
-    pub(crate) async fn describe(&self, timeout: Duration) -> Result<Manifest, String> {
+    pub(crate) async fn describe(&self, timeout: Duration) -> Result<Described, String> {
         start(&self.fleet).await;
         let replicas = self.fleet.replicas.load_full();
         let mut order: Vec<&Arc<Replica>> = replicas.iter().collect();
