@@ -401,8 +401,8 @@ impl Router {
                 }) => {
                     self.closed(&id, NotifyKind::Expired, None);
                 }
-                Ok(QueueEvent::Closed { id, .. }) => {
-                    self.tracked.remove(&id);
+                Ok(QueueEvent::Closed { id, reason }) => {
+                    self.withdrawn(&id, reason);
                 }
                 Ok(QueueEvent::Seen { .. }) => {}
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
@@ -450,6 +450,14 @@ impl Router {
             self.order.retain(|o| o != id);
             self.send(kind, &notice, decision, &routes);
         }
+    }
+
+    /// A request its host withdrew: `approval.withdrawn`, naming why.
+    fn withdrawn(&mut self, id: &str, reason: CloseReason) {
+        if let Some((notice, _)) = self.tracked.get_mut(id) {
+            notice.withdrawn = Some(reason.as_str().to_owned());
+        }
+        self.closed(id, NotifyKind::Withdrawn, None);
     }
 
     fn send(

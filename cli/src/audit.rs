@@ -1,4 +1,5 @@
-//! `hookwire audit keygen` and `hookwire audit verify`, and the
+//! `hookwire audit keygen`, `hookwire audit verify` and `hookwire audit
+//! show` (module `show`), and the
 //! `--records FILE --signing-key KEYFILE` options of `hookwire demo`: a
 //! signing key pair, a signed and hash-chained record log
 //! (`hookwire-audit`), and its check. Key material is never printed.
@@ -15,6 +16,8 @@ use hookwire_client::RecordSink;
 
 use crate::error::CliError;
 use crate::output::PrintTo;
+
+mod show;
 
 /// Signing keys and signed record logs.
 #[derive(Debug, Subcommand)]
@@ -45,11 +48,21 @@ pub(crate) enum AuditCommand {
         #[arg(long, value_name = "CHECKPOINT")]
         checkpoint: Option<PathBuf>,
     },
+    /// Show records as a table a person reads (time, session, sequence,
+    /// point, decision, reason, who decided, the approver), filtered by
+    /// session, point and decision, from a signed record log or the JSON
+    /// lines of `--print-records` (`-`: stdin). Reads only: `verify`
+    /// checks the signatures.
+    #[command(
+        after_help = "Examples:\n  hookwire audit show records.jsonl --decision deny\n  hookwire gateway ... --print-records | hookwire audit show - --session s-1\n  hookwire audit show records.jsonl --point pre_tool_call --json | jq .verdict"
+    )]
+    Show(show::ShowArgs),
 }
 
 /// Runs an audit subcommand.
 pub(crate) fn run(command: &AuditCommand) -> Result<(), CliError> {
     match command {
+        AuditCommand::Show(args) => show::run(args)?,
         AuditCommand::Keygen { out } => {
             AuditKey::generate_to(out)?;
             outln!("wrote signing key {} (mode 0600)", out.display());

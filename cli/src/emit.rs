@@ -79,9 +79,11 @@ pub(crate) struct EmitArgs {
     #[arg(long = "tool", value_name = "NAME")]
     tools: Vec<String>,
     /// The longest one emission may take, whatever the declaration's
-    /// timeouts say.
-    #[arg(long, default_value_t = 30_000, value_name = "MS")]
-    emission_timeout_ms: u64,
+    /// timeouts say (default 30 000; with approvals, the declaration's
+    /// approval deadline plus 30 000, so a request a person may still
+    /// decide is not withdrawn).
+    #[arg(long, value_name = "MS")]
+    emission_timeout_ms: Option<u64>,
     #[command(flatten)]
     registry: RegistryArgs,
     #[command(flatten)]
@@ -120,7 +122,7 @@ pub(crate) async fn run(args: EmitArgs) -> Result<(), CliError> {
         |_| (),
     )
     .await?;
-    let bound = Duration::from_millis(args.emission_timeout_ms.max(1));
+    let bound = emission_bound(args.emission_timeout_ms, governed.host.approval_wait());
     let session = governed.host.session("emit-1")?;
     let mut tally = Tally::default();
     let startup = within(bound, InterceptionPoint::AgentStartup, session.start(tools)).await?;
@@ -181,6 +183,20 @@ impl Tally {
             (None, Some(at)) => Err(CliError::Denied(at)),
             (None, None) => Ok(()),
         }
+    }
+}
+
+/// How long an emission may take when the command line does not say:
+/// 30 s, plus the approval deadline when the host has approvals.
+const DEFAULT_EMISSION_BOUND: Duration = Duration::from_secs(30);
+
+/// The bound of each emission: the flag's, else the default stretched by
+/// the host's approval deadline.
+fn emission_bound(flag_ms: Option<u64>, approval_wait: Option<Duration>) -> Duration {
+    match (flag_ms, approval_wait) {
+        (Some(ms), _) => Duration::from_millis(ms.max(1)),
+        (None, Some(wait)) => wait.saturating_add(DEFAULT_EMISSION_BOUND),
+        (None, None) => DEFAULT_EMISSION_BOUND,
     }
 }
 
@@ -281,4 +297,27 @@ fn read_json(path: &Path) -> Result<Value, CliError> {
 /// An unusable input of `emit`.
 fn usage(message: &str) -> CliError {
     CliError::Emit(message.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{DEFAULT_EMISSION_BOUND, emission_bound};
+
+    #[test]
+    fn the_bound_outlasts_the_approval_deadline_unless_the_flag_says() {
+        let five_min = Duration::from_secs(300);
+        assert_eq!(emission_bound(None, None), DEFAULT_EMISSION_BOUND);
+        assert_eq!(
+            emission_bound(None, Some(five_min)),
+            five_min + DEFAULT_EMISSION_BOUND
+        );
+        assert_eq!(emission_bound(None, Some(Duration::MAX)), Duration::MAX);
+        assert_eq!(
+            emission_bound(Some(1500), Some(five_min)),
+            Duration::from_millis(1500)
+        );
+        assert_eq!(emission_bound(Some(0), None), Duration::from_millis(1));
+    }
 }

@@ -58,6 +58,10 @@ pub enum CliError {
     /// emission outlived `--emission-timeout-ms`.
     #[error("emit: {0}")]
     Emit(String),
+    /// `hookwire audit show` could not read its input, or lines of it are
+    /// not interception records (each named on stderr).
+    #[error("audit show: {0}")]
+    AuditShow(String),
     /// `hookwire approvals serve` was given unusable settings. Never
     /// quotes a token, hash, key or database URL.
     #[error("approvals: {0}")]

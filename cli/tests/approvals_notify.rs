@@ -131,3 +131,91 @@ async fn the_config_files_notify_channels_get_signed_notifications() {
     }
     asking.abort();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_emission_given_up_on_is_withdrawn_and_the_channel_is_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, mut delivered) = webhook_receiver().await;
+    let secret_file = dir.path().join("webhook-secret");
+    std::fs::write(&secret_file, "whsec-cli-test-withdrawn").unwrap();
+    let config = dir.path().join("approvals.json");
+    write(
+        &config,
+        &json!({
+            "access": access_list(&[]),
+            "notify": {"page_url": "https://approvals.example/",
+                       "channels": [{"name": "ops", "kind": "webhook", "url": url,
+                                     "secret_file": secret_file, "approvers": ["ann"]}]}
+        }),
+    );
+    let serving = Serving::start(&["--config", config.to_str().unwrap()]);
+    let endpoint = serving.printed("approval service:");
+
+    // `hookwire emit` of a transfer the spending policy escalates, with an
+    // emission bound far shorter than the approval deadline.
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let declaration = dir.path().join("declaration.json");
+    write(
+        &declaration,
+        &json!({
+            "declaration": "agent-hooks-declaration/1.0",
+            "spec": "agent-hooks/0.1",
+            "id": "emit-with-approvals",
+            "configuration": {
+                "mode": "enforce",
+                "composition": {"profile": "sequential/first_deny", "on_approval": "stop"},
+                "approval": {"resolver": "approval-stream"},
+                "timeouts": {"interceptor_ms": 5000, "approval_resolver_ms": 300000}
+            },
+            "bindings": [
+                {"id": "policy", "kind": "hookwire.rego",
+                 "config": {"path": root.join("examples/policies")}},
+                {"id": "passthrough", "kind": "hookwire.allow"}
+            ]
+        }),
+    );
+    let token_file = dir.path().join("host.token");
+    std::fs::write(&token_file, HOST_TOKEN).unwrap();
+    let emit = tokio::process::Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .arg("emit")
+        .arg("--declaration")
+        .arg(&declaration)
+        .arg("--context")
+        .arg(root.join("examples/policies/contexts/wire_transfer.json"))
+        .args(["--approval-endpoint", &endpoint, "--approval-token-file"])
+        .arg(&token_file)
+        .args(["--emission-timeout-ms", "1500"])
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), emit)
+        .await
+        .expect("emit ends")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("--emission-timeout-ms"), "{stderr}");
+
+    let mut events = Vec::new();
+    while events.len() < 2 {
+        let d = tokio::time::timeout(Duration::from_secs(20), delivered.recv())
+            .await
+            .unwrap_or_else(|_| panic!("two notifications arrive; got {events:?}"))
+            .expect("the receiver runs");
+        events.push(serde_json::from_slice::<serde_json::Value>(&d.body).unwrap());
+    }
+    assert_eq!(events[0]["event"], "approval.requested");
+    assert_eq!(events[1]["event"], "approval.withdrawn", "{:?}", events[1]);
+    assert_eq!(events[1]["request"]["id"], events[0]["request"]["id"]);
+    let why = events[1]["request"]["withdrawn"].as_str().unwrap_or("");
+    assert!(matches!(why, "cancelled" | "host_gone"), "{why}");
+}
+
+#[test]
+fn emit_waits_for_the_approval_deadline_by_default() {
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["emit", "--help"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(text.contains("approval deadline plus 30 000"), "{text}");
+}

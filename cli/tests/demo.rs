@@ -39,6 +39,43 @@ fn the_builtin_demo_session_runs_through_every_point() {
     }
     assert!(stdout.contains("policy:destructive_command"), "{stdout}");
     assert!(stdout.contains("answer to the caller:"), "{stdout}");
+    // The answer tells what happened to each call, as the chain decided.
+    let answer = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("answer to the caller: "))
+        .unwrap();
+    assert!(
+        answer
+            .contains("I was not allowed to run `rm -rf /tmp/build` (policy:destructive_command)"),
+        "{answer}"
+    );
+    assert!(answer.contains("`du -sh /tmp/build` printed"), "{answer}");
+}
+
+#[test]
+fn a_declaration_that_allows_the_delete_gets_an_answer_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let declaration = dir.path().join("allow-all.json");
+    std::fs::write(
+        &declaration,
+        serde_json::json!({
+            "declaration": "agent-hooks-declaration/1.0",
+            "spec": "agent-hooks/0.1",
+            "id": "allow-all",
+            "configuration": {"mode": "enforce"},
+            "bindings": [{"id": "passthrough", "kind": "hookwire.allow"}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let (out, stdout, stderr) = demo(&["--declaration", declaration.to_str().unwrap()]);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let answer = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("answer to the caller: "))
+        .unwrap_or_else(|| panic!("an answer: {stdout}"));
+    assert!(!answer.contains("not allowed"), "{answer}");
+    assert!(answer.contains("`rm -rf /tmp/build` printed"), "{answer}");
 }
 
 #[test]
@@ -54,8 +91,8 @@ fn the_streaming_demo_releases_segments_and_withholds_the_leaked_key() {
     assert_eq!(
         released,
         [
-            "\"The build directory /tmp/build uses 1.2G. \"",
-            "\"I was not allowed to delete it. \""
+            "\"I was not allowed to run `rm -rf /tmp/build` (policy:destructive_command). \"",
+            "\"`du -sh /tmp/build` printed 1.2G /tmp/build. \""
         ],
         "{stdout}"
     );

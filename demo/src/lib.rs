@@ -51,6 +51,7 @@ macro_rules! say {
 
 pub mod shell;
 // After `say!`, which it uses.
+mod report;
 mod stream;
 
 pub use stream::{SecretGuard, contains_access_key, run_stream_and_report, secret_guard};
@@ -165,7 +166,7 @@ fn redact_phones(text: &str) -> String {
 }
 
 /// The mock model: first asks for two shell commands, then summarizes.
-fn mock_model(turn: usize) -> ModelResponse {
+fn mock_model(turn: usize, messages: &[Value]) -> ModelResponse {
     match turn {
         0 => ModelResponse {
             content: Value::Null,
@@ -176,9 +177,7 @@ fn mock_model(turn: usize) -> ModelResponse {
             finish_reason: "tool_calls".into(),
         },
         _ => ModelResponse {
-            content: json!(
-                "The build directory uses 1.2G. I was not allowed to delete it; the report is on its way to the address you gave."
-            ),
+            content: json!(report::tool_report(messages).concat().trim_end()),
             tool_calls: vec![],
             finish_reason: "stop".into(),
         },
@@ -241,7 +240,7 @@ pub async fn run_agent(session: &Session) -> Result<Ending, Error> {
         if !pre.proceeds() {
             return Ok(Ending::blocked(InterceptionPoint::PreModelCall, &pre));
         }
-        let response = mock_model(turn);
+        let response = mock_model(turn, &messages);
         let post = session.post_model_call("mock-model-1", &response).await?;
         let Some(response) = post
             .target()

@@ -62,14 +62,15 @@ pub fn secret_guard() -> InterceptorBinding {
     InterceptorBinding::local("secret-guard", SecretGuard).at([InterceptionPoint::PostModelCall])
 }
 
-/// The streaming demo's answer, chunk by chunk; the third chunk leaks an
-/// access key (the documented AWS example key, not a real one).
-const ANSWER_CHUNKS: [&str; 4] = [
-    "The build directory /tmp/build uses 1.2G. ",
-    "I was not allowed to delete it. ",
-    "To upload the report, use the key AKIAIOSFODNN7EXAMPLE ",
-    "with the team bucket.",
-];
+/// The streaming demo's answer, chunk by chunk: one chunk per tool
+/// result, as the conversation tells it, then two that leak an access key
+/// (the documented AWS example key, not a real one).
+fn answer_chunks(messages: &[Value]) -> Vec<String> {
+    let mut chunks = crate::report::tool_report(messages);
+    chunks.push("To upload the report, use the key AKIAIOSFODNN7EXAMPLE ".into());
+    chunks.push("with the team bucket.".into());
+    chunks
+}
 
 /// How long the mock model takes for each streamed chunk, so that the
 /// segments visibly arrive one by one.
@@ -87,7 +88,7 @@ impl StreamingModel {
     }
 
     fn tool_calls() -> Vec<ToolCall> {
-        mock_model(0).tool_calls
+        mock_model(0, &[]).tool_calls
     }
 }
 
@@ -103,21 +104,21 @@ impl Model for StreamingModel {
     ) -> BoxFuture<'a, Result<ModelResponse, BoxError>> {
         let response = if Self::answer_due(messages) {
             ModelResponse {
-                content: json!(ANSWER_CHUNKS.concat()),
+                content: json!(answer_chunks(messages).concat()),
                 tool_calls: vec![],
                 finish_reason: "stop".into(),
             }
         } else {
-            mock_model(0)
+            mock_model(0, messages)
         };
         Box::pin(async move { Ok(response) })
     }
 
     fn respond_stream<'a>(&'a self, messages: &'a [Value]) -> Option<ChunkStream<'a>> {
         let events: Vec<StreamEvent> = if Self::answer_due(messages) {
-            ANSWER_CHUNKS
-                .iter()
-                .map(|c| StreamEvent::Chunk((*c).to_owned()))
+            answer_chunks(messages)
+                .into_iter()
+                .map(StreamEvent::Chunk)
                 .chain([StreamEvent::Finished {
                     finish_reason: "stop".into(),
                     tool_calls: vec![],
@@ -208,10 +209,17 @@ mod tests {
 
     #[test]
     fn spots_access_keys_only() {
-        assert!(contains_access_key(ANSWER_CHUNKS[2]));
+        let chunks = answer_chunks(&[]);
+        assert!(contains_access_key(&chunks[0]));
         assert!(contains_access_key("key=AKIAIOSFODNN7EXAMPLE"));
         assert!(!contains_access_key("AKIA is a prefix"));
         assert!(!contains_access_key("akiaiosfodnn7example"));
-        assert!(!ANSWER_CHUNKS[..2].iter().any(|c| contains_access_key(c)));
+        let told = crate::report::tool_report(&[
+            serde_json::json!({"role": "assistant", "tool_calls": [
+                {"id": "c", "name": "bash", "args": {"cmd": "du -sh /tmp/build"}}]}),
+            serde_json::json!({"role": "tool", "tool_call_id": "c",
+                "content": {"stdout": "1.2G\t/tmp/build"}}),
+        ]);
+        assert!(!told.iter().any(|c| contains_access_key(c)));
     }
 }

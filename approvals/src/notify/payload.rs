@@ -26,11 +26,20 @@ pub enum NotifyKind {
     Decided,
     /// A request's deadline passed without a decision.
     Expired,
+    /// Its host withdrew a request before a decision (the agent gave up
+    /// waiting, its stream to the service ended, or the service failed
+    /// it): deciding it is no longer possible.
+    Withdrawn,
 }
 
 impl NotifyKind {
     /// Every kind, the default of a channel's `events`.
-    pub const ALL: [Self; 3] = [Self::Requested, Self::Decided, Self::Expired];
+    pub const ALL: [Self; 4] = [
+        Self::Requested,
+        Self::Decided,
+        Self::Expired,
+        Self::Withdrawn,
+    ];
 
     /// The `event` member of the generic body: `approval.requested`, ...
     pub const fn event(self) -> &'static str {
@@ -38,6 +47,7 @@ impl NotifyKind {
             Self::Requested => "approval.requested",
             Self::Decided => "approval.decided",
             Self::Expired => "approval.expired",
+            Self::Withdrawn => "approval.withdrawn",
         }
     }
 
@@ -47,6 +57,7 @@ impl NotifyKind {
             Self::Requested => "requested",
             Self::Decided => "decided",
             Self::Expired => "expired",
+            Self::Withdrawn => "withdrawn",
         }
     }
 }
@@ -75,6 +86,11 @@ pub struct Notice {
     pub message: Option<String>,
     /// Milliseconds left when the request arrived.
     pub expires_in_ms: u64,
+    /// Why its host withdrew it, in a `withdrawn` notification:
+    /// `cancelled` (the agent stopped waiting), `host_gone` (its stream
+    /// ended) or `failed` (the service gave up on it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withdrawn: Option<String>,
 }
 
 fn cut(s: &str) -> String {
@@ -102,6 +118,7 @@ impl Notice {
             reason: p.request.verdict.reason.as_deref().map(cut),
             message: p.request.verdict.message.as_deref().map(cut),
             expires_in_ms: u64::try_from(p.remaining().as_millis()).unwrap_or(u64::MAX),
+            withdrawn: None,
         }
     }
 
@@ -124,6 +141,10 @@ impl Notice {
                 format!("{what} for {agent} was {} by {}", d.verb(), d.approver)
             }
             (NotifyKind::Expired, _) => format!("{what} for {agent} expired undecided"),
+            (NotifyKind::Withdrawn, _) => format!(
+                "{what} for {agent} was withdrawn undecided ({})",
+                self.withdrawn.as_deref().unwrap_or("cancelled")
+            ),
             _ => format!("Approval waiting: {what} for {agent}"),
         }
     }
