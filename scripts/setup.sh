@@ -6,9 +6,10 @@
 #   exact grpcio / grpcio-tools of examples/python/requirements.txt, the build
 #   and test pins of sdks/python/requirements-dev.txt (hatchling, pytest, the
 #   official agent-hooks-sdk) and the `hookwire` package of sdks/python,
-#   installed editable (its stubs are checked in); the official `openai` SDK of
-#   examples/gateway/requirements.txt and the `openai-agents` and `anthropic`
-#   SDKs of tests/gateway-requirements.txt for the gateway's tests; the
+#   installed editable (its stubs are checked in); the official `openai` and
+#   `anthropic` SDKs of examples/gateway/requirements.txt and the
+#   `openai-agents` SDK of tests/gateway-requirements.txt for the gateway's
+#   example and tests; the
 #   official MCP SDK (`mcp`, its MCPServer ex-FastMCP) of tests/mcp-requirements.txt
 #   for the MCP proxy's tests;
 # - the TypeScript package: `npm ci` in sdks/typescript (package-lock.json)
@@ -60,7 +61,7 @@ if [ ! -f "${REQS_STAMP}" ] || [ "$(cat "${REQS_STAMP}")" != "$(sha_of "${REQS}"
   echo "setup: installed ${REQS} into ${VENV}"
 fi
 # The official SDKs (exact versions) for the gateway's tests and example:
-# openai (examples/gateway/requirements.txt), openai-agents and anthropic
+# openai and anthropic (examples/gateway/requirements.txt), openai-agents
 # (tests/gateway-requirements.txt), resolved together and stamped with both
 # files' SHA-256.
 GW_REQS="examples/gateway/requirements.txt"
