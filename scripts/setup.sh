@@ -5,7 +5,8 @@
 # - the Python interceptor package and example: a venv in .cache/venv with the
 #   exact grpcio / grpcio-tools of examples/python/requirements.txt, the build
 #   and test pins of sdks/python/requirements-dev.txt (hatchling, pytest, the
-#   official agent-hooks-sdk) and the `hookwire` package of sdks/python,
+#   official agent-hooks-sdk, Microsoft Agent Framework with its OpenAI chat
+#   client) and the `hookwire` package of sdks/python,
 #   installed editable (its stubs are checked in); the official `openai` and
 #   `anthropic` SDKs of examples/gateway/requirements.txt and the
 #   `openai-agents` SDK of tests/gateway-requirements.txt for the gateway's
@@ -97,7 +98,7 @@ PKG_DIR="sdks/python"
 PKG_STAMP="${VENV}/.hookwire-sdk-python-sha256"
 PKG_SHA="$(cat "${PKG_DIR}/requirements-dev.txt" "${PKG_DIR}/pyproject.toml" | sha256sum | cut -d' ' -f1)"
 if [ ! -f "${PKG_STAMP}" ] || [ "$(cat "${PKG_STAMP}")" != "${PKG_SHA}" ] ||
-  ! "${VENV}/bin/python" -c 'import hookwire.server, agent_hooks, agent_framework, pytest' >/dev/null 2>&1; then
+  ! "${VENV}/bin/python" -c 'import hookwire.server, agent_hooks, agent_framework, agent_framework_openai, pytest' >/dev/null 2>&1; then
   "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check -r "${PKG_DIR}/requirements-dev.txt" ||
     die "pip install -r ${PKG_DIR}/requirements-dev.txt failed (is PyPI reachable?)"
   "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e "${PKG_DIR}" ||
