@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
+use std::sync::{OnceLock, mpsc};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -39,13 +39,17 @@ fn root() -> PathBuf {
     cli.parent().map(PathBuf::from).unwrap_or(cli)
 }
 
-/// The venv's interpreter, once it imports both SDKs.
+/// The venv's interpreter, once it is known to import both SDKs (checked
+/// once per test binary).
 fn python() -> PathBuf {
+    static CHECKED: OnceLock<bool> = OnceLock::new();
     let python = root().join(".cache/venv/bin/python");
-    let ok = Command::new(&python)
-        .args(["-c", "import openai, anthropic"])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok = *CHECKED.get_or_init(|| {
+        Command::new(&python)
+            .args(["-c", "import openai, anthropic"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
     assert!(
         ok,
         "{} cannot import openai and anthropic: run scripts/setup.sh",
