@@ -5,10 +5,12 @@
 # - the Python interceptor package and example: a venv in .cache/venv with the
 #   exact grpcio / grpcio-tools of examples/python/requirements.txt, the build
 #   and test pins of sdks/python/requirements-dev.txt (hatchling, pytest, the
-#   official agent-hooks-sdk) and the `hookwire` package of sdks/python,
-#   installed editable (its stubs are checked in); the official `openai` SDK of
-#   examples/gateway/requirements.txt and the `openai-agents` and `anthropic`
-#   SDKs of tests/gateway-requirements.txt for the gateway's tests; the
+#   official agent-hooks-sdk, Microsoft Agent Framework with its OpenAI chat
+#   client) and the `hookwire` package of sdks/python,
+#   installed editable (its stubs are checked in); the official `openai` and
+#   `anthropic` SDKs of examples/gateway/requirements.txt and the
+#   `openai-agents` SDK of tests/gateway-requirements.txt for the gateway's
+#   example and tests; the
 #   official MCP SDK (`mcp`, its MCPServer ex-FastMCP) of tests/mcp-requirements.txt
 #   for the MCP proxy's tests;
 # - the TypeScript package: `npm ci` in sdks/typescript (package-lock.json)
@@ -60,7 +62,7 @@ if [ ! -f "${REQS_STAMP}" ] || [ "$(cat "${REQS_STAMP}")" != "$(sha_of "${REQS}"
   echo "setup: installed ${REQS} into ${VENV}"
 fi
 # The official SDKs (exact versions) for the gateway's tests and example:
-# openai (examples/gateway/requirements.txt), openai-agents and anthropic
+# openai and anthropic (examples/gateway/requirements.txt), openai-agents
 # (tests/gateway-requirements.txt), resolved together and stamped with both
 # files' SHA-256.
 GW_REQS="examples/gateway/requirements.txt"
@@ -96,7 +98,7 @@ PKG_DIR="sdks/python"
 PKG_STAMP="${VENV}/.hookwire-sdk-python-sha256"
 PKG_SHA="$(cat "${PKG_DIR}/requirements-dev.txt" "${PKG_DIR}/pyproject.toml" | sha256sum | cut -d' ' -f1)"
 if [ ! -f "${PKG_STAMP}" ] || [ "$(cat "${PKG_STAMP}")" != "${PKG_SHA}" ] ||
-  ! "${VENV}/bin/python" -c 'import hookwire.server, agent_hooks, agent_framework, pytest' >/dev/null 2>&1; then
+  ! "${VENV}/bin/python" -c 'import hookwire.server, agent_hooks, agent_framework, agent_framework_openai, pytest' >/dev/null 2>&1; then
   "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check -r "${PKG_DIR}/requirements-dev.txt" ||
     die "pip install -r ${PKG_DIR}/requirements-dev.txt failed (is PyPI reachable?)"
   "${VENV}/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e "${PKG_DIR}" ||

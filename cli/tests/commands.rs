@@ -16,6 +16,7 @@ mod deploy;
 mod deploy_cluster;
 mod emit;
 mod gateway;
+mod gateway_example;
 mod gateway_replicas;
 mod hooks;
 mod hooks_codex;
