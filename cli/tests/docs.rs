@@ -58,14 +58,13 @@ fn suite_sources() -> String {
             }
             if path.is_dir() {
                 walk(&path, out);
-            } else if ["rs", "py", "ts", "js", "sh", "mjs"]
+            } else if (["rs", "py", "ts", "js", "sh", "mjs"]
                 .iter()
                 .any(|ext| name.ends_with(&format!(".{ext}")))
-                || !name.contains('.')
+                || !name.contains('.'))
+                && let Ok(text) = std::fs::read_to_string(&path)
             {
-                if let Ok(text) = std::fs::read_to_string(&path) {
-                    out.push_str(&text);
-                }
+                out.push_str(&text);
             }
         }
     }
@@ -127,7 +126,9 @@ fn check(block: &Block, marker: &Marker, suite: &str) -> Result<(), String> {
             }
             let text = std::fs::read_to_string(root.join(lib))
                 .map_err(|e| format!("`doctest {lib}`: {e}"))?;
-            let included = format!("include_str!(\"../../{}\")", block.page);
+            // `include_str!` resolves from the library file's directory.
+            let up = "../".repeat(lib.matches('/').count());
+            let included = format!("include_str!(\"{up}{}\")", block.page);
             if !text.contains(&included) {
                 return Err(format!(
                     "{lib} does not include {} as doctests (`#[doc = {included}]`)",
