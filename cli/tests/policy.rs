@@ -19,15 +19,9 @@ fn stdout(o: &Output) -> String {
 
 #[test]
 fn policy_test_runs_the_example_library() {
-    // The library's outcomes, not the bound: generous for a loaded debug
-    // build.
-    let out = hookwire(&[
-        "policy",
-        "test",
-        "examples/policies",
-        "--eval-timeout-ms",
-        "10000",
-    ]);
+    // As the docs run it: `policy test`'s own bound is generous enough
+    // for a loaded debug build (it checks outcomes, not latency).
+    let out = hookwire(&["policy", "test", "examples/policies"]);
     let text = stdout(&out);
     assert!(
         out.status.success(),

@@ -1,5 +1,6 @@
 //! The demo example as a user runs it (`cargo run --example demo -- ...`):
-//! `--help` with an example, an unknown flag refused rather than ignored.
+//! `--help` with an example, an unknown flag refused rather than ignored,
+//! and the session itself, plain and streamed, as the README runs it.
 //! Cargo builds examples for `cargo test` of this crate (or
 //! `cargo build -p hookwire-examples --examples`); this test runs the
 //! built binary.
@@ -46,4 +47,34 @@ fn the_demo_has_help_and_refuses_unknown_flags() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--bogus"), "{stderr}");
     assert!(out.stdout.is_empty(), "the demo ran anyway");
+}
+
+/// The README's first command, `cargo run --release --example demo`, and
+/// its `-- --stream` variant: the governed session runs to its answer, the
+/// rm -rf denied, and the streamed answer's leaked key withheld.
+#[test]
+fn the_demo_runs_its_session_plain_and_streamed() {
+    let out = run(&[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("policy:destructive_command"), "{stdout}");
+    assert!(stdout.contains("answer to the caller:"), "{stdout}");
+
+    let out = run(&["--stream"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("released: "), "{stdout}");
+    assert!(stdout.contains("policy:secret_in_output"), "{stdout}");
+    assert!(
+        !stdout.contains("AKIA"),
+        "the leaked key printed:\n{stdout}"
+    );
 }

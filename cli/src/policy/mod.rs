@@ -91,7 +91,7 @@ pub(crate) enum PolicyCommand {
         #[arg(long, value_name = "FILE")]
         coverage_json: Option<PathBuf>,
         #[command(flatten)]
-        bounds: Bounds,
+        bounds: TestBounds,
     },
     /// Time the decisions of DIR in-process: decisions per second and
     /// p50/p99 latency for each context, and for each package deciding at
@@ -156,10 +156,33 @@ pub(crate) struct Bounds {
 
 impl Bounds {
     fn options(&self) -> PolicyOptions {
-        PolicyOptions {
-            eval_limit: Duration::from_millis(self.eval_timeout_ms.max(1)),
-            ..PolicyOptions::default()
-        }
+        options(self.eval_timeout_ms)
+    }
+}
+
+/// How long one test rule may run under `policy test`: a test checks what
+/// a policy decides, so its bound only stops a runaway rule; a busy
+/// machine (a CI runner, a debug build) must not fail a test on time.
+/// The serving bound is `serve`'s, and `bench` measures the latency.
+#[derive(Debug, clap::Args)]
+pub(crate) struct TestBounds {
+    /// Bound of one test rule's evaluation; a rule running longer is cut
+    /// off (the test errs).
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    eval_timeout_ms: u64,
+}
+
+impl TestBounds {
+    fn options(&self) -> PolicyOptions {
+        options(self.eval_timeout_ms)
+    }
+}
+
+/// The policy options with an evaluation bound of `ms` (at least 1 ms).
+fn options(ms: u64) -> PolicyOptions {
+    PolicyOptions {
+        eval_limit: Duration::from_millis(ms.max(1)),
+        ..PolicyOptions::default()
     }
 }
 

@@ -50,6 +50,9 @@ policy.hook('input', (ctx: AgentContext) => {
 });
 policy.hook('output', (ctx: AgentContext) => (ctx.output?.content === null ? deny('policy:empty') : allow()));
 TS
-printf '{"compilerOptions": {"target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext", "strict": true, "noEmit": true, "skipLibCheck": true}, "files": ["consumer.ts"]}\n' >tsconfig.json
+# The README's interceptor (examples/no-bash.ts, the docs' block), as a
+# user's own file.
+cp "${tmp}/hookwire/sdks/typescript/examples/no-bash.ts" no-bash.ts
+printf '{"compilerOptions": {"target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext", "strict": true, "noEmit": true, "skipLibCheck": true}, "files": ["consumer.ts", "no-bash.ts"]}\n' >tsconfig.json
 "${tsc}" -p tsconfig.json
-echo "sdks/typescript: a consumer's TypeScript checks against the installed types"
+echo "sdks/typescript: a consumer's TypeScript and the README's example check against the installed types"
