@@ -55,10 +55,7 @@ pub use upstream::{Failure, HttpClient, UpstreamSpec};
 
 /// 128 random bits as hex: session ids.
 pub(crate) fn random_id() -> Result<String, Error> {
-    let mut bytes = [0u8; 16];
-    getrandom::getrandom(&mut bytes)
-        .map_err(|e| Error::Config(format!("no randomness from the operating system: {e}")))?;
-    Ok(hex::encode(bytes))
+    hookwire_edge::token::random_hex::<16>().map_err(|e| Error::Config(e.to_string()))
 }
 
 /// Entry points for the fuzz targets of `fuzz/` (not an API).

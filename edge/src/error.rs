@@ -1,0 +1,14 @@
+//! The crate's one error type. No variant carries a token, a key or a
+//! certificate's bytes: messages are safe to log and to return.
+
+/// What can go wrong in the shared edge machinery.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An `Authorization` header that is not `Bearer` followed by a
+    /// token68 (RFC 6750 §2.1, RFC 9110 §11.4); says why, never the value.
+    #[error("invalid authorization header: {0}")]
+    InvalidAuthorization(&'static str),
+    /// The operating system's random generator gave nothing.
+    #[error("no randomness from the operating system: {0}")]
+    Random(String),
+}
