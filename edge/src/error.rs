@@ -8,6 +8,11 @@ pub enum Error {
     /// token68 (RFC 6750 §2.1, RFC 9110 §11.4); says why, never the value.
     #[error("invalid authorization header: {0}")]
     InvalidAuthorization(&'static str),
+    /// An upstream TLS option that cannot be used (a CA bundle, a client
+    /// certificate or key that is unreadable or not PEM); names the file,
+    /// never its content.
+    #[error("upstream TLS: {0}")]
+    Tls(String),
     /// The operating system's random generator gave nothing.
     #[error("no randomness from the operating system: {0}")]
     Random(String),

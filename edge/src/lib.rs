@@ -6,11 +6,13 @@
 //! | module | role |
 //! |---|---|
 //! | `token` | `Authorization: Bearer` parsing (RFC 6750 / RFC 9110), SHA-256 hashes, constant-time comparison, random tokens and ids |
+//! | `https` | the pooled HTTP/1.1 client to upstreams: web PKI roots, an extra CA, a client certificate |
 //!
 //! The crate depends on no other hookwire crate: every edge may depend on
 //! it without a circle.
 
 mod error;
+pub mod https;
 pub mod token;
 
 pub use error::Error;

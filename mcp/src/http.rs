@@ -77,7 +77,7 @@ impl HttpProxy {
         Arc::new(Self {
             host,
             spec,
-            client: HttpClient::new(),
+            client: HttpClient::new(&config.upstream_tls),
             config,
             clients,
             table: Mutex::default(),

@@ -45,6 +45,9 @@ pub use clients::{Clients, MAX_TOKEN_BYTES, token_sha256};
 pub use config::{DEFAULT_MAX_MESSAGE_BYTES, McpConfig};
 pub use error::Error;
 pub use hidden::{HIDDEN_BINDING_ID, HIDDEN_KIND, HIDDEN_REASON, HiddenTools, with_hidden_binding};
+/// TLS toward a Streamable HTTP upstream ([`McpConfig::upstream_tls`]):
+/// the edges' shared client options.
+pub use hookwire_edge::https::UpstreamTls;
 pub use http::{HttpProxy, serve_http};
 pub use mediation::Mediation;
 pub use metrics::{CallOutcome, McpMetrics};

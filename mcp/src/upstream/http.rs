@@ -10,11 +10,9 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
+use hookwire_edge::https::{HttpsClient, UpstreamTls};
 use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request, StatusCode};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 
 use super::{Failure, Shared};
 use crate::jsonrpc::{self, Id, Message};
@@ -22,27 +20,20 @@ use crate::lines::{Event, SseEvents};
 
 /// The HTTP client every upstream session shares (one connection pool).
 #[derive(Clone)]
-pub struct Client(hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>);
+pub struct Client(HttpsClient<Full<Bytes>>);
 
 impl Client {
-    /// A client for `http://` and `https://` upstreams (web PKI roots).
-    pub fn new() -> Self {
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_webpki_roots()
-            .https_or_http()
-            .enable_http1()
-            .build();
-        Self(
-            hyper_util::client::legacy::Client::builder(TokioExecutor::new())
-                .pool_idle_timeout(std::time::Duration::from_secs(60))
-                .build(connector),
-        )
+    /// A client for `http://` and `https://` upstreams: the edges' shared
+    /// client with `tls` (the web PKI roots, plus the operator's CA and
+    /// client certificate when configured).
+    pub fn new(tls: &UpstreamTls) -> Self {
+        Self(hookwire_edge::https::client(tls))
     }
 }
 
 impl Default for Client {
     fn default() -> Self {
-        Self::new()
+        Self::new(&UpstreamTls::default())
     }
 }
 
