@@ -13,6 +13,13 @@ pub enum Error {
     /// never its content.
     #[error("upstream TLS: {0}")]
     Tls(String),
+    /// A server-sent event over the parser's bound: the stream fails,
+    /// since an event the chain cannot see must not pass or be skipped.
+    #[error("a server-sent event exceeds {0} bytes")]
+    SseEventTooLarge(usize),
+    /// A server-sent event that is not UTF-8 (the event-stream format is).
+    #[error("a server-sent event is not UTF-8")]
+    SseNotUtf8,
     /// The operating system's random generator gave nothing.
     #[error("no randomness from the operating system: {0}")]
     Random(String),

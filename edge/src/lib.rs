@@ -7,12 +7,14 @@
 //! |---|---|
 //! | `token` | `Authorization: Bearer` parsing (RFC 6750 / RFC 9110), SHA-256 hashes, constant-time comparison, random tokens and ids |
 //! | `https` | the pooled HTTP/1.1 client to upstreams: web PKI roots, an extra CA, a client certificate |
+//! | `sse` | the incremental server-sent event parser (WHATWG rules), failing closed on an event over its bound |
 //!
 //! The crate depends on no other hookwire crate: every edge may depend on
 //! it without a circle.
 
 mod error;
 pub mod https;
+pub mod sse;
 pub mod token;
 
 pub use error::Error;

@@ -16,7 +16,6 @@ use hyper::{Method, Request, StatusCode};
 
 use super::{Failure, Shared};
 use crate::jsonrpc::{self, Id, Message};
-use crate::lines::{Event, SseEvents};
 
 /// The HTTP client every upstream session shares (one connection pool).
 #[derive(Clone)]
@@ -248,26 +247,32 @@ impl Exchange {
             }
             return self.deliver(&bytes, initialize).await.map(drop);
         }
-        let mut events = SseEvents::default();
+        // The edges' shared parser: an event over the bound (or not
+        // UTF-8) fails the exchange, so nothing the chain did not see
+        // crosses and nothing is skipped silently.
+        let mut events = hookwire_edge::sse::Parser::new(max);
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| failed(format!("the upstream's stream broke: {e}")))?;
             let Some(data) = frame.data_ref() else {
                 continue;
             };
-            for event in events.feed(data, max) {
-                match event {
-                    Event::Data(bytes) => {
-                        // The answer ends the exchange, even on a stream
-                        // the server keeps open.
-                        if self.deliver(&bytes, initialize).await? == want && want.is_some() {
-                            return Ok(());
-                        }
-                    }
-                    Event::Oversized => {
-                        return Err(failed(format!(
-                            "the upstream sent a message over {max} bytes"
-                        )));
-                    }
+            let events = events.feed(data).map_err(|e| match e {
+                hookwire_edge::Error::SseEventTooLarge(_) => {
+                    failed(format!("the upstream sent a message over {max} bytes"))
+                }
+                e => failed(format!("the upstream's event stream is malformed: {e}")),
+            })?;
+            for event in events {
+                // An event with empty data (a server priming its stream
+                // with an id and a retry) carries no message.
+                if event.data.trim().is_empty() {
+                    continue;
+                }
+                // The answer ends the exchange, even on a stream the
+                // server keeps open.
+                if self.deliver(event.data.as_bytes(), initialize).await? == want && want.is_some()
+                {
+                    return Ok(());
                 }
             }
         }
