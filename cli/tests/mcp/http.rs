@@ -637,3 +637,31 @@ fn an_https_upstream_of_a_private_ca_needs_upstream_ca_and_gets_the_client_certi
     );
     drop(p);
 }
+
+#[test]
+fn an_upstream_event_over_the_message_bound_fails_the_call_closed() {
+    let mut server = Command::new(python())
+        .arg(fixtures().join("upstream.py"))
+        .arg("--http")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run the HTTP fixture server");
+    let lines = lines_of(&mut server);
+    let _server = Running(server);
+    let port = lines.recv_timeout(WAIT).expect("the fixture's port");
+    let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+    let mut p = proxy_to(&url, &["--max-message-bytes", "4096"]);
+    let init = p.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "fixture", "{init}");
+    // The call fits the bound; its answer does not (the echoed quotes are
+    // escaped twice over in it): the event is refused, never skipped, and
+    // the client gets a tool error instead of an answer the chain did not
+    // see.
+    let echo = p.tool(1, "echo", json!({"text": "\"".repeat(1500)}));
+    assert_eq!(echo["result"]["isError"], true, "{echo}");
+    assert!(text_of(&echo).contains("over 4096 bytes"), "{echo}");
+    let small = p.tool(2, "echo", json!({"text": "ok"}));
+    assert_eq!(small["result"]["isError"], false, "{small}");
+    drop(p);
+}
