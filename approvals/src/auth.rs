@@ -26,8 +26,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
+use hookwire_edge::token::{matching, sha256 as token_digest};
 use hookwire_server::Peer;
-use subtle::ConstantTimeEq;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -35,9 +35,9 @@ use crate::error::Error;
 use crate::events::{ApproverIdentity, AuthMethod};
 use config::check_name;
 pub use config::{AccessConfig, ApproverConfig, ApproverRules, PrincipalConfig, RuleFacts};
+use token::parse_hash;
 pub(crate) use token::random_hex;
 pub use token::{MAX_TOKEN_LEN, TOKEN_PREFIX, bearer, new_token, token_sha256};
-use token::{parse_hash, token_digest};
 
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +104,9 @@ pub enum Proof {
 pub enum Denial {
     /// No credential at all.
     Missing,
-    /// A token that matches no principal (forged, mistyped, or malformed).
+    /// An `authorization` header that is not `Bearer <token68>`.
+    MalformedToken,
+    /// A token that matches no principal (forged or mistyped).
     UnknownToken,
     /// A token past its configured expiry.
     ExpiredToken,
@@ -129,6 +131,7 @@ impl Denial {
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Missing => "no credential",
+            Self::MalformedToken => "malformed authorization header",
             Self::UnknownToken => "unknown token",
             Self::ExpiredToken => "expired token",
             Self::RevokedToken => "revoked token",
@@ -371,19 +374,15 @@ impl Access {
         }
         let digest = token_digest(token);
         let table = self.table();
-        let revoked = table
-            .revoked
-            .iter()
-            .fold(false, |r, h| r | bool::from(h.ct_eq(&digest)));
-        let mut found = None;
-        for e in &table.entries {
-            if let Some(h) = &e.token_sha256
-                && bool::from(h.ct_eq(&digest))
-            {
-                found = Some(e);
-            }
-        }
-        let entry = found.ok_or(Denial::UnknownToken)?;
+        let revoked = matching(table.revoked.iter().map(|h| ((), h)), &digest).is_some();
+        let entry = matching(
+            table
+                .entries
+                .iter()
+                .filter_map(|e| e.token_sha256.as_ref().map(|h| (e, h))),
+            &digest,
+        )
+        .ok_or(Denial::UnknownToken)?;
         if revoked {
             return Err(Denial::RevokedToken);
         }
@@ -509,8 +508,9 @@ mod tests {
         assert_ne!(a, b);
         assert!(a.starts_with(TOKEN_PREFIX) && a.len() == TOKEN_PREFIX.len() + 64);
         assert_eq!(token_sha256(&a).len(), 64);
-        assert_eq!(bearer("Bearer  abc "), Some("abc"));
-        assert_eq!(bearer("Basic abc"), None);
-        assert_eq!(bearer("Bearer "), None);
+        assert_eq!(bearer("Bearer  abc ").unwrap(), "abc");
+        assert_eq!(bearer("bearer abc").unwrap(), "abc");
+        assert!(bearer("Basic abc").is_err());
+        assert!(bearer("Bearer ").is_err());
     }
 }

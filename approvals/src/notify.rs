@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use hookwire_edge::https::UpstreamTls;
 use serde::Deserialize;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -165,6 +166,7 @@ pub struct Notifications {
     channels: Vec<Channel>,
     dead: Arc<DeadLetters>,
     counters: DeliveryCounters,
+    tls: UpstreamTls,
 }
 
 fn bad(channel: &str, what: impl std::fmt::Display) -> Error {
@@ -304,11 +306,21 @@ impl NotifyConfig {
             channels,
             dead: Arc::new(DeadLetters::new(self.dead_letter_file.clone())),
             counters: DeliveryCounters::default(),
+            tls: UpstreamTls::default(),
         })
     }
 }
 
 impl Notifications {
+    /// Delivers over `tls` to `https` receivers: an extra CA, a client
+    /// certificate for receivers that require mutual TLS (default: the
+    /// web PKI roots alone).
+    #[must_use]
+    pub fn with_tls(mut self, tls: UpstreamTls) -> Self {
+        self.tls = tls;
+        self
+    }
+
     /// The delivery counters (shared with the running notifier).
     pub fn counters(&self) -> &DeliveryCounters {
         &self.counters
@@ -329,7 +341,7 @@ impl Notifications {
         page_url: Option<String>,
         closing: watch::Receiver<bool>,
     ) -> JoinHandle<()> {
-        let client = deliver::client();
+        let client = deliver::client(&self.tls);
         let mut senders = Vec::with_capacity(self.channels.len());
         for c in &self.channels {
             let (tx, rx) = mpsc::channel(c.capacity);

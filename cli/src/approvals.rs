@@ -258,7 +258,7 @@ async fn serve(s: Settings) -> Result<(), CliError> {
                  the page's public URL, for the notifications' links",
             ));
         }
-        let notifications = notify.load(&access)?;
+        let notifications = notify.load(&access)?.with_tls(s.webhook_tls.clone());
         notifications
             .register_metrics(&mut registry.lock().unwrap_or_else(PoisonError::into_inner));
         println!("notifications:    {} channel(s)", notify.channels.len());
@@ -344,6 +344,7 @@ mod tests {
             metrics: None,
             access_files: AccessFiles::default(),
             notify: None,
+            webhook_tls: Default::default(),
         };
         let e = serve(s).await.unwrap_err();
         assert!(e.to_string().contains("not a loopback address"), "{e}");
@@ -359,6 +360,7 @@ mod tests {
             metrics: None,
             access_files: AccessFiles::default(),
             notify: None,
+            webhook_tls: Default::default(),
         };
         let e = serve(s).await.unwrap_err();
         assert!(!e.to_string().contains("hunter2"), "{e}");
@@ -394,6 +396,7 @@ mod tests {
             metrics: None,
             access_files: AccessFiles::default(),
             notify: None,
+            webhook_tls: Default::default(),
         };
         let serving = tokio::spawn(serve(s));
 

@@ -41,6 +41,9 @@ pub(crate) struct GatewayArgs {
     /// The upstream's base URL, e.g. `https://api.openai.com/v1`.
     #[arg(long, value_name = "URL")]
     upstream: String,
+    /// TLS toward an `https` upstream: an extra CA, a client certificate.
+    #[command(flatten)]
+    upstream_tls: crate::upstream_tls::UpstreamTlsArgs,
     /// What governs every conversation.
     #[command(flatten)]
     chain: ChainArgs,
@@ -127,6 +130,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
         pool = pool.with_file(file)?;
     }
     let mut config = GatewayConfig::new(args.upstream.clone());
+    config.upstream_tls = args.upstream_tls.load()?;
     config.idle_timeout = Duration::from_secs(args.idle_timeout_s.max(1));
     config.retry_window = Duration::from_secs(args.retry_window_s);
     config.max_depth = args.max_depth;

@@ -62,6 +62,7 @@ mod metrics_endpoint;
 mod policy;
 mod server_tls;
 mod shutdown;
+mod upstream_tls;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -171,7 +172,7 @@ enum Command {
     },
     /// Serve an OpenAI-compatible proxy whose conversations the declared
     /// chain governs.
-    Gateway(gateway::GatewayArgs),
+    Gateway(Box<gateway::GatewayArgs>),
     /// The approval service (gRPC and web page) and its access tokens.
     #[command(
         subcommand,
@@ -289,7 +290,7 @@ fn main() -> ExitCode {
             Command::Emit(args) => emit::run(*args).await,
             Command::Audit { command } => audit::run(&command),
             Command::Policy(command) => policy::run(command, telemetry.as_ref()).await,
-            Command::Gateway(args) => gateway::run(args).await,
+            Command::Gateway(args) => gateway::run(*args).await,
             Command::Approvals(command) => approvals::run(command).await,
             Command::Hooks(hooks::HooksCommand::Serve(args)) => hooks::serve(*args).await,
             Command::Hooks(hooks::HooksCommand::Install(args)) => hooks::install(&args),

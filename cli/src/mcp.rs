@@ -68,6 +68,9 @@ pub(crate) struct McpArgs {
     /// (repeatable; never logged).
     #[arg(long = "upstream-header", value_name = "HEADER", requires = "upstream")]
     upstream_header: Vec<String>,
+    /// TLS toward an `https` upstream: an extra CA, a client certificate.
+    #[command(flatten)]
+    upstream_tls: crate::upstream_tls::UpstreamTlsArgs,
     /// Serve Streamable HTTP at `http://ADDR/mcp` instead of stdio (port
     /// 0: any free port, printed on stderr). Loopback only unless
     /// `--allow-remote`. Without ADDR: 127.0.0.1:8791.
@@ -191,6 +194,7 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
         metrics,
         mediation,
         origins,
+        upstream_tls: args.upstream_tls.load()?,
     });
     let metrics = MetricsEndpoint::serve_announced(
         metrics_listener,

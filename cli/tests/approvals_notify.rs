@@ -219,3 +219,97 @@ fn emit_waits_for_the_approval_deadline_by_default() {
     let text = String::from_utf8_lossy(&help.stdout);
     assert!(text.contains("approval deadline plus 30 000"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_https_receiver_of_a_private_ca_needs_webhook_ca_and_gets_the_client_certificate() {
+    use hookwire_testkit::tls::Authority;
+    use hookwire_testkit::tls_front::TlsFront;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, mut delivered) = webhook_receiver().await;
+    let backend = plain
+        .trim_start_matches("http://")
+        .trim_end_matches("/hook")
+        .parse()
+        .unwrap();
+    let (server_ca, client_ca) = (Authority::new("receiver CA"), Authority::new("client CA"));
+    let front = TlsFront::start(&server_ca, Some(&client_ca), backend);
+    let url = format!("https://127.0.0.1:{}/hook", front.addr().port());
+    let (cert, key) = client_ca.leaf("approvals", Vec::new());
+    for (name, pem) in [
+        ("ca.pem", &server_ca.pem),
+        ("client.pem", &cert),
+        ("client.key", &key),
+    ] {
+        std::fs::write(dir.path().join(name), pem).unwrap();
+    }
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let dead = dir.path().join("dead-letters.jsonl");
+    let secret_file = dir.path().join("webhook-secret");
+    std::fs::write(&secret_file, "whsec-cli-test-0123456789").unwrap();
+    let config = dir.path().join("approvals.json");
+    write(
+        &config,
+        &json!({
+            "access": access_list(&[]),
+            "notify": {
+                "page_url": "https://approvals.example/",
+                "dead_letter_file": dead,
+                "channels": [{"name": "ops", "kind": "webhook", "url": url,
+                              "secret_file": secret_file, "approvers": ["ann"],
+                              "max_attempts": 1}]
+            }
+        }),
+    );
+    let ask = |serving: &Serving| {
+        let resolver = StreamResolver::builder(serving.printed("approval service:"))
+            .bearer_token(HOST_TOKEN)
+            .deadline(Duration::from_secs(60))
+            .build()
+            .expect("resolver");
+        tokio::spawn(async move {
+            resolver
+                .resolve(&hookwire_testkit::approval_request(7))
+                .await
+        })
+    };
+
+    // The web PKI alone does not trust the receiver's CA: the delivery
+    // fails and is dead-lettered; nothing reached the receiver.
+    let serving = Serving::start(&["--config", config.to_str().unwrap()]);
+    let asking = ask(&serving);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(&dead).map_or(true, |s| s.is_empty()) {
+        assert!(tokio::time::Instant::now() < deadline, "no dead letter");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(front.handshakes(), 0);
+    assert!(delivered.try_recv().is_err());
+    asking.abort();
+    drop(serving);
+
+    // With the CA and a client certificate it is delivered, and the
+    // receiver saw the certificate.
+    let serving = Serving::start(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--webhook-ca",
+        &path("ca.pem"),
+        "--webhook-client-cert",
+        &path("client.pem"),
+        "--webhook-client-key",
+        &path("client.key"),
+    ]);
+    let asking = ask(&serving);
+    let d = tokio::time::timeout(Duration::from_secs(20), delivered.recv())
+        .await
+        .expect("a notification arrived")
+        .expect("the receiver runs");
+    let body: serde_json::Value = serde_json::from_slice(&d.body).unwrap();
+    assert_eq!(body["event"], "approval.requested");
+    assert!(
+        front.client_certificates() >= 1,
+        "the client certificate was presented"
+    );
+    asking.abort();
+}

@@ -437,3 +437,104 @@ fn the_proxy_commands_take_a_declaration_or_a_policy_directory_not_both() {
         assert_eq!(neither.status.code(), Some(2), "{command:?}");
     }
 }
+
+/// Starts `hookwire gateway` forwarding to `upstream` with `extra`
+/// flags: the running command and the address it listens on.
+fn gateway_to(upstream: &str, declaration: &std::path::Path, extra: &[&str]) -> (Running, String) {
+    let mut gateway = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["gateway", "--listen", "127.0.0.1:0", "--upstream", upstream])
+        .arg("--declaration")
+        .arg(declaration)
+        .args(["--key-env", "HOOKWIRE_TEST_UPSTREAM_KEY"])
+        .args(extra)
+        .env("HOOKWIRE_TEST_UPSTREAM_KEY", UPSTREAM_KEY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run hookwire gateway");
+    let said = crate::operable::stderr_lines(&mut gateway);
+    let gateway = Running(gateway);
+    let banner = line_starting(&said, "hookwire gateway: ");
+    let addr = banner
+        .split_whitespace()
+        .nth(2)
+        .expect("the banner names the address")
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .to_owned();
+    (gateway, addr)
+}
+
+#[test]
+fn an_https_upstream_of_a_private_ca_needs_upstream_ca_and_gets_the_client_certificate() {
+    use hookwire_testkit::tls::Authority;
+    use hookwire_testkit::tls_front::TlsFront;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (_demo, declaration) = demo_chain(dir.path(), "cli-gateway");
+    let (plain, seen) = upstream();
+    let backend = plain
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .parse()
+        .unwrap();
+    let (server_ca, client_ca) = (Authority::new("upstream CA"), Authority::new("client CA"));
+    let front = TlsFront::start(&server_ca, Some(&client_ca), backend);
+    let https = format!("https://127.0.0.1:{}/v1", front.addr().port());
+    let (cert, key) = client_ca.leaf("gateway", Vec::new());
+    let files = [
+        ("ca.pem", &server_ca.pem),
+        ("client.pem", &cert),
+        ("client.key", &key),
+    ];
+    for (name, pem) in files {
+        std::fs::write(dir.path().join(name), pem).unwrap();
+    }
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let question = json!({"model": "demo-model",
+        "messages": [{"role": "user", "content": "hello"}]});
+
+    // The web PKI alone does not trust the private CA: the request fails
+    // closed in the API's own terms, and nothing reached the upstream.
+    let (gateway, addr) = gateway_to(&https, &declaration, &[]);
+    let (status, answer) = chat(&addr, &question);
+    assert_eq!(status, 502, "{answer}");
+    assert_eq!(answer["error"]["code"], "upstream_unavailable", "{answer}");
+    assert_eq!(front.handshakes(), 0);
+    assert!(seen.lock().unwrap().is_empty());
+    drop(gateway);
+
+    // With the CA (and a client certificate) the same request passes, and
+    // the upstream saw the certificate.
+    let (_gateway, addr) = gateway_to(
+        &https,
+        &declaration,
+        &[
+            "--upstream-ca",
+            &path("ca.pem"),
+            "--upstream-client-cert",
+            &path("client.pem"),
+            "--upstream-client-key",
+            &path("client.key"),
+        ],
+    );
+    let (status, answer) = chat(&addr, &question);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert!(
+        front.client_certificates() >= 1,
+        "the client certificate was presented"
+    );
+
+    // A key without its certificate is refused at start.
+    let out = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["gateway", "--upstream", &https, "--upstream-client-key"])
+        .arg(path("client.key"))
+        .arg("--declaration")
+        .arg(&declaration)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--upstream-client-cert"));
+}

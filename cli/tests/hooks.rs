@@ -332,12 +332,23 @@ pub(crate) fn post(
     token: Option<&str>,
     body: &[u8],
 ) -> (u16, Option<String>, String) {
+    let authorization = token.map(|t| format!("Bearer {t}"));
+    post_authorized(base, path, authorization.as_deref(), body)
+}
+
+/// [`post`] with `authorization` as the header's whole value.
+fn post_authorized(
+    base: &str,
+    path: &str,
+    authorization: Option<&str>,
+    body: &[u8],
+) -> (u16, Option<String>, String) {
     let addr = base.trim_start_matches("http://");
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
-    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    let auth = authorization.map_or(String::new(), |v| format!("Authorization: {v}\r\n"));
     write!(
         stream,
         "POST {path} HTTP/1.0\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
@@ -364,11 +375,24 @@ fn the_http_route_answers_in_the_agents_format() {
     let payload = golden("pre-tool-use-bash-destructive");
     assert_eq!(post(&d.base, route, None, &payload).0, 401);
     assert_eq!(post(&d.base, route, Some("wrong"), &payload).0, 401);
+    // The scheme is case-insensitive (RFC 9110); anything but `Bearer`
+    // and a token68 is refused like a wrong token.
+    for malformed in [
+        TOKEN.to_owned(),
+        format!("Basic {TOKEN}"),
+        format!("Bearer {TOKEN},x"),
+        format!("Bearer\t{TOKEN}"),
+        "Bearer".to_owned(),
+    ] {
+        let (status, _, _) = post_authorized(&d.base, route, Some(&malformed), &payload);
+        assert_eq!(status, 401, "{malformed:?}");
+    }
     assert_eq!(
         post(&d.base, "/v1/hooks/windsurf", Some(TOKEN), &payload).0,
         404
     );
-    let (status, failed, body) = post(&d.base, route, Some(TOKEN), &payload);
+    let lower = format!("bearer  {TOKEN}");
+    let (status, failed, body) = post_authorized(&d.base, route, Some(&lower), &payload);
     assert_eq!((status, failed), (200, None));
     let v: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(pre_tool_decision(&v).0, "deny");

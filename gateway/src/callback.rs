@@ -25,7 +25,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sha2::{Digest, Sha256};
+use hookwire_edge::token;
 
 /// How many tokens (live or remembered as spent) the table holds at most.
 pub const MAX_TOKENS: usize = 65_536;
@@ -96,10 +96,8 @@ impl CallbackTokens {
     /// `depth`. `None` when the OS has no randomness to give (the request
     /// then carries no token: its interceptors cannot call back).
     pub(crate) fn mint(&self, session: &str, depth: u32) -> Option<Minted> {
-        let mut raw = [0u8; 32];
-        getrandom::getrandom(&mut raw).ok()?;
-        let token = format!("hwcb_{}", hex::encode(raw));
-        let digest = digest(&token);
+        let token = format!("hwcb_{}", token::random_hex::<32>().ok()?);
+        let digest = token::sha256(&token);
         let mut t = self.table();
         while t.order.len() >= MAX_TOKENS {
             if let Some(old) = t.order.pop_front() {
@@ -133,7 +131,7 @@ impl CallbackTokens {
         }
         let now = Instant::now();
         let mut t = self.table();
-        let Some(e) = t.entries.get_mut(&digest(token)) else {
+        let Some(e) = t.entries.get_mut(&token::sha256(token)) else {
             return Err("not a token this gateway issued");
         };
         if e.revoked || e.uses_left == 0 || now >= e.expires {
@@ -152,10 +150,6 @@ impl CallbackTokens {
             e.revoked = true;
         }
     }
-}
-
-fn digest(token: &str) -> Digest32 {
-    Sha256::digest(token.as_bytes()).into()
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use hookwire_edge::https::UpstreamTls;
+
 use crate::error::Error;
 use crate::metrics::GatewayMetrics;
 
@@ -25,6 +27,9 @@ pub struct GatewayConfig {
     /// `https://api.anthropic.com/v1`; the gateway appends each API's path
     /// (`/chat/completions`, `/responses`, `/messages`) and `/models`.
     pub upstream: String,
+    /// TLS toward an `https` upstream beyond the web PKI roots: an extra
+    /// CA, a client certificate (default: the web PKI roots alone).
+    pub upstream_tls: UpstreamTls,
     /// The largest request body accepted (default 4 MiB).
     pub max_body_bytes: usize,
     /// The largest upstream response read (default 16 MiB).
@@ -84,6 +89,7 @@ impl GatewayConfig {
     pub fn new(upstream: impl Into<String>) -> Self {
         Self {
             upstream: upstream.into(),
+            upstream_tls: UpstreamTls::default(),
             max_body_bytes: 4 << 20,
             max_upstream_bytes: 16 << 20,
             upstream_timeout: Duration::from_secs(300),

@@ -57,7 +57,11 @@ impl Gateway {
     /// `Authorization` is forwarded).
     pub fn new(host: Host, config: GatewayConfig, pool: CredentialPool) -> Result<Self, Error> {
         config.check()?;
-        let upstream = Upstream::new(&config.upstream, config.upstream_timeout)?;
+        let upstream = Upstream::new(
+            &config.upstream,
+            config.upstream_timeout,
+            &config.upstream_tls,
+        )?;
         let callback_base = std::sync::OnceLock::new();
         if let Some(url) = &config.callback_base_url {
             let _ = callback_base.set(url.trim_end_matches('/').to_owned());

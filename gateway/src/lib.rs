@@ -72,5 +72,8 @@ pub use extension::{
     SystemPromptMode,
 };
 pub use gateway::{Gateway, RunningGateway};
+/// TLS toward the upstream ([`GatewayConfig::upstream_tls`]): the edges'
+/// shared client options.
+pub use hookwire_edge::https::UpstreamTls;
 pub use metrics::GatewayMetrics;
 pub use sse::MAX_EVENT_BYTES;

@@ -1,12 +1,15 @@
-//! Server-sent events: the upstream's stream split into events (bounded
-//! per event), and the events the gateway writes. Every API the gateway
-//! speaks streams this way; Chat Completions sends `data:` lines only,
-//! Responses and Messages name each event with an `event:` line too.
+//! Server-sent events: the upstream's stream split into events by the
+//! edges' shared parser (`hookwire_edge::sse`: WHATWG rules, incremental,
+//! an event over [`MAX_EVENT_BYTES`] fails the stream), and the events
+//! the gateway writes. Every API the gateway speaks streams this way;
+//! Chat Completions sends `data:` lines only, Responses and Messages name
+//! each event with an `event:` line too.
 
 use bytes::Bytes;
 use serde_json::Value;
 
-/// The most bytes one server-sent event may hold.
+/// The most bytes one server-sent event's data may hold; a larger one
+/// fails the stream (the answer is refused, never passed or skipped).
 pub const MAX_EVENT_BYTES: usize = 1 << 20;
 
 /// One event: its `event:` name, when it has one, and its `data:` lines
@@ -31,55 +34,30 @@ impl SseEvent {
     }
 }
 
-/// Splits a server-sent event stream into events, bounded per event.
-/// Comments (`:` lines) and events without data are skipped.
-#[derive(Debug, Default)]
-pub(crate) struct SseParser {
-    buf: Vec<u8>,
-}
+/// Splits the upstream's event stream into the events the adapters read
+/// (name and data), bounded per event. Comments (`:` lines) and events
+/// without data dispatch nothing.
+#[derive(Debug)]
+pub(crate) struct SseParser(hookwire_edge::sse::Parser);
 
-impl SseParser {
-    /// Feeds bytes; returns every event completed by them.
-    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, String> {
-        self.buf.extend_from_slice(bytes);
-        let mut events = Vec::new();
-        while let Some((end, sep)) = find_blank_line(&self.buf) {
-            let event: Vec<u8> = self.buf.drain(..end + sep).take(end).collect();
-            let text = String::from_utf8(event).map_err(|_| "an event is not UTF-8")?;
-            let mut name = None;
-            let mut data = Vec::new();
-            for line in text.lines() {
-                let (field, value) = line.split_once(':').unwrap_or((line, ""));
-                let value = value.strip_prefix(' ').unwrap_or(value);
-                match field {
-                    "event" => name = Some(value.to_owned()),
-                    "data" => data.push(value),
-                    _ => {}
-                }
-            }
-            if !data.is_empty() {
-                events.push(SseEvent {
-                    name,
-                    data: data.join("\n"),
-                });
-            }
-        }
-        if self.buf.len() > MAX_EVENT_BYTES {
-            return Err(format!("an event exceeds {MAX_EVENT_BYTES} bytes"));
-        }
-        Ok(events)
+impl Default for SseParser {
+    fn default() -> Self {
+        Self(hookwire_edge::sse::Parser::new(MAX_EVENT_BYTES))
     }
 }
 
-fn find_blank_line(buf: &[u8]) -> Option<(usize, usize)> {
-    let lf = buf.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2));
-    let crlf = buf
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map(|i| (i, 4));
-    match (lf, crlf) {
-        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
-        (a, b) => a.or(b),
+impl SseParser {
+    /// Feeds bytes; returns every event completed by them, or why the
+    /// stream cannot go on (an event over the bound, not UTF-8).
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, String> {
+        let events = self.0.feed(bytes).map_err(|e| e.to_string())?;
+        Ok(events
+            .into_iter()
+            .map(|e| SseEvent {
+                name: e.event,
+                data: e.data,
+            })
+            .collect())
     }
 }
 

@@ -1,18 +1,16 @@
-//! The upstream model provider: one pooled HTTP/1.1 client (TLS through
-//! rustls with the ring provider and the webpki roots, for `https`
-//! upstreams), requests with a bound on the time to the response head,
-//! and bodies collected up to a bound.
+//! The upstream model provider: one pooled HTTP/1.1 client (the edges'
+//! shared client, `hookwire_edge::https`: rustls with the web PKI roots,
+//! plus the operator's CA and client certificate when configured),
+//! requests with a bound on the time to the response head, and bodies
+//! collected up to a bound.
 
 use std::time::Duration;
 
 use axum::http::{HeaderMap, Method, Request, Response, Uri};
 use bytes::Bytes;
+use hookwire_edge::https::{HttpsClient, UpstreamTls};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 
 use crate::error::Error;
 
@@ -21,13 +19,14 @@ use crate::error::Error;
 pub(crate) struct Upstream {
     /// The base URL without a trailing slash, e.g. `https://api.openai.com/v1`.
     base: String,
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    client: HttpsClient<Full<Bytes>>,
     timeout: Duration,
 }
 
 impl Upstream {
-    /// The client for `base` (an absolute `http` or `https` URL).
-    pub(crate) fn new(base: &str, timeout: Duration) -> Result<Self, Error> {
+    /// The client for `base` (an absolute `http` or `https` URL), with
+    /// `tls` toward an `https` one.
+    pub(crate) fn new(base: &str, timeout: Duration, tls: &UpstreamTls) -> Result<Self, Error> {
         let bad = |reason: &str| Error::InvalidUpstream {
             url: base.to_owned(),
             reason: reason.to_owned(),
@@ -43,14 +42,7 @@ impl Upstream {
         if uri.query().is_some() {
             return Err(bad("a query string is not allowed"));
         }
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_webpki_roots()
-            .https_or_http()
-            .enable_http1()
-            .build();
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build(connector);
+        let client = hookwire_edge::https::client(tls);
         Ok(Self {
             base: base.trim_end_matches('/').to_owned(),
             client,

@@ -23,9 +23,8 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use hookwire_edge::token;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 
 use crate::agents::Agent;
 use crate::error::Error;
@@ -94,7 +93,13 @@ fn routes(hooks: Arc<HooksHost>, token: Option<&str>) -> Result<Routes, Error> {
         Some(t) if t.trim().is_empty() => {
             return Err(Error::Config("the hook token is empty".into()));
         }
-        Some(t) => Some(Sha256::digest(t.trim().as_bytes()).into()),
+        Some(t) if !token::is_token68(t.trim()) || t.trim().len() > token::MAX_TOKEN_BYTES => {
+            return Err(Error::Config(format!(
+                "the hook token must be at most {} bytes of letters, digits, -._~+/ and trailing = (an Authorization header's token68)",
+                token::MAX_TOKEN_BYTES
+            )));
+        }
+        Some(t) => Some(token::sha256(t.trim())),
         None => None,
     };
     let metrics = hooks.metrics().cloned();
@@ -138,18 +143,19 @@ pub async fn serve(
 }
 
 fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
-    let Some(token) = &shared.token else {
+    let Some(expected) = &shared.token else {
         return true;
     };
+    // A missing or malformed header (RFC 6750's rules, `token::bearer`)
+    // is refused like a wrong token.
     let Some(presented) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|v| token::bearer(v).ok())
     else {
         return false;
     };
-    let hash: [u8; 32] = Sha256::digest(presented.trim().as_bytes()).into();
-    hash.ct_eq(token).into()
+    token::constant_time_eq(&token::sha256(presented), expected)
 }
 
 async fn hook(

@@ -4,13 +4,11 @@
 //! service's way of keeping tokens: only hashes are held, and every
 //! presented token is compared against every hash in constant time.
 
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
+use hookwire_edge::token;
 
 use crate::Error;
 
-/// The longest bearer token read; longer ones are refused unread.
-pub const MAX_TOKEN_BYTES: usize = 512;
+pub use hookwire_edge::token::{MAX_TOKEN_BYTES, sha256_hex as token_sha256};
 /// The longest client name.
 const MAX_NAME: usize = 128;
 
@@ -70,22 +68,13 @@ impl Clients {
         if token.is_empty() || token.len() > MAX_TOKEN_BYTES {
             return None;
         }
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        let mut found = None;
         // Every entry is compared, so the time taken does not say which
         // one matched.
-        for (name, d) in &self.entries {
-            if bool::from(d.ct_eq(&digest)) {
-                found = Some(name.as_str());
-            }
-        }
-        found
+        token::matching(
+            self.entries.iter().map(|(n, d)| (n.as_str(), d)),
+            &token::sha256(token),
+        )
     }
-}
-
-/// The lowercase SHA-256 of a token, as the clients file lists it.
-pub fn token_sha256(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use hookwire_edge::https::UpstreamTls;
+
 use crate::mediation::Mediation;
 use crate::metrics::McpMetrics;
 use crate::origin::Origins;
@@ -31,6 +33,9 @@ pub struct McpConfig {
     pub mediation: Mediation,
     /// The browser origins the HTTP downstream accepts beyond loopback.
     pub origins: Origins,
+    /// TLS toward an `https` Streamable HTTP upstream beyond the web PKI
+    /// roots: an extra CA, a client certificate.
+    pub upstream_tls: UpstreamTls,
 }
 
 impl Default for McpConfig {
@@ -45,6 +50,7 @@ impl Default for McpConfig {
             metrics: None,
             mediation: Mediation::default(),
             origins: Origins::default(),
+            upstream_tls: UpstreamTls::default(),
         }
     }
 }

@@ -77,7 +77,7 @@ impl HttpProxy {
         Arc::new(Self {
             host,
             spec,
-            client: HttpClient::new(),
+            client: HttpClient::new(&config.upstream_tls),
             config,
             clients,
             table: Mutex::default(),
@@ -206,14 +206,7 @@ fn check_origin(proxy: &HttpProxy, headers: &HeaderMap) -> Result<(), Box<Respon
 
 /// The client the request's bearer token names.
 fn authenticate(proxy: &HttpProxy, headers: &HeaderMap) -> Result<String, Box<Response>> {
-    let token = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        });
-    let Some(token) = token else {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
         tracing::info!(target: "hookwire_mcp::access", "mcp request refused: no bearer token");
         return Err(Box::new(refusal(
             StatusCode::UNAUTHORIZED,
@@ -221,7 +214,26 @@ fn authenticate(proxy: &HttpProxy, headers: &HeaderMap) -> Result<String, Box<Re
             "unauthorized: no bearer token",
         )));
     };
-    match proxy.clients.authenticate(token.trim()) {
+    let token = match value.to_str().map(hookwire_edge::token::bearer) {
+        Ok(Ok(t)) => t,
+        Ok(Err(e)) => {
+            tracing::info!(target: "hookwire_mcp::access", "mcp request refused: {e}");
+            return Err(Box::new(refusal(
+                StatusCode::UNAUTHORIZED,
+                jsonrpc::INVALID_REQUEST,
+                &format!("unauthorized: {e}"),
+            )));
+        }
+        Err(_) => {
+            tracing::info!(target: "hookwire_mcp::access", "mcp request refused: authorization is not visible ASCII");
+            return Err(Box::new(refusal(
+                StatusCode::UNAUTHORIZED,
+                jsonrpc::INVALID_REQUEST,
+                "unauthorized: invalid authorization header: not visible ASCII",
+            )));
+        }
+    };
+    match proxy.clients.authenticate(token) {
         Some(name) => Ok(name.to_owned()),
         None => {
             tracing::info!(target: "hookwire_mcp::access", "mcp request refused: unknown token");

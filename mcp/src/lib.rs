@@ -17,7 +17,7 @@
 //! | `origin` | the browser origins the HTTP downstream accepts |
 //! | `clients` | the clients file: bearer tokens kept as SHA-256 hashes |
 //! | `hidden` | hidden tools as a binding kind of the chain |
-//! | `lines` | bounded newline-delimited and Server-Sent Events reading |
+//! | `lines` | bounded newline-delimited reading (stdio) |
 //! | `metrics` | the `hookwire_mcp_*` series |
 //!
 //! The official Rust SDK (`rmcp`) supplies the model types the governed
@@ -45,6 +45,9 @@ pub use clients::{Clients, MAX_TOKEN_BYTES, token_sha256};
 pub use config::{DEFAULT_MAX_MESSAGE_BYTES, McpConfig};
 pub use error::Error;
 pub use hidden::{HIDDEN_BINDING_ID, HIDDEN_KIND, HIDDEN_REASON, HiddenTools, with_hidden_binding};
+/// TLS toward a Streamable HTTP upstream ([`McpConfig::upstream_tls`]):
+/// the edges' shared client options.
+pub use hookwire_edge::https::UpstreamTls;
 pub use http::{HttpProxy, serve_http};
 pub use mediation::Mediation;
 pub use metrics::{CallOutcome, McpMetrics};
@@ -55,10 +58,7 @@ pub use upstream::{Failure, HttpClient, UpstreamSpec};
 
 /// 128 random bits as hex: session ids.
 pub(crate) fn random_id() -> Result<String, Error> {
-    let mut bytes = [0u8; 16];
-    getrandom::getrandom(&mut bytes)
-        .map_err(|e| Error::Config(format!("no randomness from the operating system: {e}")))?;
-    Ok(hex::encode(bytes))
+    hookwire_edge::token::random_hex::<16>().map_err(|e| Error::Config(e.to_string()))
 }
 
 /// Entry points for the fuzz targets of `fuzz/` (not an API).
@@ -81,15 +81,22 @@ pub mod fuzzing {
                 let _ = crate::core::call_result(r);
             }
         }
-        // The same bytes as a streamed answer, cut in two.
-        let mut events = crate::lines::SseEvents::default();
+        // The same bytes as a streamed answer, cut in two, parse as
+        // they do whole.
+        let mut events = hookwire_edge::sse::Parser::new(1024);
         let (a, b) = bytes.split_at(bytes.len() / 2);
-        for chunk in [a, b] {
-            for event in events.feed(chunk, 1024) {
-                if let crate::lines::Event::Data(d) = event {
-                    assert!(d.len() <= 1024, "an event over its bound");
-                }
-            }
+        let cut = events.feed(a).and_then(|mut e| {
+            e.extend(events.feed(b)?);
+            Ok(e)
+        });
+        let whole = hookwire_edge::sse::Parser::new(1024).feed(bytes);
+        assert_eq!(cut.is_ok(), whole.is_ok());
+        if let (Ok(cut), Ok(whole)) = (cut, whole) {
+            assert_eq!(cut, whole);
+            assert!(
+                cut.iter().all(|e| e.data.len() <= 1024),
+                "an event over its bound"
+            );
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Bounded reading of newline-delimited messages (MCP's stdio transport,
-//! both sides) and of Server-Sent Events (a Streamable HTTP upstream's
-//! streamed answers): a message longer than the bound is skipped to its
-//! end and reported, never buffered whole.
+//! both sides): a message longer than the bound is skipped to its end and
+//! reported (the caller fails closed on it), never buffered whole. Server-
+//! Sent Events (a Streamable HTTP upstream's streamed answers) are read
+//! by the edges' shared parser, `hookwire_edge::sse`.
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
@@ -60,75 +61,6 @@ pub async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, max: usize) -> std::i
     }
 }
 
-/// Splits a Server-Sent Events stream into the `data` of its events,
-/// bounded per event; events without data, or with empty data, are
-/// skipped.
-#[derive(Debug, Default)]
-pub struct SseEvents {
-    pending: Vec<u8>,
-    data: Vec<u8>,
-    has_data: bool,
-    over: bool,
-}
-
-/// One event's data, or an event over the bound.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Event {
-    /// The event's data lines, joined by newlines.
-    Data(Vec<u8>),
-    /// An event whose data exceeded the bound.
-    Oversized,
-}
-
-impl SseEvents {
-    /// Feeds `bytes`; returns the events they complete.
-    pub fn feed(&mut self, bytes: &[u8], max: usize) -> Vec<Event> {
-        let mut out = Vec::new();
-        for &b in bytes {
-            if b != b'\n' {
-                if self.pending.len() <= max + 16 {
-                    self.pending.push(b);
-                } else {
-                    self.over = true;
-                }
-                continue;
-            }
-            let mut line = std::mem::take(&mut self.pending);
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-            if line.is_empty() {
-                if self.over {
-                    out.push(Event::Oversized);
-                } else if self.has_data && !self.data.iter().all(u8::is_ascii_whitespace) {
-                    // An event with empty data (a server priming its
-                    // stream with an id and a retry) carries no message.
-                    out.push(Event::Data(std::mem::take(&mut self.data)));
-                }
-                self.data.clear();
-                self.has_data = false;
-                self.over = false;
-                continue;
-            }
-            if let Some(rest) = line.strip_prefix(b"data:") {
-                let rest = rest.strip_prefix(b" ").unwrap_or(rest);
-                if self.has_data {
-                    self.data.push(b'\n');
-                }
-                self.data.extend_from_slice(rest);
-                self.has_data = true;
-                if self.data.len() > max {
-                    self.over = true;
-                    self.data.clear();
-                }
-            }
-            // `event:`, `id:`, `retry:` and comments carry nothing the
-            // proxy needs.
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,26 +95,5 @@ mod tests {
             vec![Line::Oversized, Line::Eof]
         );
         assert_eq!(lines(b"", 3).await, vec![Line::Eof]);
-    }
-
-    #[test]
-    fn sse_events_join_data_lines_and_bound_them() {
-        let mut s = SseEvents::default();
-        let mut got = s.feed(
-            b"event: message\ndata: {\"a\":\ndata: 1}\n\n: comment\n\n",
-            100,
-        );
-        got.extend(s.feed(b"data: x", 100));
-        assert_eq!(got, vec![Event::Data(b"{\"a\":\n1}".to_vec())]);
-        assert_eq!(s.feed(b"\r\n\r\n", 100), vec![Event::Data(b"x".to_vec())]);
-        assert_eq!(
-            s.feed(b"id: 0\nretry: 3000\ndata: \n\ndata: {}\n\n", 100),
-            vec![Event::Data(b"{}".to_vec())],
-            "a priming event is skipped"
-        );
-        assert_eq!(
-            s.feed(b"data: 0123456789\n\ndata: ok\n\n", 5),
-            vec![Event::Oversized, Event::Data(b"ok".to_vec())]
-        );
     }
 }

@@ -47,7 +47,7 @@ pub async fn serve_stdio(
         &host,
         key,
         &spec,
-        &HttpClient::new(),
+        &HttpClient::new(&config.upstream_tls),
         config.clone(),
         Some(tx.clone()),
     )

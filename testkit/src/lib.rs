@@ -6,7 +6,8 @@
 //! expositions and their scrape, an approval request, a runtime a test
 //! can kill like a crash, the log capture of the no-secret-in-logs checks
 //! ([`process_logs`]), throwaway PostgreSQL clusters ([`postgres`]),
-//! throwaway certificate authorities ([`tls`]), a misbehaving approval
+//! throwaway certificate authorities ([`tls`]) and a TLS front for any
+//! plain test upstream ([`tls_front`]), a misbehaving approval
 //! service ([`rogue`]), what a test needs from the machine ([`require`]:
 //! a missing tool fails under CI, skips loudly elsewhere), and the official
 //! JSON schemas as an oracle
@@ -26,6 +27,7 @@ mod require;
 pub mod rogue;
 pub mod schema;
 pub mod tls;
+pub mod tls_front;
 
 pub use crash::CrashableRuntime;
 pub use logs::{LogCapture, process_logs};

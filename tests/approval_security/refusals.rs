@@ -42,6 +42,32 @@ async fn every_refusal_leaves_the_queue_unchanged_and_no_secret_is_logged() {
         assert_eq!(e.code(), Code::Unauthenticated, "{what} token");
         errors.push(e.message().to_owned());
     }
+    // The header's scheme is case-insensitive (RFC 9110): a lower-case
+    // `bearer` authenticates (here a host, which may not decide); anything
+    // but `Bearer <token68>` is refused as unauthenticated, even beside a
+    // valid token's characters.
+    let authorized = |value: &str| {
+        let mut r = Request::new(decide_request(&inside, "ann"));
+        r.metadata_mut()
+            .insert("authorization", value.parse().expect("header value"));
+        r
+    };
+    let e = refused(
+        client
+            .decide(authorized(&format!("bearer  {HOST_TOKEN}")))
+            .await,
+    );
+    assert_eq!(e.code(), Code::PermissionDenied, "a lower-case scheme");
+    for malformed in [
+        HOST_TOKEN.to_owned(),
+        format!("Basic {HOST_TOKEN}"),
+        format!("Bearer {HOST_TOKEN},x"),
+        "Bearer".to_owned(),
+    ] {
+        let e = refused(client.decide(authorized(&malformed)).await);
+        assert_eq!(e.code(), Code::Unauthenticated, "{malformed:?}");
+        errors.push(e.message().to_owned());
+    }
     let e = refused(
         client
             .decide(bearer(decide_request(&inside, "ann"), HOST_TOKEN))

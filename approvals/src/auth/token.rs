@@ -1,21 +1,17 @@
-//! Bearer tokens: how they are made (256 random bits, hex), how the
-//! service keeps them (SHA-256 only), and how a call presents one
-//! (`authorization: Bearer <token>`).
-
-use sha2::{Digest, Sha256};
+//! Bearer tokens as the approval service makes and keeps them: 256
+//! random bits in hex behind a recognisable prefix, stored as SHA-256
+//! only. Reading the `authorization: Bearer <token>` header, hashing and
+//! comparing are `hookwire_edge::token`'s, shared with every edge.
 
 use crate::error::Error;
 
-/// Bytes of randomness in a token made by [`new_token`]: 256 bits.
-const TOKEN_BYTES: usize = 32;
+pub use hookwire_edge::token::{
+    MAX_TOKEN_BYTES as MAX_TOKEN_LEN, bearer, sha256_hex as token_sha256,
+};
 
 /// Prefix of every token [`new_token`] makes, so that a leaked one is
 /// recognisable in a secret scanner.
 pub const TOKEN_PREFIX: &str = "hwa_";
-
-/// Longest bearer token the service reads; longer ones are refused
-/// unread.
-pub const MAX_TOKEN_LEN: usize = 512;
 
 /// A fresh high-entropy token from the operating system's generator,
 /// `hwa_` and 64 hex digits.
@@ -26,19 +22,7 @@ pub fn new_token() -> Result<String, Error> {
 /// 256 bits from the operating system's generator, as 64 lowercase hex
 /// digits: tokens, and the page's session ids and CSRF tokens.
 pub(crate) fn random_hex() -> Result<String, Error> {
-    let mut bytes = [0u8; TOKEN_BYTES];
-    getrandom::getrandom(&mut bytes).map_err(|e| Error::Random(e.to_string()))?;
-    Ok(hex::encode(bytes))
-}
-
-/// The hash the configuration stores for `token`: SHA-256, lowercase hex.
-pub fn token_sha256(token: &str) -> String {
-    hex::encode(token_digest(token))
-}
-
-/// The SHA-256 of `token`, as the access table compares it.
-pub(crate) fn token_digest(token: &str) -> [u8; 32] {
-    Sha256::digest(token.as_bytes()).into()
+    hookwire_edge::token::random_hex::<32>().map_err(|e| Error::Random(e.to_string()))
 }
 
 /// A configured token hash (64 hex digits, either case, surrounding
@@ -49,13 +33,4 @@ pub(crate) fn parse_hash(what: &str, hash: &str) -> Result<[u8; 32], Error> {
     hex::decode_to_slice(hash.trim(), &mut out)
         .map_err(|_| Error::AccessConfig(format!("{what}: a token hash must be 64 hex digits")))?;
     Ok(out)
-}
-
-/// Reads `Bearer <token>` out of an `authorization` header value.
-pub fn bearer(header: &str) -> Option<&str> {
-    let (scheme, token) = header.trim().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim())
-        .filter(|t| !t.is_empty())
 }

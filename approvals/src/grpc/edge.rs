@@ -46,7 +46,8 @@ pub(super) struct Settings {
 impl Edge {
     /// Authenticates a host: its configured name, or the refusal.
     pub(super) fn host<T>(&self, request: &Request<T>) -> Result<String, Status> {
-        let (token, peer) = credentials(request);
+        let (token, peer) =
+            credentials(request).map_err(|d| refuse(d, "Resolve", &peer_addr(request)))?;
         self.access
             .host(Credentials {
                 token: token.as_deref(),
@@ -62,7 +63,8 @@ impl Edge {
         request: &Request<T>,
         call: &str,
     ) -> Result<(Arc<ApproverAccess>, ApproverIdentity), Status> {
-        let (token, peer) = credentials(request);
+        let (token, peer) =
+            credentials(request).map_err(|d| refuse(d, call, &peer_addr(request)))?;
         let (access, proof) = self
             .access
             .approver(Credentials {
@@ -93,18 +95,20 @@ impl Edge {
 }
 
 /// Who is calling: the bearer token and the verified client certificate
-/// of the request, to check against the access list.
-fn credentials<T>(request: &Request<T>) -> (Option<String>, Option<Peer>) {
-    let token = request
-        .metadata()
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(bearer)
-        .map(str::to_owned);
+/// of the request, to check against the access list. An `authorization`
+/// header that is not `Bearer <token68>` is refused, not ignored.
+fn credentials<T>(request: &Request<T>) -> Result<(Option<String>, Option<Peer>), Denial> {
+    let token = match request.metadata().get("authorization") {
+        None => None,
+        Some(v) => {
+            let v = v.to_str().map_err(|_| Denial::MalformedToken)?;
+            Some(bearer(v).map_err(|_| Denial::MalformedToken)?.to_owned())
+        }
+    };
     let peer = request
         .peer_certs()
         .and_then(|certs| certs.first().and_then(|c| Peer::from_der(c)));
-    (token, peer)
+    Ok((token, peer))
 }
 
 /// The caller's address, for logs.
@@ -124,7 +128,9 @@ pub(super) struct Presented {
 
 impl Presented {
     pub(super) fn of<T>(request: &Request<T>) -> Self {
-        let (token, peer) = credentials(request);
+        // Called once the request authenticated, so its header is well
+        // formed; a malformed one would present nothing.
+        let (token, peer) = credentials(request).unwrap_or_default();
         Self { token, peer }
     }
 

@@ -22,12 +22,9 @@ use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use hmac::{Hmac, Mac};
+use hookwire_edge::https::{HttpsClient, UpstreamTls};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::{Request, Uri};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
@@ -187,19 +184,13 @@ enum Failure {
     Permanent(String),
 }
 
-type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+type HttpClient = HttpsClient<Full<Bytes>>;
 
-/// The client every channel shares: HTTP/1.1, rustls with the webpki
-/// roots for `https`.
-pub(super) fn client() -> HttpClient {
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_webpki_roots()
-        .https_or_http()
-        .enable_http1()
-        .build();
-    Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(Duration::from_secs(60))
-        .build(connector)
+/// The client every channel shares: the edges' shared HTTP/1.1 client,
+/// rustls with the web PKI roots plus the operator's CA and client
+/// certificate (`--webhook-ca`, `--webhook-client-cert`) for `https`.
+pub(super) fn client(tls: &UpstreamTls) -> HttpClient {
+    hookwire_edge::https::client(tls)
 }
 
 async fn attempt(client: &HttpClient, t: &Target, d: &Delivery) -> Result<(), Failure> {

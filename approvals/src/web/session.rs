@@ -15,7 +15,7 @@ use std::time::Duration;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use cookie::{Cookie, SameSite};
-use subtle::ConstantTimeEq;
+use hookwire_edge::token::constant_time_eq;
 use tokio::time::Instant;
 
 use super::views::status;
@@ -138,7 +138,7 @@ impl Sessions {
             .get(CSRF_HEADER)
             .map(HeaderValue::as_bytes)
             .unwrap_or_default();
-        if bool::from(sent.ct_eq(session.csrf.as_bytes())) {
+        if constant_time_eq(sent, session.csrf.as_bytes()) {
             Ok(session)
         } else {
             tracing::warn!(

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hookwire_approvals::{Access, AccessConfig, NotifyConfig, ServiceTls};
+use hookwire_edge::https::UpstreamTls;
 use serde::Deserialize;
 
 use crate::error::CliError;
@@ -76,6 +77,17 @@ pub(crate) struct ServeArgs {
     /// 127.0.0.1:9461.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = crate::args::APPROVALS_METRICS_ADDR)]
     metrics_addr: Option<SocketAddr>,
+    /// A PEM bundle of certificate authorities an `https` webhook
+    /// receiver's certificate may chain to, beside the web PKI roots.
+    #[arg(long, value_name = "FILE")]
+    webhook_ca: Option<PathBuf>,
+    /// A PEM client certificate (chain) presented to webhook receivers
+    /// that ask for one (mutual TLS); with `--webhook-client-key`.
+    #[arg(long, value_name = "FILE", requires = "webhook_client_key")]
+    webhook_client_cert: Option<PathBuf>,
+    /// The PEM private key of `--webhook-client-cert`.
+    #[arg(long, value_name = "FILE", requires = "webhook_client_cert")]
+    webhook_client_key: Option<PathBuf>,
 }
 
 /// The config file (`--config`), all members optional.
@@ -132,6 +144,8 @@ pub(super) struct Settings {
     pub(super) access_files: AccessFiles,
     /// The notification channels (the config file's `notify`).
     pub(super) notify: Option<NotifyConfig>,
+    /// TLS toward `https` webhook receivers (`--webhook-*`).
+    pub(super) webhook_tls: UpstreamTls,
 }
 
 /// A refusal of the settings: what is wrong, never a secret.
@@ -282,6 +296,11 @@ pub(super) fn settings(args: &ServeArgs) -> Result<Settings, CliError> {
         metrics: args.metrics_addr.or(file.metrics_addr),
         access_files,
         notify: file.notify,
+        webhook_tls: crate::upstream_tls::load(
+            args.webhook_ca.as_deref(),
+            args.webhook_client_cert.as_deref(),
+            args.webhook_client_key.as_deref(),
+        )?,
     })
 }
 

@@ -205,6 +205,25 @@ fn http_clients_are_authenticated_and_bound_to_their_sessions() {
         &init,
     );
     assert_eq!(status, 401);
+    // Anything but `Bearer` and a token68 is refused, in JSON-RPC terms.
+    for malformed in [
+        ALICE.to_owned(),
+        format!("Basic {ALICE}"),
+        format!("Bearer {ALICE},x"),
+        "Bearer".to_owned(),
+    ] {
+        let (status, headers, body) = http(&addr, "POST", &[("authorization", &malformed)], &init);
+        assert_eq!(status, 401, "{malformed:?}");
+        assert_eq!(header(&headers, "www-authenticate"), Some("Bearer"));
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("invalid authorization header"),
+            "{body}"
+        );
+    }
 
     let (status, headers, body) = http(&addr, "POST", &[("authorization", &alice)], &init);
     assert_eq!(status, 200, "{body}");
@@ -228,13 +247,15 @@ fn http_clients_are_authenticated_and_bound_to_their_sessions() {
         &list,
     );
     assert_eq!(status, 404, "an unknown session");
+    // The scheme is case-insensitive (RFC 9110).
+    let lower = format!("bearer  {ALICE}");
     let (status, _, body) = http(
         &addr,
         "POST",
-        &[("authorization", &alice), ("mcp-session-id", &session)],
+        &[("authorization", &lower), ("mcp-session-id", &session)],
         &list,
     );
-    assert_eq!(status, 200);
+    assert_eq!(status, 200, "{body}");
     assert!(serde_json::from_str::<Value>(&body).unwrap()["result"]["tools"].is_array());
 
     let delete = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "delete_all", "arguments": {}}}).to_string();

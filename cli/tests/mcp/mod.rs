@@ -20,6 +20,7 @@ use crate::gateway::{Running, line_starting, lines_of, policy_serve};
 
 mod http;
 mod stdio;
+mod upstream_http;
 
 const WAIT: Duration = Duration::from_secs(60);
 const ALICE: &str = "mcp-test-token-alice-3f9d";

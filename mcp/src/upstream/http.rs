@@ -10,39 +10,29 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
+use hookwire_edge::https::{HttpsClient, UpstreamTls};
 use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request, StatusCode};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 
 use super::{Failure, Shared};
 use crate::jsonrpc::{self, Id, Message};
-use crate::lines::{Event, SseEvents};
 
 /// The HTTP client every upstream session shares (one connection pool).
 #[derive(Clone)]
-pub struct Client(hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>);
+pub struct Client(HttpsClient<Full<Bytes>>);
 
 impl Client {
-    /// A client for `http://` and `https://` upstreams (web PKI roots).
-    pub fn new() -> Self {
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_webpki_roots()
-            .https_or_http()
-            .enable_http1()
-            .build();
-        Self(
-            hyper_util::client::legacy::Client::builder(TokioExecutor::new())
-                .pool_idle_timeout(std::time::Duration::from_secs(60))
-                .build(connector),
-        )
+    /// A client for `http://` and `https://` upstreams: the edges' shared
+    /// client with `tls` (the web PKI roots, plus the operator's CA and
+    /// client certificate when configured).
+    pub fn new(tls: &UpstreamTls) -> Self {
+        Self(hookwire_edge::https::client(tls))
     }
 }
 
 impl Default for Client {
     fn default() -> Self {
-        Self::new()
+        Self::new(&UpstreamTls::default())
     }
 }
 
@@ -257,26 +247,32 @@ impl Exchange {
             }
             return self.deliver(&bytes, initialize).await.map(drop);
         }
-        let mut events = SseEvents::default();
+        // The edges' shared parser: an event over the bound (or not
+        // UTF-8) fails the exchange, so nothing the chain did not see
+        // crosses and nothing is skipped silently.
+        let mut events = hookwire_edge::sse::Parser::new(max);
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| failed(format!("the upstream's stream broke: {e}")))?;
             let Some(data) = frame.data_ref() else {
                 continue;
             };
-            for event in events.feed(data, max) {
-                match event {
-                    Event::Data(bytes) => {
-                        // The answer ends the exchange, even on a stream
-                        // the server keeps open.
-                        if self.deliver(&bytes, initialize).await? == want && want.is_some() {
-                            return Ok(());
-                        }
-                    }
-                    Event::Oversized => {
-                        return Err(failed(format!(
-                            "the upstream sent a message over {max} bytes"
-                        )));
-                    }
+            let events = events.feed(data).map_err(|e| match e {
+                hookwire_edge::Error::SseEventTooLarge(_) => {
+                    failed(format!("the upstream sent a message over {max} bytes"))
+                }
+                e => failed(format!("the upstream's event stream is malformed: {e}")),
+            })?;
+            for event in events {
+                // An event with empty data (a server priming its stream
+                // with an id and a retry) carries no message.
+                if event.data.trim().is_empty() {
+                    continue;
+                }
+                // The answer ends the exchange, even on a stream the
+                // server keeps open.
+                if self.deliver(event.data.as_bytes(), initialize).await? == want && want.is_some()
+                {
+                    return Ok(());
                 }
             }
         }

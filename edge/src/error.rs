@@ -1,0 +1,26 @@
+//! The crate's one error type. No variant carries a token, a key or a
+//! certificate's bytes: messages are safe to log and to return.
+
+/// What can go wrong in the shared edge machinery.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An `Authorization` header that is not `Bearer` followed by a
+    /// token68 (RFC 6750 §2.1, RFC 9110 §11.4); says why, never the value.
+    #[error("invalid authorization header: {0}")]
+    InvalidAuthorization(&'static str),
+    /// An upstream TLS option that cannot be used (a CA bundle, a client
+    /// certificate or key that is unreadable or not PEM); names the file,
+    /// never its content.
+    #[error("upstream TLS: {0}")]
+    Tls(String),
+    /// A server-sent event over the parser's bound: the stream fails,
+    /// since an event the chain cannot see must not pass or be skipped.
+    #[error("a server-sent event exceeds {0} bytes")]
+    SseEventTooLarge(usize),
+    /// A server-sent event that is not UTF-8 (the event-stream format is).
+    #[error("a server-sent event is not UTF-8")]
+    SseNotUtf8,
+    /// The operating system's random generator gave nothing.
+    #[error("no randomness from the operating system: {0}")]
+    Random(String),
+}

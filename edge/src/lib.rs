@@ -1,0 +1,20 @@
+//! The floor every hookwire edge stands on: the gateway, the MCP proxy,
+//! the hooks daemon and the approval service each read bearer tokens,
+//! reach an upstream over HTTPS and parse server-sent events, and each
+//! does it through this crate, so that the four behave alike.
+//!
+//! | module | role |
+//! |---|---|
+//! | `token` | `Authorization: Bearer` parsing (RFC 6750 / RFC 9110), SHA-256 hashes, constant-time comparison, random tokens and ids |
+//! | `https` | the pooled HTTP/1.1 client to upstreams: web PKI roots, an extra CA, a client certificate |
+//! | `sse` | the incremental server-sent event parser (WHATWG rules), failing closed on an event over its bound |
+//!
+//! The crate depends on no other hookwire crate: every edge may depend on
+//! it without a circle.
+
+mod error;
+pub mod https;
+pub mod sse;
+pub mod token;
+
+pub use error::Error;
