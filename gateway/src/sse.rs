@@ -100,8 +100,21 @@ mod tests {
 
     #[test]
     fn an_unbounded_event_is_refused() {
+        // Data one byte over the bound, in a whole event.
         let mut p = SseParser::default();
-        let big = vec![b'x'; MAX_EVENT_BYTES + 1];
+        let mut big = b"data: ".to_vec();
+        big.extend(vec![b'x'; MAX_EVENT_BYTES + 1]);
+        big.extend_from_slice(b"\n\n");
         assert!(p.feed(&big).is_err());
+        // A line that never ends is refused once past the bound (and a
+        // field name's slack), without waiting for its end.
+        let mut p = SseParser::default();
+        assert!(p.feed(&vec![b'x'; MAX_EVENT_BYTES + 65]).is_err());
+        // Exactly the bound passes.
+        let mut p = SseParser::default();
+        let mut full = b"data: ".to_vec();
+        full.extend(vec![b'x'; MAX_EVENT_BYTES]);
+        full.extend_from_slice(b"\n\n");
+        assert_eq!(p.feed(&full).unwrap().len(), 1);
     }
 }

@@ -295,9 +295,9 @@ impl Waiter {
                 let taken = newest
                     .then(|| slot.lock().unwrap_or_else(|p| p.into_inner()).take())
                     .flatten();
-                taken.ok_or_else(|| {
-                    Error::Superseded("a retry of this request receives its streamed answer")
-                })
+                taken.ok_or(Error::Superseded(
+                    "a retry of this request receives its streamed answer",
+                ))
             }
         }
     }
