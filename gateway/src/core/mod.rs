@@ -2,7 +2,8 @@
 //! end. An adapter only translates; everything below is the same for
 //! every API.
 //!
-//! 0. The body is read up to its bound, and the request runs as a
+//! 0. The body is read up to its bound (module `body`, which also shapes
+//!    the gateway's own answers), and the request runs as a
 //!    flight, in its own task, that a retry of it joins (module `flight`).
 //! 1. The body is decoded by the adapter
 //!    (`Api::decode_request`, which checks it). A request with a callback
@@ -30,6 +31,7 @@
 //! the client in the API's own shape (`Api::error_body`). Every request
 //! leaves an [`Applied`] entry.
 
+mod body;
 mod conversation;
 mod flight;
 mod memo;
@@ -48,15 +50,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::header;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use hookwire::InterceptionPoint;
 use hookwire_client::{Emission, Host, LabelLedger};
-use http_body_util::{BodyExt, Limited};
 use serde_json::{Map, Value, json};
 use tokio::sync::OwnedMutexGuard;
 
+pub(crate) use body::{error_response, read_body};
+use body::{event_stream, passthrough};
 pub use conversation::MAX_RESPONSE_IDS;
 pub(crate) use conversation::Sessions;
 use conversation::{ConvState, Conversation};
@@ -238,16 +241,6 @@ pub(crate) async fn serve<A: Api>(
         Ok(r) => r,
         Err(e) => error_response::<A>(&e),
     }
-}
-
-/// An error in API `A`'s own shape (server errors logged, never with a
-/// payload or a key).
-pub(crate) fn error_response<A: Api>(e: &Error) -> Response {
-    if e.status().is_server_error() {
-        tracing::warn!(api = A::NAME, error = %e, "request failed");
-    }
-    let (status, body) = A::error_body(e);
-    (status, axum::Json(body)).into_response()
 }
 
 /// The combined verdict's deny as the request's error.
@@ -601,34 +594,4 @@ impl Inner {
         )
         .await
     }
-}
-
-fn passthrough(status: StatusCode, content_type: Option<HeaderValue>, body: Bytes) -> Response {
-    let mut r = Response::builder().status(status);
-    if let Some(ct) = content_type {
-        r = r.header(header::CONTENT_TYPE, ct);
-    }
-    r.body(Body::from(body))
-        .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
-}
-
-/// The request body, at most `limit` bytes (a longer one is refused).
-pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, Error> {
-    match Limited::new(body, limit).collect().await {
-        Ok(c) => Ok(c.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(Error::BodyTooLarge { limit }),
-        Err(_) => Err(Error::BadRequest(
-            "the request body could not be read".into(),
-        )),
-    }
-}
-
-/// A `text/event-stream` response.
-fn event_stream(body: Body) -> Response {
-    Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "text/event-stream")
-        .header(header::CACHE_CONTROL, "no-cache")
-        .body(body)
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
