@@ -19,8 +19,9 @@
 //!   ([`json`]), the §9 approval exchange ([`approval`]), the W3C
 //!   `traceparent` header both sides propagate ([`trace_context`]), and
 //!   the jittered [`backoff`] the clients of a service wait by, the
-//!   histogram [`buckets`] every series shares, and the words a failed
-//!   bind is reported in ([`listen`]);
+//!   histogram [`buckets`] every series shares, the words a failed
+//!   bind is reported in ([`listen`]), and the one rule by which an edge
+//!   tells an agent a verdict's message ([`notice_message`]);
 //! - the wire: the generated gRPC code behind [`pb`] and the one module,
 //!   [`wire`], that converts between it and the domain types.
 //!
@@ -37,6 +38,7 @@ mod interceptor;
 pub mod json;
 pub mod listen;
 mod manifest;
+mod notice;
 pub mod path;
 mod point;
 mod reason;
@@ -54,6 +56,7 @@ pub use interceptor::{
     interceptor_fn,
 };
 pub use manifest::{Manifest, manifest};
+pub use notice::{NOTICE_MESSAGE_MAX_BYTES, notice_message};
 pub use point::{InterceptionPoint, UnknownInterceptionPoint};
 pub use reason::{HOST_ERROR_PREFIX, HostError};
 pub use record::{

@@ -42,7 +42,7 @@ pub(crate) enum Decided {
         point: InterceptionPoint,
         /// The combined verdict's machine reason.
         reason: String,
-        /// Its message, bounded (`settle::notice_message`).
+        /// Its message, bounded (`hookwire::notice_message`).
         message: Option<String>,
     },
 }

@@ -248,7 +248,7 @@ pub(crate) fn denied(e: &Emission) -> Error {
     Error::Denied {
         point: e.record().interception_point,
         reason: e.reason().unwrap_or("denied").to_owned(),
-        message: settle::notice_message(e.verdict().message.as_deref()),
+        message: hookwire::notice_message(e.verdict().message.as_deref()),
     }
 }
 

@@ -6,7 +6,7 @@
 //! Only what the host released counts: `Emission::proceeds` and
 //! `Emission::target`, and `OutputDecision::release`.
 
-use hookwire::InterceptionPoint;
+use hookwire::{InterceptionPoint, notice_message};
 use hookwire_client::{ModelResponse, ToolCall};
 use serde_json::{Value, json};
 
@@ -30,30 +30,6 @@ pub(crate) fn blocked_result(
         v["message"] = Value::String(m);
     }
     v.to_string()
-}
-
-/// How many bytes of a verdict's `message` a notice carries.
-pub(crate) const MAX_NOTICE_MESSAGE: usize = 1024;
-
-/// The verdict's human-readable `message` as a notice carries it, so that
-/// the model can correct itself: what the interceptor wrote (its own
-/// redaction applies; the gateway adds none), control characters as
-/// spaces, cut to [`MAX_NOTICE_MESSAGE`] bytes on a character boundary.
-/// `None` when there is no message or only blanks.
-pub(crate) fn notice_message(message: Option<&str>) -> Option<String> {
-    let cleaned: String = message?
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let trimmed = cleaned.trim();
-    if trimmed.is_empty() {
-        return None;
-    }
-    let mut end = trimmed.len().min(MAX_NOTICE_MESSAGE);
-    while !trimmed.is_char_boundary(end) {
-        end -= 1;
-    }
-    Some(trimmed[..end].to_owned())
 }
 
 /// The reason of a notice, and the verdict's bounded message after it.
@@ -319,13 +295,14 @@ mod tests {
             blocked_call_notice(&call, Some("policy:rm"), Some("use trash instead")),
             "[hookwire] tool call \"bash\" (c1) was blocked: policy:rm \u{2014} use trash instead"
         );
-        assert_eq!(notice_message(Some("  \t ")), None);
-        assert_eq!(notice_message(None), None);
-        // Bounded on a character boundary.
-        let long = "\u{e9}".repeat(MAX_NOTICE_MESSAGE);
-        let cut = notice_message(Some(&long)).unwrap();
-        assert!(cut.len() <= MAX_NOTICE_MESSAGE && cut.len() >= MAX_NOTICE_MESSAGE - 1);
-        assert!(cut.chars().all(|c| c == '\u{e9}'));
+        // Bounded by the one rule (`hookwire::notice_message`).
+        let long = "x".repeat(2 * hookwire::NOTICE_MESSAGE_MAX_BYTES);
+        let w = withheld_notice(Some("r"), Some(&long));
+        assert!(
+            w.len() < hookwire::NOTICE_MESSAGE_MAX_BYTES + 80,
+            "{}",
+            w.len()
+        );
     }
 
     #[test]

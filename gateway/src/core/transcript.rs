@@ -34,11 +34,12 @@ use sha2::{Digest, Sha256};
 use super::conversation::ConvState;
 use super::memo::EntryDigest;
 use super::memo::{self, Decided};
-use super::settle::{blocked_result, notice_message};
+use super::settle::blocked_result;
 use super::{Governed, denied, hookwire_member};
 use crate::api::{Api, ApiRequest, Entry, Rewrite, Text};
 use crate::error::Error;
 use hookwire::InterceptionPoint;
+use hookwire::notice_message;
 
 /// The digest of an entry: its kind and everything the client sent in it.
 pub(crate) fn digest(entry: &Entry) -> EntryDigest {

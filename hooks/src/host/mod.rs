@@ -250,13 +250,10 @@ pub(super) fn unapplied(agent: Agent, point: &str) -> Outcome {
     }
 }
 
-/// The most characters of a verdict's message a block reason carries.
-pub(crate) const MESSAGE_MAX_CHARS: usize = 512;
-
 /// The text of a deny at `point`: the verdict's reason and, so that the
 /// model can correct itself, its message — the interceptor's own words,
-/// meant for the agent — on one line, control characters blanked,
-/// bounded by [`MESSAGE_MAX_CHARS`].
+/// meant for the agent — by every edge's rule (`hookwire::notice_message`:
+/// one line, bounded).
 pub(super) fn denied(point: &str, verdict: &hookwire::Verdict) -> String {
     let reason = verdict.reason.as_deref().unwrap_or("no reason given");
     let mut text = if verdict.is_liftable() {
@@ -264,17 +261,9 @@ pub(super) fn denied(point: &str, verdict: &hookwire::Verdict) -> String {
     } else {
         format!("hookwire: denied at {point}: {reason}")
     };
-    if let Some(message) = verdict.message.as_deref() {
-        let line: String = message
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .take(MESSAGE_MAX_CHARS)
-            .collect();
-        let line = line.trim();
-        if !line.is_empty() {
-            text.push_str(" — ");
-            text.push_str(line);
-        }
+    if let Some(line) = hookwire::notice_message(verdict.message.as_deref()) {
+        text.push_str(" — ");
+        text.push_str(&line);
     }
     text
 }

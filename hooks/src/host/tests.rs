@@ -455,7 +455,7 @@ async fn a_deny_tells_the_agent_its_message_on_one_bounded_line() {
     assert!(!reason.contains('\n'), "{reason}");
     let prefix = "hookwire: denied at pre_tool_call: policy:destructive_command — ";
     assert!(
-        reason.chars().count() <= prefix.chars().count() + super::MESSAGE_MAX_CHARS,
+        reason.len() <= prefix.len() + hookwire::NOTICE_MESSAGE_MAX_BYTES,
         "{}",
         reason.len()
     );

@@ -156,7 +156,8 @@ pub fn error_result(text: &str) -> Value {
 }
 
 /// The text of a deny at `point`: the combined verdict's reason code and,
-/// when it has one, its message (bounded as a record's is, so that a
+/// when it has one, its message (bounded by every edge's rule,
+/// `hookwire::notice_message`, so that a
 /// policy's explanation reaches the model, which can then correct its
 /// call, without an interceptor being able to flood it).
 pub fn denied_text(point: &str, v: &Verdicted) -> String {
@@ -166,8 +167,8 @@ pub fn denied_text(point: &str, v: &Verdicted) -> String {
     } else {
         format!("hookwire: denied at {point}: {reason}")
     };
-    match v.message.as_deref().filter(|m| !m.trim().is_empty()) {
-        Some(m) => format!("{head} ({})", hookwire::truncate_message(m)),
+    match hookwire::notice_message(v.message.as_deref()) {
+        Some(m) => format!("{head} ({m})"),
         None => head,
     }
 }

@@ -308,7 +308,11 @@ fn a_deny_carries_its_message_bounded() {
     let r = settle_post(&long, &call_result(&json!({"content": []})).unwrap());
     let text = text_of(&r);
     assert!(text.starts_with("hookwire: denied at post_tool_call pending approval: r ("));
-    assert!(text.len() < 400, "bounded: {} bytes", text.len());
+    assert!(
+        text.len() <= 80 + hookwire::NOTICE_MESSAGE_MAX_BYTES,
+        "bounded: {} bytes",
+        text.len()
+    );
     let blank = Verdicted {
         message: Some("  ".into()),
         ..deny("r", false)
