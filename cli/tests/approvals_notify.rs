@@ -74,25 +74,41 @@ async fn webhook_receiver() -> (String, tokio::sync::mpsc::UnboundedReceiver<Del
     (url, rx)
 }
 
+/// Writes `approvals.json` in `dir`: the test access list and one webhook
+/// channel `ops` to `url` for `ann`, signed with `secret`, with `notify`'s
+/// and `channel`'s members added to the `notify` block and the channel.
+fn webhook_config(
+    dir: &std::path::Path,
+    url: &str,
+    secret: &str,
+    notify: serde_json::Value,
+    channel: serde_json::Value,
+) -> std::path::PathBuf {
+    let secret_file = dir.join("webhook-secret");
+    std::fs::write(&secret_file, secret).unwrap();
+    let mut ops = json!({"name": "ops", "kind": "webhook", "url": url,
+                         "secret_file": secret_file, "approvers": ["ann"]});
+    let mut block = json!({"page_url": "https://approvals.example/"});
+    for (into, from) in [(&mut ops, channel), (&mut block, notify)] {
+        if let serde_json::Value::Object(m) = from {
+            into.as_object_mut().unwrap().extend(m);
+        }
+    }
+    block["channels"] = json!([ops]);
+    let config = dir.join("approvals.json");
+    write(
+        &config,
+        &json!({"access": access_list(&[]), "notify": block}),
+    );
+    config
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_config_files_notify_channels_get_signed_notifications() {
     let dir = tempfile::tempdir().unwrap();
     let (url, mut delivered) = webhook_receiver().await;
     let secret = "whsec-cli-test-0123456789";
-    let secret_file = dir.path().join("webhook-secret");
-    std::fs::write(&secret_file, secret).unwrap();
-    let config = dir.path().join("approvals.json");
-    write(
-        &config,
-        &json!({
-            "access": access_list(&[]),
-            "notify": {
-                "page_url": "https://approvals.example/",
-                "channels": [{"name": "ops", "kind": "webhook", "url": url,
-                              "secret_file": secret_file, "approvers": ["ann"]}]
-            }
-        }),
-    );
+    let config = webhook_config(dir.path(), &url, secret, json!({}), json!({}));
     let serving = Serving::start(&["--config", config.to_str().unwrap()]);
     // Checked before serving, so said first.
     serving.line(|l| l.starts_with("notifications:") && l.contains("1 channel"));
@@ -136,17 +152,12 @@ async fn the_config_files_notify_channels_get_signed_notifications() {
 async fn an_emission_given_up_on_is_withdrawn_and_the_channel_is_told() {
     let dir = tempfile::tempdir().unwrap();
     let (url, mut delivered) = webhook_receiver().await;
-    let secret_file = dir.path().join("webhook-secret");
-    std::fs::write(&secret_file, "whsec-cli-test-withdrawn").unwrap();
-    let config = dir.path().join("approvals.json");
-    write(
-        &config,
-        &json!({
-            "access": access_list(&[]),
-            "notify": {"page_url": "https://approvals.example/",
-                       "channels": [{"name": "ops", "kind": "webhook", "url": url,
-                                     "secret_file": secret_file, "approvers": ["ann"]}]}
-        }),
+    let config = webhook_config(
+        dir.path(),
+        &url,
+        "whsec-cli-test-withdrawn",
+        json!({}),
+        json!({}),
     );
     let serving = Serving::start(&["--config", config.to_str().unwrap()]);
     let endpoint = serving.printed("approval service:");
@@ -245,21 +256,12 @@ async fn an_https_receiver_of_a_private_ca_needs_webhook_ca_and_gets_the_client_
     }
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
     let dead = dir.path().join("dead-letters.jsonl");
-    let secret_file = dir.path().join("webhook-secret");
-    std::fs::write(&secret_file, "whsec-cli-test-0123456789").unwrap();
-    let config = dir.path().join("approvals.json");
-    write(
-        &config,
-        &json!({
-            "access": access_list(&[]),
-            "notify": {
-                "page_url": "https://approvals.example/",
-                "dead_letter_file": dead,
-                "channels": [{"name": "ops", "kind": "webhook", "url": url,
-                              "secret_file": secret_file, "approvers": ["ann"],
-                              "max_attempts": 1}]
-            }
-        }),
+    let config = webhook_config(
+        dir.path(),
+        &url,
+        "whsec-cli-test-0123456789",
+        json!({"dead_letter_file": dead}),
+        json!({"max_attempts": 1}),
     );
     let ask = |serving: &Serving| {
         let resolver = StreamResolver::builder(serving.printed("approval service:"))

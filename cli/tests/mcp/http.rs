@@ -370,17 +370,8 @@ fn hookwire_mcp_sha(token: &str) -> String {
 
 #[test]
 fn a_streamable_http_upstream_is_governed_alike() {
-    let mut server = Command::new(python())
-        .arg(fixtures().join("upstream.py"))
-        .arg("--http")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run the HTTP fixture server");
-    let lines = lines_of(&mut server);
-    let _server = Running(server);
-    let port = lines.recv_timeout(WAIT).expect("the fixture's port");
-    let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+    let (_server, port) = http_fixture();
+    let url = format!("http://127.0.0.1:{port}/mcp");
     let g = governance();
     let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
         .args([

@@ -61,6 +61,22 @@ struct Governance {
     dir: tempfile::TempDir,
 }
 
+/// The fixture MCP server over Streamable HTTP on 127.0.0.1:0 (killed
+/// when the handle drops) and its port.
+fn http_fixture() -> (Running, String) {
+    let mut server = Command::new(python())
+        .arg(fixtures().join("upstream.py"))
+        .arg("--http")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run the HTTP fixture server");
+    let lines = lines_of(&mut server);
+    let server = Running(server);
+    let port = lines.recv_timeout(WAIT).expect("the fixture's port");
+    (server, port.trim().to_owned())
+}
+
 fn governance() -> Governance {
     let (policy, endpoint) = policy_serve(&fixtures().join("policy"));
     let dir = tempfile::tempdir().unwrap();

@@ -35,17 +35,8 @@ fn an_https_upstream_of_a_private_ca_needs_upstream_ca_and_gets_the_client_certi
     use hookwire_testkit::tls::Authority;
     use hookwire_testkit::tls_front::TlsFront;
 
-    let mut server = Command::new(python())
-        .arg(fixtures().join("upstream.py"))
-        .arg("--http")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run the HTTP fixture server");
-    let lines = lines_of(&mut server);
-    let _server = Running(server);
-    let port = lines.recv_timeout(WAIT).expect("the fixture's port");
-    let backend = format!("127.0.0.1:{}", port.trim()).parse().unwrap();
+    let (_server, port) = http_fixture();
+    let backend = format!("127.0.0.1:{port}").parse().unwrap();
     let (server_ca, client_ca) = (Authority::new("upstream CA"), Authority::new("client CA"));
     let front = TlsFront::start(&server_ca, Some(&client_ca), backend);
     let url = format!("https://127.0.0.1:{}/mcp", front.addr().port());
@@ -94,17 +85,8 @@ fn an_https_upstream_of_a_private_ca_needs_upstream_ca_and_gets_the_client_certi
 
 #[test]
 fn an_upstream_event_over_the_message_bound_fails_the_call_closed() {
-    let mut server = Command::new(python())
-        .arg(fixtures().join("upstream.py"))
-        .arg("--http")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run the HTTP fixture server");
-    let lines = lines_of(&mut server);
-    let _server = Running(server);
-    let port = lines.recv_timeout(WAIT).expect("the fixture's port");
-    let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+    let (_server, port) = http_fixture();
+    let url = format!("http://127.0.0.1:{port}/mcp");
     let mut p = proxy_to(&url, &["--max-message-bytes", "4096"]);
     let init = p.initialize();
     assert_eq!(init["result"]["serverInfo"]["name"], "fixture", "{init}");
