@@ -45,6 +45,9 @@ pub enum CliError {
     #[error("policy serve: {0}")]
     PolicyServe(String),
     /// A TLS certificate, key or authority file could not be read.
+    /// A client token could not be made (a bad name, no randomness).
+    #[error("token: {0}")]
+    ClientToken(String),
     #[error("tls: {0}")]
     Tls(String),
     /// The host failed closed on an emission the command ran (`demo`,

@@ -50,6 +50,7 @@ mod approvals;
 mod args;
 mod audit;
 mod check;
+mod client_token;
 mod demo;
 mod emit;
 mod error;

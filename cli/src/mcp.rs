@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire_mcp::{Clients, HiddenTools, HttpProxy, McpConfig, McpMetrics, UpstreamSpec};
+use hookwire_mcp::{HiddenTools, HttpProxy, McpConfig, McpMetrics, UpstreamSpec};
 
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
@@ -31,11 +31,7 @@ pub(crate) enum McpCommand {
         after_help = "Example: the token into cursor.token, its clients-file line into mcp-clients:\n  \
 hookwire mcp token --name cursor > cursor.token 2>> mcp-clients"
     )]
-    Token {
-        /// The client's name in the clients file.
-        #[arg(long, value_name = "NAME")]
-        name: String,
-    },
+    Token(crate::client_token::TokenArgs),
 }
 
 /// The options of `hookwire mcp`.
@@ -137,24 +133,10 @@ fn config_error(m: String) -> CliError {
     CliError::Mcp(hookwire_mcp::Error::Config(m))
 }
 
-/// Prints a fresh client token on stdout, alone, and its clients-file
-/// line on stderr, alone: each stream can be redirected into its file.
-pub(crate) fn token(name: &str) -> Result<(), CliError> {
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_graphic()) {
-        return Err(config_error(
-            "the name must be printable ASCII without spaces".into(),
-        ));
-    }
-    let token = hookwire_approvals::auth::new_token()?;
-    outln!("{token}");
-    errln!("{name} {}", hookwire_mcp::token_sha256(&token));
-    Ok(())
-}
-
 /// Runs the proxy until stdin ends (stdio) or Ctrl-C.
 pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
-    if let Some(McpCommand::Token { name }) = &args.command {
-        return token(name);
+    if let Some(McpCommand::Token(token)) = &args.command {
+        return crate::client_token::print(token);
     }
     let spec = upstream_spec(&args)?;
     // Hidden tools are a binding of the chain: a hidden tool called anyway
@@ -262,11 +244,9 @@ fn upstream_spec(args: &McpArgs) -> Result<UpstreamSpec, CliError> {
     }
 }
 
-fn read_clients(path: Option<&std::path::Path>) -> Result<Clients, CliError> {
+fn read_clients(path: Option<&std::path::Path>) -> Result<hookwire_mcp::WatchedClients, CliError> {
     let Some(path) = path else {
         return Err(config_error("--listen needs --clients-file".into()));
     };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| config_error(format!("cannot read {}: {e}", path.display())))?;
-    Clients::parse(&text).map_err(|e| config_error(format!("{}: {e}", path.display())))
+    hookwire_mcp::WatchedClients::open(path).map_err(|e| config_error(e.to_string()))
 }

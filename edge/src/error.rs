@@ -20,6 +20,11 @@ pub enum Error {
     /// A server-sent event that is not UTF-8 (the event-stream format is).
     #[error("a server-sent event is not UTF-8")]
     SseNotUtf8,
+    /// A clients file that cannot be used: unreadable, too large, or a
+    /// line that is not `NAME SHA256-HEX`; names the file and the line,
+    /// never a hash.
+    #[error("clients file: {0}")]
+    Clients(String),
     /// The operating system's random generator gave nothing.
     #[error("no randomness from the operating system: {0}")]
     Random(String),

@@ -5,6 +5,7 @@
 //!
 //! | module | role |
 //! |---|---|
+//! | `clients` | the clients file (`NAME SHA256-HEX` a line): who may use an edge, read again when it changes |
 //! | `token` | `Authorization: Bearer` parsing (RFC 6750 / RFC 9110), SHA-256 hashes, constant-time comparison, random tokens and ids |
 //! | `https` | the pooled HTTP/1.1 client to upstreams: web PKI roots, an extra CA, a client certificate |
 //! | `sse` | the incremental server-sent event parser (WHATWG rules), failing closed on an event over its bound |
@@ -12,6 +13,7 @@
 //! The crate depends on no other hookwire crate: every edge may depend on
 //! it without a circle.
 
+pub mod clients;
 mod error;
 pub mod https;
 pub mod sse;

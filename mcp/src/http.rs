@@ -26,12 +26,12 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::Error;
-use crate::clients::Clients;
 use crate::config::McpConfig;
 use crate::core;
 use crate::jsonrpc::{self, Message};
 use crate::session::McpSession;
 use crate::upstream::{HttpClient, UpstreamSpec};
+use hookwire_edge::clients::WatchedClients;
 
 /// The session id header.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -48,7 +48,7 @@ pub struct HttpProxy {
     spec: UpstreamSpec,
     client: HttpClient,
     config: Arc<McpConfig>,
-    clients: Clients,
+    clients: WatchedClients,
     table: Mutex<HashMap<String, Entry>>,
     /// Places booked by `initialize`s still starting; changed under the
     /// table's lock only, so that the bound holds across both.
@@ -72,14 +72,14 @@ impl HttpProxy {
         host: Host,
         spec: UpstreamSpec,
         config: Arc<McpConfig>,
-        clients: Clients,
+        clients: impl Into<WatchedClients>,
     ) -> Arc<Self> {
         Arc::new(Self {
             host,
             spec,
             client: HttpClient::new(&config.upstream_tls),
             config,
-            clients,
+            clients: clients.into(),
             table: Mutex::default(),
             booked: AtomicUsize::new(0),
         })
@@ -234,8 +234,16 @@ fn authenticate(proxy: &HttpProxy, headers: &HeaderMap) -> Result<String, Box<Re
         }
     };
     match proxy.clients.authenticate(token) {
-        Some(name) => Ok(name.to_owned()),
-        None => {
+        Ok(Some(name)) => Ok(name),
+        Err(e) => {
+            tracing::error!(target: "hookwire_mcp::access", "mcp request refused: {e}");
+            Err(Box::new(refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                jsonrpc::OVERLOADED,
+                "unavailable: the proxy's clients file cannot be read; its log says why",
+            )))
+        }
+        Ok(None) => {
             tracing::info!(target: "hookwire_mcp::access", "mcp request refused: unknown token");
             Err(Box::new(refusal(
                 StatusCode::UNAUTHORIZED,

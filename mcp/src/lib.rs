@@ -15,7 +15,6 @@
 //! | `stdio` | the stdio downstream (one session on stdin/stdout) |
 //! | `http` | the Streamable HTTP downstream: authentication, session binding, the session table |
 //! | `origin` | the browser origins the HTTP downstream accepts |
-//! | `clients` | the clients file: bearer tokens kept as SHA-256 hashes |
 //! | `hidden` | hidden tools as a binding kind of the chain |
 //! | `lines` | bounded newline-delimited reading (stdio) |
 //! | `metrics` | the `hookwire_mcp_*` series |
@@ -26,7 +25,6 @@
 //! JSON it is, ids mapped, which rmcp's service layer (typed, closed
 //! request and notification enums, answering for itself) does not do.
 
-mod clients;
 mod config;
 mod core;
 mod error;
@@ -41,13 +39,16 @@ mod session;
 mod stdio;
 mod upstream;
 
-pub use clients::{Clients, MAX_TOKEN_BYTES, token_sha256};
 pub use config::{DEFAULT_MAX_MESSAGE_BYTES, McpConfig};
 pub use error::Error;
 pub use hidden::{HIDDEN_BINDING_ID, HIDDEN_KIND, HIDDEN_REASON, HiddenTools, with_hidden_binding};
+/// The clients file (`NAME SHA256-HEX` a line) the Streamable HTTP
+/// downstream admits, read again when it changes: the edges' one kind.
+pub use hookwire_edge::clients::{Clients, WatchedClients};
 /// TLS toward a Streamable HTTP upstream ([`McpConfig::upstream_tls`]):
 /// the edges' shared client options.
 pub use hookwire_edge::https::UpstreamTls;
+pub use hookwire_edge::token::{MAX_TOKEN_BYTES, sha256_hex as token_sha256};
 pub use http::{HttpProxy, serve_http};
 pub use mediation::Mediation;
 pub use metrics::{CallOutcome, McpMetrics};
