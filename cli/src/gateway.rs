@@ -23,24 +23,45 @@ use crate::output::PrintTo;
 /// Where the gateway listens unless told otherwise.
 pub(crate) const GATEWAY_ADDR: &str = "127.0.0.1:8080";
 
+/// The `gateway` subcommands beside the gateway itself.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum GatewayCommand {
+    /// Print a fresh client token (alone on stdout, so that it can be
+    /// redirected into a file) and, on stderr, the clients-file line
+    /// holding its hash (`--clients-file`).
+    #[command(
+        after_help = "Example: the token into ci-bot.token, its clients-file line into gateway-clients:\n  \
+hookwire gateway token --name ci-bot > ci-bot.token 2>> gateway-clients"
+    )]
+    Token(crate::client_token::TokenArgs),
+}
+
 /// The options of `hookwire gateway`.
 #[derive(Debug, clap::Args)]
 #[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
     after_help = "Example, one process: the policies of a directory decided in the gateway:\n  \
 hookwire gateway --upstream https://api.openai.com/v1 --policy examples/policies --key-env OPENAI_API_KEY\n\n\
 Example: the address and one access line per request on stderr, only the records on stdout, \
 metrics at http://127.0.0.1:9464/metrics:\n  \
 RUST_LOG=hookwire_gateway=info hookwire gateway --upstream https://api.openai.com/v1 \\\n    \
 --declaration examples/declarations/demo.json --key-env OPENAI_API_KEY \\\n    \
---print-records --metrics-addr 127.0.0.1:9464"
+--print-records --metrics-addr 127.0.0.1:9464\n\n\
+Example: on a shared network, only listed clients spend the pool's keys:\n  \
+hookwire gateway token --name ci-bot > ci-bot.token 2>> gateway-clients\n  \
+hookwire gateway --listen 0.0.0.0:8080 --upstream https://api.openai.com/v1 --policy examples/policies \\\n    \
+--key-env OPENAI_API_KEY --clients-file gateway-clients"
 )]
 pub(crate) struct GatewayArgs {
+    #[command(subcommand)]
+    pub(crate) command: Option<GatewayCommand>,
     /// The address to listen on (port 0: any free port, printed).
     #[arg(long, default_value = GATEWAY_ADDR, value_name = "ADDR")]
     listen: SocketAddr,
     /// The upstream's base URL, e.g. `https://api.openai.com/v1`.
-    #[arg(long, value_name = "URL")]
-    upstream: String,
+    #[arg(long, value_name = "URL", required = true)]
+    upstream: Option<String>,
     /// TLS toward an `https` upstream: an extra CA, a client certificate.
     #[command(flatten)]
     upstream_tls: crate::upstream_tls::UpstreamTlsArgs,
@@ -56,6 +77,18 @@ pub(crate) struct GatewayArgs {
     /// and blank lines skipped), e.g. `/run/secrets/upstream-keys`.
     #[arg(long = "key-file", value_name = "FILE")]
     key_file: Vec<PathBuf>,
+    /// Admit only the clients FILE lists, one `NAME SHA256-HEX` a line
+    /// (`hookwire gateway token` makes both), each by its token sent as
+    /// its API key; read again when it changes (a removed line is a
+    /// revoked token). Each client owns its sessions and has its own
+    /// session quota. Needs a key pool.
+    #[arg(long, value_name = "FILE")]
+    clients_file: Option<PathBuf>,
+    /// With a key pool on a non-loopback address, serve without
+    /// `--clients-file`: every process that reaches the gateway spends
+    /// the pool's keys, as one shared identity.
+    #[arg(long, conflicts_with = "clients_file")]
+    allow_anonymous: bool,
     /// A conversation idle this long is shut down (`agent_shutdown`).
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     idle_timeout_s: u64,
@@ -64,6 +97,14 @@ pub(crate) struct GatewayArgs {
     /// retry; a retry arriving earlier joins the running request.
     #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     retry_window_s: u64,
+    /// How many conversations may be open at once.
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    max_sessions: usize,
+    /// How many of them one client may hold (a listed client, or one
+    /// upstream key without `--clients-file`): one client's flood cannot
+    /// lock the others out.
+    #[arg(long, default_value_t = 1_000, value_name = "N")]
+    max_sessions_per_client: usize,
     /// The deepest nesting allowed (1: interceptors may call back once).
     #[arg(long, default_value_t = 1, value_name = "N")]
     max_depth: u32,
@@ -106,6 +147,33 @@ pub(crate) struct GatewayArgs {
 /// Serves the gateway until interrupted (Ctrl-C or SIGTERM), then ends every open
 /// session.
 pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
+    if let Some(GatewayCommand::Token(token)) = &args.command {
+        return crate::client_token::print(token);
+    }
+    let Some(upstream) = args.upstream.clone() else {
+        return Err(hookwire_gateway::Error::Config("--upstream URL is required".into()).into());
+    };
+    let pooled = !args.key_env.is_empty() || !args.key_file.is_empty();
+    if pooled
+        && args.clients_file.is_none()
+        && !args.allow_anonymous
+        && !args.listen.ip().is_loopback()
+    {
+        return Err(hookwire_gateway::Error::Config(format!(
+            "{} is not a loopback address and the gateway holds a key pool: give \
+             --clients-file (made with `hookwire gateway token`) so that only listed clients \
+             spend the keys, or --allow-anonymous to let every caller spend them",
+            args.listen
+        ))
+        .into());
+    }
+    let clients = match &args.clients_file {
+        Some(path) => Some(std::sync::Arc::new(
+            hookwire_gateway::WatchedClients::open(path)
+                .map_err(|e| hookwire_gateway::Error::Config(e.to_string()))?,
+        )),
+        None => None,
+    };
     let options = HostOptions {
         agent_id: &args.agent_id,
         chain: &args.chain,
@@ -129,15 +197,18 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     for file in &args.key_file {
         pool = pool.with_file(file)?;
     }
-    let mut config = GatewayConfig::new(args.upstream.clone());
+    let mut config = GatewayConfig::new(upstream.clone());
     config.upstream_tls = args.upstream_tls.load()?;
     config.idle_timeout = Duration::from_secs(args.idle_timeout_s.max(1));
     config.retry_window = Duration::from_secs(args.retry_window_s);
     config.max_depth = args.max_depth;
+    config.max_sessions = args.max_sessions;
+    config.max_sessions_per_credential = args.max_sessions_per_client;
     config.max_body_bytes = args.max_body_bytes;
     config.incremental_output = args.incremental_output;
     config.inert_members = args.inert_members.clone();
     config.metrics = gateway_metrics;
+    config.clients = clients;
     let labels = pool.labels();
     let gateway = Gateway::new(host, config, pool)?;
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -156,7 +227,7 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     // says goes to stderr.
     errln!(
         "hookwire gateway: http://{addr}/v1 -> {} ({} pooled key(s){}), governed by {}",
-        args.upstream,
+        upstream,
         labels.len(),
         if labels.is_empty() {
             String::new()

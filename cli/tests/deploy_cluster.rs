@@ -50,6 +50,7 @@ struct StandIns<'a> {
     declaration: &'a Path,
     upstream: &'a str,
     key_file: &'a Path,
+    clients_file: &'a Path,
     approvals: &'a str,
     token_file: &'a Path,
 }
@@ -71,6 +72,7 @@ fn gateway_args(args: &[&str], s: &StandIns<'_>) -> Vec<String> {
             "--upstream" => s.upstream.to_owned(),
             "--declaration" => s.declaration.display().to_string(),
             "--key-file" => s.key_file.display().to_string(),
+            "--clients-file" => s.clients_file.display().to_string(),
             "--approval-endpoint" => s.approvals.to_owned(),
             "--approval-token-file" => s.token_file.display().to_string(),
             // The stand-in serves plaintext gRPC: no authority to trust.
@@ -104,6 +106,13 @@ async fn every_overlays_declarations_check_clean_and_govern_a_request() {
     std::fs::write(&token_file, &host_token).unwrap();
     let key_file = dir.path().join("keys");
     std::fs::write(&key_file, "sk-cluster-upstream-key\n").unwrap();
+    // The one client the pod admits: the key the test's client sends.
+    let clients_file = dir.path().join("clients");
+    let line = format!(
+        "cluster-test {}\n",
+        hookwire_edge::token::sha256_hex(crate::gateway::CLIENT_KEY)
+    );
+    std::fs::write(&clients_file, line).unwrap();
     let (model, seen) = upstream();
 
     let root = workspace_root().join("deploy/kubernetes");
@@ -174,6 +183,7 @@ async fn every_overlays_declarations_check_clean_and_govern_a_request() {
                 declaration: &path,
                 upstream: &model,
                 key_file: &key_file,
+                clients_file: &clients_file,
                 approvals: &approvals.endpoint(),
                 token_file: &token_file,
             },

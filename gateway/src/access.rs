@@ -4,7 +4,8 @@
 //! (`tracing` target `hookwire_gateway::access`, INFO): method, route
 //! template, wire API, status, latency, and — when the request produced an
 //! [`Applied`] entry — its session, request id, upstream status and
-//! outcome. Never a payload, a header value, a key or a query string.
+//! outcome, and the listed client it acted for. Never a payload, a
+//! header value, a key or a query string.
 //!
 //! The layer runs the request inside a task-local scope holding the
 //! request's [`Exchange`] (as the `crate::applied::RequestFacts` an entry
@@ -87,6 +88,8 @@ struct Facts {
     /// Whether the answer's body ended (false: the client left first).
     completed: bool,
     applied: Option<AppliedFacts>,
+    /// The listed client the request acts for (with a clients file).
+    client: Option<String>,
 }
 
 /// The facts of the request's [`Applied`] entry the line carries.
@@ -117,6 +120,7 @@ impl Drop for Exchange {
             status = facts.status,
             latency_ms = %format_args!("{:.3}", took.as_secs_f64() * 1e3),
             completed = facts.completed,
+            client = facts.client.as_deref(),
             session = applied.map(|a| a.session.as_str()).filter(|s| !s.is_empty()),
             request_id = applied.map(|a| a.request_id.as_str()),
             upstream_status = applied.and_then(|a| a.upstream_status),
@@ -139,6 +143,10 @@ impl RequestFacts for Exchange {
             upstream_status: entry.upstream_status,
             outcome: entry.outcome.clone(),
         });
+    }
+
+    fn client(&self, name: &str) {
+        self.facts().client = Some(name.to_owned());
     }
 }
 

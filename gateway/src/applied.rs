@@ -22,6 +22,14 @@ use crate::extension::ModelOverrides;
 pub(crate) trait RequestFacts: Send + Sync {
     /// Takes `entry`'s facts for its request's line and metrics.
     fn pushed(&self, entry: &Applied);
+    /// Notes the listed client the request was authenticated as.
+    fn client(&self, name: &str);
+}
+
+/// Notes, for the access line of the request being handled on this task,
+/// the listed client it acts for.
+pub(crate) fn note_client(name: &str) {
+    let _ = CURRENT_REQUEST.try_with(|r| r.client(name));
 }
 
 tokio::task_local! {

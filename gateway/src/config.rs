@@ -79,6 +79,17 @@ pub struct GatewayConfig {
     /// while the request still runs joins it; see docs/gateway.md,
     /// "Retries".
     pub retry_window: Duration,
+    /// The clients that may use the gateway, each by its token (a clients
+    /// file, `NAME SHA256-HEX` a line, read again when it changes).
+    /// Default none: the client's own credential is its identity, which
+    /// is what an upstream key pool can no longer tell apart, so a
+    /// gateway with a pool on a shared network sets this. With it, every
+    /// route but a callback asks for a token the file lists (as the API
+    /// key the SDK sends: `Authorization: Bearer`, or `x-api-key` for
+    /// Messages), each client owns its sessions and answers and has its
+    /// own session quota, and a pool is required (the token is never
+    /// forwarded).
+    pub clients: Option<std::sync::Arc<hookwire_edge::clients::WatchedClients>>,
 }
 
 /// How many members an operator may declare inert.
@@ -105,6 +116,7 @@ impl GatewayConfig {
             metrics: None,
             inert_members: Vec::new(),
             retry_window: Duration::from_secs(120),
+            clients: None,
         }
     }
 

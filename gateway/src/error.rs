@@ -93,6 +93,17 @@ pub enum Error {
     /// or revoked.
     #[error("callback token refused: {0}")]
     CallbackRefused(&'static str),
+    /// The request presents no client token the clients file lists (no
+    /// token, a malformed header, a mistyped or revoked token); says
+    /// why, never the token.
+    #[error("unauthenticated: {0}")]
+    Unauthenticated(String),
+    /// The clients file cannot be read or parsed: every client is
+    /// refused until it is fixed (the log says why).
+    #[error(
+        "the gateway cannot check client tokens now (its clients file is unusable); retry later"
+    )]
+    ClientsUnavailable,
     /// The request is nested deeper than the configured bound.
     #[error("request depth {depth} exceeds the bound {max}")]
     TooDeep {
@@ -130,8 +141,8 @@ impl Error {
             Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BadRequest(_) | Self::TooDeep { .. } => StatusCode::BAD_REQUEST,
             Self::Denied { .. } => StatusCode::FORBIDDEN,
-            Self::CallbackRefused(_) => StatusCode::UNAUTHORIZED,
-            Self::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::CallbackRefused(_) | Self::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
+            Self::Overloaded(_) | Self::ClientsUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::Quota(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Superseded(_) => StatusCode::CONFLICT,
             Self::Upstream(_) | Self::UpstreamResponse(_) => StatusCode::BAD_GATEWAY,
@@ -154,6 +165,8 @@ impl Error {
             Self::TooDeep { .. } => ("invalid_request_error", "hookwire_depth_exceeded".into()),
             Self::Denied { reason, .. } => ("hookwire_denied", reason.clone()),
             Self::CallbackRefused(_) => ("authentication_error", "invalid_callback_token".into()),
+            Self::Unauthenticated(_) => ("invalid_request_error", "invalid_api_key".into()),
+            Self::ClientsUnavailable => ("server_error", "hookwire_clients_unavailable".into()),
             Self::Overloaded(_) => ("server_error", "hookwire_overloaded".into()),
             Self::Quota(_) => ("rate_limit_error", "hookwire_session_quota".into()),
             Self::Superseded(_) => ("invalid_request_error", "hookwire_superseded".into()),

@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{Extension, Path, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
@@ -33,6 +33,7 @@ use crate::core::{self, Inner, Sessions};
 use crate::count_tokens;
 use crate::credentials::CredentialPool;
 use crate::error::Error;
+use crate::principal::Principal;
 use crate::upstream::Upstream;
 
 /// An OpenAI-compatible proxy governed by a hookwire host. Cheap to clone.
@@ -57,6 +58,13 @@ impl Gateway {
     /// `Authorization` is forwarded).
     pub fn new(host: Host, config: GatewayConfig, pool: CredentialPool) -> Result<Self, Error> {
         config.check()?;
+        if config.clients.is_some() && pool.is_empty() {
+            return Err(Error::Config(
+                "a clients file needs an upstream key pool: the client's token is its identity \
+                 here and never goes upstream"
+                    .into(),
+            ));
+        }
         let upstream = Upstream::new(
             &config.upstream,
             config.upstream_timeout,
@@ -108,31 +116,34 @@ impl Gateway {
         governed.push("GET /v1/models".to_owned());
         governed.push("DELETE /v1/hookwire/sessions/{id}".to_owned());
         let governed = Arc::new(governed);
-        let router =
-            router
-                .route(
-                    "/v1/models",
-                    get(
-                        |State(g): State<Arc<Inner>>, headers: HeaderMap| async move {
-                            g.models(headers).await
-                        },
-                    ),
-                )
-                .route(
-                    "/v1/hookwire/sessions/{id}",
-                    delete(
-                        |State(g): State<Arc<Inner>>,
-                         headers: HeaderMap,
-                         Path(id): Path<String>| async move {
-                            g.end_session(headers, id).await
-                        },
-                    ),
-                )
-                .fallback(move |method: Method, uri: Uri| {
-                    let governed = governed.clone();
-                    async move { not_governed(&method, &uri, &governed) }
-                })
-                .with_state(self.inner.clone());
+        let router = router
+            .route(
+                "/v1/models",
+                get(
+                    |State(g): State<Arc<Inner>>, headers: HeaderMap| async move {
+                        g.models(headers).await
+                    },
+                ),
+            )
+            .route(
+                "/v1/hookwire/sessions/{id}",
+                delete(
+                    |State(g): State<Arc<Inner>>,
+                     Extension(p): Extension<Principal>,
+                     Path(id): Path<String>| async move {
+                        g.end_session(p.owner, id).await
+                    },
+                ),
+            )
+            .fallback(move |method: Method, uri: Uri| {
+                let governed = governed.clone();
+                async move { not_governed(&method, &uri, &governed) }
+            })
+            .with_state(self.inner.clone())
+            .layer(axum::middleware::from_fn_with_state(
+                self.inner.config.clients.clone(),
+                crate::principal::authenticate,
+            ));
         crate::access::layer(router, self.inner.config.metrics.clone())
     }
 

@@ -29,6 +29,7 @@
 //! | `sse` | server-sent events split and written |
 //! | `extension` | the `hookwire` response extension: overrides, upstream mutation |
 //! | `credentials` | the pool of upstream keys |
+//! | `principal` | who is asking: client tokens from a clients file, or the client's own credential; the owner of sessions and answers |
 //! | `callback` | callback tokens: recursion protection |
 //! | `upstream` | the HTTP client to the provider |
 //! | `applied` | the gateway's own record of what it applied |
@@ -52,6 +53,7 @@ mod extension;
 pub mod fuzzing;
 mod gateway;
 mod metrics;
+mod principal;
 mod sse;
 mod upstream;
 
@@ -74,6 +76,7 @@ pub use extension::{
 pub use gateway::{Gateway, RunningGateway};
 /// TLS toward the upstream ([`GatewayConfig::upstream_tls`]): the edges'
 /// shared client options.
+pub use hookwire_edge::clients::{Clients, WatchedClients};
 pub use hookwire_edge::https::UpstreamTls;
 pub use metrics::GatewayMetrics;
 pub use sse::MAX_EVENT_BYTES;

@@ -11,6 +11,7 @@
 //! gateway builders, raw HTTP, a spying interceptor); the cases are in
 //! its children by concern.
 
+mod clients;
 mod conversation;
 mod denials;
 mod extension;
@@ -188,6 +189,50 @@ async fn http(addr: SocketAddr, method: &str, path: &str, body: &Value) -> (u16,
     let status: u16 = text[9..12].parse().unwrap();
     let (_, payload) = text.split_once("\r\n\r\n").unwrap();
     // A short JSON body comes whole or in one chunk.
+    let json = payload
+        .find('{')
+        .and_then(|i| payload.rfind('}').map(|j| &payload[i..=j]))
+        .unwrap_or("null");
+    (status, serde_json::from_str(json).unwrap_or(Value::Null))
+}
+
+/// Sends `method path` with `headers` (an `authorization` unless the
+/// case names one or `x-api-key`) and `body`; the status and the JSON
+/// body.
+async fn raw(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> (u16, Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: gw\r\ncontent-type: application/json\r\nconnection: close\r\n"
+    );
+    if !headers
+        .iter()
+        .any(|(k, _)| *k == "authorization" || *k == "x-api-key")
+    {
+        head.push_str("authorization: Bearer sk-client-own-key\r\n");
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let body = body.to_string();
+    head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(body.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut out))
+        .await
+        .expect("the gateway answers within 30 s")
+        .unwrap();
+    let text = String::from_utf8_lossy(&out);
+    let status: u16 = text[9..12].parse().unwrap();
+    let (_, payload) = text.split_once("\r\n\r\n").unwrap();
+    // A JSON body comes whole or in one chunk.
     let json = payload
         .find('{')
         .and_then(|i| payload.rfind('}').map(|j| &payload[i..=j]))

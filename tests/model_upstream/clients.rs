@@ -74,13 +74,20 @@ pub fn python(sdk: Sdk) -> PathBuf {
 /// `base_url` and returns each case's answer, in order. The client's key
 /// is a fixed test key (the gateway may replace it with a pooled one).
 pub async fn run(sdk: Sdk, base_url: &str, cases: &[&str]) -> Vec<Value> {
+    run_as(sdk, base_url, None, cases).await
+}
+
+/// [`run`] with `key` as the SDK's API key (`OPENAI_API_KEY`,
+/// `ANTHROPIC_API_KEY`) instead of the fixed test keys: a gateway's
+/// client token, say.
+pub async fn run_as(sdk: Sdk, base_url: &str, key: Option<&str>, cases: &[&str]) -> Vec<Value> {
     let script = hookwire_testkit::workspace_root().join(sdk.script());
     let mut cmd = tokio::process::Command::new(python(sdk));
     cmd.arg(&script)
         .args(cases)
         .env("HOOKWIRE_TEST_BASE_URL", base_url)
-        .env("OPENAI_API_KEY", "sk-client-own-key")
-        .env("ANTHROPIC_API_KEY", "sk-ant-client-own-key")
+        .env("OPENAI_API_KEY", key.unwrap_or("sk-client-own-key"))
+        .env("ANTHROPIC_API_KEY", key.unwrap_or("sk-ant-client-own-key"))
         // No proxy from the environment may stand between the SDK and
         // the loopback server.
         .env("NO_PROXY", "127.0.0.1,localhost")

@@ -21,7 +21,7 @@ pub(crate) mod chat;
 pub(crate) mod mediation;
 pub(crate) mod responses;
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use bytes::Bytes;
 use hookwire_client::{ModelResponse, ToolCall};
 use serde_json::Value;
@@ -188,13 +188,6 @@ pub(crate) trait Api: Send + Sync + 'static {
     /// "code"}}`; Messages: `{"type": "error", "error": {"type",
     /// "message"}}`).
     fn error_body(error: &Error) -> (StatusCode, Value);
-    /// The client's credential, whose SHA-256 binds a conversation to its
-    /// opener (`Authorization`; Messages also `x-api-key`).
-    fn client_credential(headers: &HeaderMap) -> Option<&[u8]> {
-        headers
-            .get(axum::http::header::AUTHORIZATION)
-            .map(|v| v.as_bytes())
-    }
     /// The header a pooled upstream key goes in: `authorization` (the
     /// default) carries `Bearer KEY`, any other header the key alone
     /// (Messages: `x-api-key`).

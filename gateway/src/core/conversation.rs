@@ -104,8 +104,8 @@ struct Answered {
     removed: Vec<(String, String)>,
 }
 
-/// SHA-256 of a client credential: who owns a conversation or an answer.
-pub(crate) type Owner = [u8; 32];
+/// Who owns a conversation or an answer (`crate::principal`).
+pub(crate) use crate::principal::Owner;
 
 /// The open conversations, and how many each credential holds.
 #[derive(Default)]

@@ -48,7 +48,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::header;
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
@@ -75,6 +75,7 @@ use crate::config::{CALLBACK_HEADER, GatewayConfig};
 use crate::credentials::CredentialPool;
 use crate::error::Error;
 use crate::extension::{Asked, NAMESPACE};
+use crate::principal::Principal;
 use crate::upstream::{self, Upstream};
 
 /// The state every request shares.
@@ -193,6 +194,7 @@ enum Outcome {
 /// (an interceptor's own) runs as it is.
 pub(crate) async fn serve<A: Api>(
     State(inner): State<Arc<Inner>>,
+    Extension(principal): Extension<Principal>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
@@ -201,13 +203,12 @@ pub(crate) async fn serve<A: Api>(
         Err(e) => return error_response::<A>(&e),
     };
     if headers.contains_key(CALLBACK_HEADER) {
-        return match inner.request::<A>(&headers, bytes).await {
+        return match inner.request::<A>(&headers, principal.owner, bytes).await {
             Ok(Ran::Whole(r) | Ran::Live(r)) => r,
             Err(e) => error_response::<A>(&e),
         };
     }
-    let owner = session_key::owner_of(A::client_credential(&headers));
-    let key = flight::FlightKey::of(A::NAME, &owner, &bytes);
+    let key = flight::FlightKey::of(A::NAME, &principal.owner, &bytes);
     let presented = flight::Presented::of(&headers);
     let waiter = match inner.flights.enter(key, presented) {
         Ok(flight::Entered::Joined(w)) => {
@@ -219,7 +220,7 @@ pub(crate) async fn serve<A: Api>(
         Ok(flight::Entered::Run(f, w)) => {
             let run = inner.clone();
             let job = async move {
-                let settled = match run.request::<A>(&headers, bytes).await {
+                let settled = match run.request::<A>(&headers, principal.owner, bytes).await {
                     Ok(Ran::Whole(r)) => flight::Settled::whole(r).await,
                     Ok(Ran::Live(r)) => flight::Settled::live(r),
                     Err(e) => flight::Settled::whole(error_response::<A>(&e)).await,
@@ -260,6 +261,7 @@ impl Inner {
     async fn request<A: Api>(
         self: &Arc<Self>,
         headers: &HeaderMap,
+        owner: conversation::Owner,
         bytes: Bytes,
     ) -> Result<Ran, Error> {
         let depth = depth_of(headers, self.config.max_depth)?;
@@ -274,7 +276,6 @@ impl Inner {
             crate::api::mediation::check_request(table, &bytes, &self.config.inert_members)?;
         }
         let tools = tool_decls::of(&bytes);
-        let owner = session_key::owner_of(A::client_credential(headers));
         // The answer a request continues is checked before any session
         // it names is used: only the credential it was returned to may.
         let continued = match &req.view().continues {

@@ -13,11 +13,12 @@ use bytes::Bytes;
 use http_body_util::Limited;
 use serde_json::json;
 
-use super::{Inner, depth_of, forwarded_headers, session_key, upstream_request};
+use super::{Inner, depth_of, forwarded_headers, upstream_request};
 use crate::api::Api;
 use crate::applied::Applied;
 use crate::config::DEPTH_HEADER;
 use crate::error::Error;
+use crate::principal::Owner;
 
 impl Inner {
     /// `GET /v1/models`: passed through with the credential.
@@ -46,15 +47,10 @@ impl Inner {
     }
 
     /// `DELETE /v1/hookwire/sessions/{id}`: ends a conversation
-    /// (`agent_shutdown`, `completed`). Only the client credential that
-    /// opened it may end it (`Authorization`, or `x-api-key` when there is
-    /// none).
-    pub(crate) async fn end_session(self: Arc<Self>, headers: HeaderMap, id: String) -> Response {
-        let credential = headers
-            .get(header::AUTHORIZATION)
-            .or_else(|| headers.get("x-api-key"))
-            .map(HeaderValue::as_bytes);
-        match self.sessions.remove(&id, session_key::owner_of(credential)) {
+    /// (`agent_shutdown`, `completed`). Only the principal that opened it
+    /// may end it (`crate::principal`).
+    pub(crate) async fn end_session(self: Arc<Self>, owner: Owner, id: String) -> Response {
+        match self.sessions.remove(&id, owner) {
             Some(conv) => {
                 conv.close(hookwire_client::ShutdownReason::Completed).await;
                 StatusCode::NO_CONTENT.into_response()

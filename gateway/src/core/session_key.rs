@@ -8,7 +8,7 @@
 //! same start) maps to the same session. A continued answer the gateway
 //! no longer remembers opens a conversation of its own, derived from the
 //! credential and that id. The owner is the SHA-256 of the client's
-//! credential (`Api::client_credential`): only it may continue or end the
+//! credential, or of the listed client (`crate::principal`): only it may continue or end the
 //! conversation, or continue an answer returned in it — checked before a
 //! named session is used (the core asks the table first).
 
@@ -19,11 +19,6 @@ use super::transcript::digest;
 use crate::api::TurnRequest;
 use crate::config::{MAX_SESSION_ID, SESSION_HEADER};
 use crate::error::Error;
-
-/// SHA-256 of the client's credential (of nothing when it sent none).
-pub(crate) fn owner_of(credential: Option<&[u8]>) -> [u8; 32] {
-    Sha256::digest(credential.unwrap_or_default()).into()
-}
 
 /// The session id the client named in `x-hookwire-session`, checked.
 pub(crate) fn named(headers: &HeaderMap) -> Result<Option<String>, Error> {
@@ -80,6 +75,7 @@ pub(crate) fn key(
 mod tests {
     use super::*;
     use crate::api::{Entry, Text};
+    use crate::principal::owner_of_credential as owner_of;
     use axum::http::HeaderValue;
 
     fn view(first: &str, continues: Option<&str>) -> TurnRequest {

@@ -17,7 +17,7 @@ mod stream;
 mod tests;
 mod writer;
 
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::StatusCode;
 use hookwire_client::ToolCall;
 use serde_json::{Map, Value, json};
 
@@ -59,15 +59,6 @@ impl Api for Messages {
 
     fn error_body(error: &Error) -> (StatusCode, Value) {
         error_body(error)
-    }
-
-    /// `x-api-key` (what the SDKs send an API key in), else
-    /// `Authorization` (what they send an auth token in).
-    fn client_credential(headers: &HeaderMap) -> Option<&[u8]> {
-        headers
-            .get(API_KEY_HEADER)
-            .or_else(|| headers.get(header::AUTHORIZATION))
-            .map(|v| v.as_bytes())
     }
 
     fn pooled_credential_header() -> &'static str {

@@ -6,7 +6,7 @@ mod request;
 mod response;
 mod stream;
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::StatusCode;
 use hookwire::InterceptionPoint;
 use serde_json::json;
 
@@ -59,19 +59,7 @@ fn a_deny_is_a_permission_error_naming_the_point_and_reason() {
 }
 
 #[test]
-fn the_client_credential_is_the_api_key_else_the_authorization() {
-    let mut headers = HeaderMap::new();
-    assert_eq!(Messages::client_credential(&headers), None);
-    headers.insert("authorization", HeaderValue::from_static("Bearer tok"));
-    assert_eq!(
-        Messages::client_credential(&headers),
-        Some(&b"Bearer tok"[..])
-    );
-    headers.insert("x-api-key", HeaderValue::from_static("sk-ant-1"));
-    assert_eq!(
-        Messages::client_credential(&headers),
-        Some(&b"sk-ant-1"[..])
-    );
+fn a_pooled_key_goes_in_x_api_key() {
     assert_eq!(Messages::pooled_credential_header(), "x-api-key");
 }
 
