@@ -121,6 +121,12 @@ pub enum Error {
         "this credential holds the most open sessions one credential may ({0}); end one or retry later"
     )]
     Quota(usize),
+    /// The client runs as many requests at once as one client may
+    /// (`MAX_FLIGHTS_PER_CLIENT`): wait for one to finish.
+    #[error(
+        "this client runs the most requests at once one client may ({0}); retry when one finished"
+    )]
+    RequestQuota(usize),
     /// A retry of the request joined its run and receives its streamed
     /// answer (module `core::flight`); this connection does not.
     #[error("superseded: {0}")]
@@ -143,7 +149,7 @@ impl Error {
             Self::Denied { .. } => StatusCode::FORBIDDEN,
             Self::CallbackRefused(_) | Self::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
             Self::Overloaded(_) | Self::ClientsUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-            Self::Quota(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::Quota(_) | Self::RequestQuota(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Superseded(_) => StatusCode::CONFLICT,
             Self::Upstream(_) | Self::UpstreamResponse(_) => StatusCode::BAD_GATEWAY,
             Self::InvalidUpstream { .. }
@@ -169,6 +175,7 @@ impl Error {
             Self::ClientsUnavailable => ("server_error", "hookwire_clients_unavailable".into()),
             Self::Overloaded(_) => ("server_error", "hookwire_overloaded".into()),
             Self::Quota(_) => ("rate_limit_error", "hookwire_session_quota".into()),
+            Self::RequestQuota(_) => ("rate_limit_error", "hookwire_request_quota".into()),
             Self::Superseded(_) => ("invalid_request_error", "hookwire_superseded".into()),
             Self::Upstream(_) | Self::UpstreamResponse(_) => {
                 ("server_error", "upstream_unavailable".into())

@@ -57,7 +57,7 @@ mod principal;
 mod sse;
 mod upstream;
 
-pub use crate::core::{MAX_FLIGHTS, MAX_RESPONSE_IDS};
+pub use crate::core::{MAX_FLIGHTS, MAX_FLIGHTS_PER_CLIENT, MAX_RESPONSE_IDS};
 pub use api::chat::{MAX_PARTS, MAX_TOOL_CALLS, MAX_TOOLS};
 pub use api::mediation::{ApiTable, Class, Member, Table};
 pub use api::mediation_table;

@@ -18,11 +18,15 @@
 //! (the older connections get a `409` in the API's shape). An answer no
 //! client was waiting for is kept for [`GatewayConfig::retry_window`]
 //! for the retry to collect, then dropped. At most [`MAX_FLIGHTS`]
-//! flights exist at once; beyond that a request is refused with `503`.
+//! flights exist at once (runs, side-by-side duplicates included, and
+//! kept answers); beyond that a request is refused with `503`. One client
+//! runs at most [`MAX_FLIGHTS_PER_CLIENT`] at once (`429` beyond), so that
+//! one client's flood leaves room for the others.
 //!
 //! [`GatewayConfig::retry_window`]: crate::GatewayConfig::retry_window
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -34,10 +38,14 @@ use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
 use crate::error::Error;
+use crate::principal::Owner;
 
 /// How many flights (running, or finished and waiting for a retry) exist
 /// at most.
 pub const MAX_FLIGHTS: usize = 8192;
+/// How many requests one client (a listed client, or one credential) runs
+/// at most at once.
+pub const MAX_FLIGHTS_PER_CLIENT: usize = 1024;
 
 /// The header the official SDKs count their retries in.
 const RETRY_COUNT_HEADER: &str = "x-stainless-retry-count";
@@ -126,6 +134,10 @@ impl Settled {
 /// One run and who waits for it.
 pub(crate) struct Flight {
     key: FlightKey,
+    owner: Owner,
+    /// Whether the run still counts against the bounds (until it
+    /// finished, or its task ended).
+    running: AtomicBool,
     idempotency_key: Option<String>,
     result: watch::Sender<Option<Arc<Settled>>>,
     state: Mutex<Waiting>,
@@ -142,8 +154,60 @@ struct Waiting {
 
 /// The flights of a gateway.
 pub(crate) struct Flights {
-    map: Mutex<HashMap<FlightKey, Arc<Flight>>>,
+    map: Mutex<Table>,
     window: Duration,
+}
+
+/// The joinable flights by key, and the runs counted per client.
+#[derive(Default)]
+struct Table {
+    by_key: HashMap<FlightKey, Arc<Flight>>,
+    running: usize,
+    per_owner: HashMap<Owner, usize>,
+}
+
+impl Table {
+    /// A new run of `owner`, counted, if the bounds leave room.
+    fn run(
+        &mut self,
+        key: FlightKey,
+        owner: Owner,
+        idempotency_key: Option<String>,
+    ) -> Result<Arc<Flight>, Error> {
+        if self.running >= MAX_FLIGHTS || self.by_key.len() >= MAX_FLIGHTS {
+            return Err(Error::Overloaded(MAX_FLIGHTS));
+        }
+        let mine = self.per_owner.entry(owner).or_default();
+        if *mine >= MAX_FLIGHTS_PER_CLIENT {
+            return Err(Error::RequestQuota(MAX_FLIGHTS_PER_CLIENT));
+        }
+        *mine += 1;
+        self.running += 1;
+        Ok(Flight::new(key, owner, idempotency_key))
+    }
+}
+
+/// Stops counting a run when dropped: the run's task holds it, so a run
+/// whose task ended without finishing (a panic) is not counted forever.
+pub(crate) struct Release<'a> {
+    flights: &'a Flights,
+    flight: Arc<Flight>,
+}
+
+impl<'a> Release<'a> {
+    /// The guard of `flight`'s run.
+    pub(crate) fn new(flights: &'a Flights, flight: &Arc<Flight>) -> Self {
+        Self {
+            flights,
+            flight: flight.clone(),
+        }
+    }
+}
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.flights.release(&self.flight);
+    }
 }
 
 /// What [`Flights::enter`] decided.
@@ -158,17 +222,22 @@ impl Flights {
     /// Flights whose unclaimed answers are kept for `window`.
     pub(crate) fn new(window: Duration) -> Self {
         Self {
-            map: Mutex::new(HashMap::new()),
+            map: Mutex::new(Table::default()),
             window,
         }
     }
 
     /// Joins the flight `key` names when the request may, or opens one.
-    pub(crate) fn enter(&self, key: FlightKey, presented: Presented) -> Result<Entered, Error> {
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+    pub(crate) fn enter(
+        &self,
+        key: FlightKey,
+        owner: Owner,
+        presented: Presented,
+    ) -> Result<Entered, Error> {
+        let mut table = self.map.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
-        map.retain(|_, f| !f.expired(now, self.window));
-        if let Some(f) = map.get(&key) {
+        table.by_key.retain(|_, f| !f.expired(now, self.window));
+        if let Some(f) = table.by_key.get(&key) {
             let joins = presented.retry
                 || (presented.idempotency_key.is_some()
                     && presented.idempotency_key == f.idempotency_key)
@@ -178,20 +247,33 @@ impl Flights {
                 return Ok(Entered::Joined(Waiter::new(f.clone())));
             }
             // A side-by-side duplicate: its own run, not joinable.
-            let f = Flight::new(key, presented.idempotency_key);
+            let f = table.run(key, owner, presented.idempotency_key)?;
             return Ok(Entered::Run(f.clone(), Waiter::new(f)));
         }
-        if map.len() >= MAX_FLIGHTS {
-            return Err(Error::Overloaded(MAX_FLIGHTS));
-        }
-        let f = Flight::new(key, presented.idempotency_key);
-        map.insert(key, f.clone());
+        let f = table.run(key, owner, presented.idempotency_key)?;
+        table.by_key.insert(key, f.clone());
         Ok(Entered::Run(f.clone(), Waiter::new(f)))
+    }
+
+    /// Stops counting `flight`'s run (once).
+    fn release(&self, flight: &Flight) {
+        if !flight.running.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let mut table = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        table.running = table.running.saturating_sub(1);
+        if let Some(n) = table.per_owner.get_mut(&flight.owner) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                table.per_owner.remove(&flight.owner);
+            }
+        }
     }
 
     /// Records `flight`'s answer: it goes to the waiters, or is kept for
     /// a retry when none is left.
     pub(crate) fn finish(&self, flight: &Arc<Flight>, settled: Settled) {
+        self.release(flight);
         let claimed = {
             let mut w = flight.lock();
             if w.waiters.is_empty() {
@@ -207,23 +289,29 @@ impl Flights {
 
     /// Removes `flight` from the table (an answer was claimed).
     fn forget(&self, flight: &Arc<Flight>) {
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        if map.get(&flight.key).is_some_and(|f| Arc::ptr_eq(f, flight)) {
-            map.remove(&flight.key);
+        let mut table = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        if table
+            .by_key
+            .get(&flight.key)
+            .is_some_and(|f| Arc::ptr_eq(f, flight))
+        {
+            table.by_key.remove(&flight.key);
         }
     }
 
     /// How many flights the table holds.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.map.lock().unwrap().len()
+        self.map.lock().unwrap().by_key.len()
     }
 }
 
 impl Flight {
-    fn new(key: FlightKey, idempotency_key: Option<String>) -> Arc<Self> {
+    fn new(key: FlightKey, owner: Owner, idempotency_key: Option<String>) -> Arc<Self> {
         Arc::new(Self {
             key,
+            owner,
+            running: AtomicBool::new(true),
             idempotency_key,
             result: watch::channel(None).0,
             state: Mutex::new(Waiting::default()),
@@ -310,150 +398,5 @@ impl Drop for Waiter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(n: u8) -> FlightKey {
-        FlightKey::of("chat_completions", &[n; 32], b"{}")
-    }
-
-    fn retry() -> Presented {
-        Presented {
-            retry: true,
-            idempotency_key: None,
-        }
-    }
-
-    fn whole(text: &'static str) -> Settled {
-        Settled::Whole {
-            status: StatusCode::OK,
-            headers: HeaderMap::new(),
-            body: Bytes::from_static(text.as_bytes()),
-        }
-    }
-
-    async fn body(r: Response) -> Bytes {
-        axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap()
-    }
-
-    #[test]
-    fn the_key_separates_apis_owners_and_bodies() {
-        let k = FlightKey::of("chat_completions", &[1; 32], b"{}");
-        assert_ne!(k, FlightKey::of("responses", &[1; 32], b"{}"));
-        assert_ne!(k, FlightKey::of("chat_completions", &[2; 32], b"{}"));
-        assert_ne!(k, FlightKey::of("chat_completions", &[1; 32], b"{ }"));
-        assert_eq!(k, FlightKey::of("chat_completions", &[1; 32], b"{}"));
-    }
-
-    #[test]
-    fn the_sdks_retry_count_and_idempotency_keys_are_read() {
-        let mut h = HeaderMap::new();
-        assert!(!Presented::of(&h).retry);
-        h.insert(RETRY_COUNT_HEADER, "0".parse().unwrap());
-        assert!(!Presented::of(&h).retry, "the first attempt");
-        h.insert(RETRY_COUNT_HEADER, "2".parse().unwrap());
-        assert!(Presented::of(&h).retry);
-        h.insert(IDEMPOTENCY_HEADER, "k-1".parse().unwrap());
-        assert_eq!(Presented::of(&h).idempotency_key.as_deref(), Some("k-1"));
-        h.insert(IDEMPOTENCY_HEADER, "x".repeat(300).parse().unwrap());
-        assert_eq!(Presented::of(&h).idempotency_key, None, "bounded");
-    }
-
-    #[tokio::test]
-    async fn a_retry_joins_and_both_get_the_whole_answer() {
-        let flights = Flights::new(Duration::from_secs(60));
-        let Ok(Entered::Run(f, first)) = flights.enter(key(1), Presented::default()) else {
-            panic!("a new run")
-        };
-        let Ok(Entered::Joined(second)) = flights.enter(key(1), retry()) else {
-            panic!("the retry joins")
-        };
-        flights.finish(&f, whole("answer"));
-        assert_eq!(body(first.answer(&flights).await.unwrap()).await, "answer");
-        assert_eq!(body(second.answer(&flights).await.unwrap()).await, "answer");
-        assert_eq!(flights.len(), 0, "a claimed answer leaves the table");
-    }
-
-    #[tokio::test]
-    async fn a_duplicate_side_by_side_runs_on_its_own() {
-        let flights = Flights::new(Duration::from_secs(60));
-        let Ok(Entered::Run(_f, _first)) = flights.enter(key(1), Presented::default()) else {
-            panic!("a new run")
-        };
-        assert!(
-            matches!(
-                flights.enter(key(1), Presented::default()),
-                Ok(Entered::Run(..))
-            ),
-            "not a retry, and the first client still waits"
-        );
-        assert!(
-            matches!(flights.enter(key(2), retry()), Ok(Entered::Run(..))),
-            "another credential never joins"
-        );
-    }
-
-    #[tokio::test]
-    async fn an_abandoned_run_is_joined_and_its_unclaimed_answer_kept_for_the_window() {
-        let flights = Flights::new(Duration::from_secs(60));
-        let Ok(Entered::Run(f, first)) = flights.enter(key(1), Presented::default()) else {
-            panic!("a new run")
-        };
-        drop(first); // the client timed out
-        flights.finish(&f, whole("late"));
-        assert_eq!(flights.len(), 1, "kept for a retry");
-        let Ok(Entered::Joined(retry)) = flights.enter(key(1), Presented::default()) else {
-            panic!("every client is gone: the same request joins")
-        };
-        assert_eq!(body(retry.answer(&flights).await.unwrap()).await, "late");
-        assert_eq!(flights.len(), 0);
-    }
-
-    #[tokio::test]
-    async fn an_unclaimed_answer_expires() {
-        let flights = Flights::new(Duration::ZERO);
-        let Ok(Entered::Run(f, first)) = flights.enter(key(1), Presented::default()) else {
-            panic!("a new run")
-        };
-        drop(first);
-        flights.finish(&f, whole("late"));
-        assert!(matches!(
-            flights.enter(key(1), Presented::default()),
-            Ok(Entered::Run(..))
-        ));
-    }
-
-    #[tokio::test]
-    async fn a_streamed_answer_goes_to_the_newest_waiter() {
-        let flights = Flights::new(Duration::from_secs(60));
-        let Ok(Entered::Run(f, first)) = flights.enter(key(1), Presented::default()) else {
-            panic!("a new run")
-        };
-        let Ok(Entered::Joined(second)) = flights.enter(key(1), retry()) else {
-            panic!("joins")
-        };
-        flights.finish(&f, Settled::live(Response::new(Body::from("stream"))));
-        assert!(matches!(
-            first.answer(&flights).await,
-            Err(Error::Superseded(_))
-        ));
-        assert_eq!(body(second.answer(&flights).await.unwrap()).await, "stream");
-    }
-
-    #[tokio::test]
-    async fn the_table_is_bounded() {
-        let flights = Flights::new(Duration::from_secs(60));
-        let mut held = Vec::new();
-        for n in 0..MAX_FLIGHTS {
-            let k = FlightKey::of("x", &[0; 32], &n.to_le_bytes());
-            let Ok(Entered::Run(_, w)) = flights.enter(k, Presented::default()) else {
-                panic!("room")
-            };
-            held.push(w);
-        }
-        assert!(matches!(
-            flights.enter(key(9), Presented::default()),
-            Err(Error::Overloaded(MAX_FLIGHTS))
-        ));
-    }
-}
+#[path = "flight_tests.rs"]
+mod tests;

@@ -64,7 +64,7 @@ pub use conversation::MAX_RESPONSE_IDS;
 pub(crate) use conversation::Sessions;
 use conversation::{ConvState, Conversation};
 pub(crate) use flight::Flights;
-pub use flight::MAX_FLIGHTS;
+pub use flight::{MAX_FLIGHTS, MAX_FLIGHTS_PER_CLIENT};
 use stream::Mediation;
 pub(crate) use upstream_request::{depth_of, forwarded_headers};
 
@@ -210,7 +210,7 @@ pub(crate) async fn serve<A: Api>(
     }
     let key = flight::FlightKey::of(A::NAME, &principal.owner, &bytes);
     let presented = flight::Presented::of(&headers);
-    let waiter = match inner.flights.enter(key, presented) {
+    let waiter = match inner.flights.enter(key, principal.owner, presented) {
         Ok(flight::Entered::Joined(w)) => {
             if let Some(m) = &inner.config.metrics {
                 m.retry_joined(A::NAME);
@@ -220,6 +220,7 @@ pub(crate) async fn serve<A: Api>(
         Ok(flight::Entered::Run(f, w)) => {
             let run = inner.clone();
             let job = async move {
+                let _release = flight::Release::new(&run.flights, &f);
                 let settled = match run.request::<A>(&headers, principal.owner, bytes).await {
                     Ok(Ran::Whole(r)) => flight::Settled::whole(r).await,
                     Ok(Ran::Live(r)) => flight::Settled::live(r),
