@@ -131,6 +131,17 @@ pub enum Error {
     /// answer (module `core::flight`); this connection does not.
     #[error("superseded: {0}")]
     Superseded(&'static str),
+    /// The upstream refused a request the gateway made for the client
+    /// (reading back a continued answer with the client's own key): its
+    /// status and JSON error reach the client unchanged, as its own
+    /// errors do on a forwarded request.
+    #[error("the upstream answered {status}")]
+    UpstreamRefused {
+        /// The upstream's status.
+        status: StatusCode,
+        /// Its error body, in the API's own shape.
+        body: serde_json::Value,
+    },
     /// The upstream could not be reached or broke off.
     #[error("upstream unavailable: {0}")]
     Upstream(String),
@@ -152,6 +163,7 @@ impl Error {
             Self::Quota(_) | Self::RequestQuota(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Superseded(_) => StatusCode::CONFLICT,
             Self::Upstream(_) | Self::UpstreamResponse(_) => StatusCode::BAD_GATEWAY,
+            Self::UpstreamRefused { status, .. } => *status,
             Self::InvalidUpstream { .. }
             | Self::Credential { .. }
             | Self::Config(_)
@@ -186,6 +198,9 @@ impl Error {
 
     /// The OpenAI-shaped JSON body of this error.
     pub fn to_openai_json(&self) -> serde_json::Value {
+        if let Self::UpstreamRefused { body, .. } = self {
+            return body.clone();
+        }
         let (kind, code) = self.kind();
         json!({
             "error": {

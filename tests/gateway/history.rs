@@ -25,7 +25,7 @@ const KEY: &str = "sk-live-123";
 /// One in-process guard at every point: `input` redacts [`EMAIL`] and
 /// denies "forbidden"; `pre_tool_call` denies `rm -rf`; `post_tool_call`
 /// redacts [`KEY`].
-fn guard() -> InterceptorBinding {
+pub(super) fn guard() -> InterceptorBinding {
     InterceptorBinding::local(
         "guard",
         interceptor_fn(|ctx: hookwire::AgentContext| {
@@ -118,7 +118,7 @@ fn assert_nothing_raw(up: &Upstream) {
 }
 
 /// The points a session's records hold, the shutdown left out.
-fn points_of(records: &RecordLog, session: &str) -> Vec<InterceptionPoint> {
+pub(super) fn points_of(records: &RecordLog, session: &str) -> Vec<InterceptionPoint> {
     records
         .session(session)
         .iter()

@@ -18,6 +18,7 @@ mod extension;
 mod history;
 mod retries;
 mod routes;
+mod stored;
 mod streaming;
 
 use std::net::SocketAddr;

@@ -17,6 +17,7 @@ pub mod chat;
 pub mod clients;
 pub mod messages;
 pub mod responses;
+pub mod responses_stored;
 
 use std::collections::HashMap;
 use std::convert::Infallible;

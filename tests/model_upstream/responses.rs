@@ -9,7 +9,8 @@
 //! answer is stored (unless `store: false`) so that a request may continue
 //! it with `previous_response_id`: the script then sees the stored items
 //! before the new ones, and, as OpenAI requires, every function call of
-//! the continued answer must have its output in the new input.
+//! the continued answer must have its output in the new input. A stored
+//! answer is read back as OpenAI serves it (`responses_stored.rs`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -18,7 +19,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use super::chat::error;
@@ -35,7 +36,13 @@ pub async fn serve(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> 
 
 /// The API's routes, for an upstream that serves more than one API.
 pub fn routes() -> Router<Recorder> {
-    Router::new().route(PATH, post(create))
+    Router::new()
+        .route(PATH, post(create))
+        .route("/v1/responses/{id}", get(super::responses_stored::retrieve))
+        .route(
+            "/v1/responses/{id}/input_items",
+            get(super::responses_stored::input_items),
+        )
 }
 
 /// The text of a message's `content`: a string, or its text parts
@@ -197,6 +204,14 @@ async fn create(State(r): State<Recorder>, headers: HeaderMap, body: Bytes) -> R
     };
     let id = format!("resp_{n}");
     if body["store"] != json!(false) {
+        let answer = response(
+            &id,
+            &body,
+            "completed",
+            output.iter().map(Out::done).collect(),
+            usage(),
+        );
+        super::responses_stored::keep(&r, &id, &answer, &transcript);
         transcript.extend(output.iter().map(Out::done));
         r.store(id.clone(), transcript);
     }

@@ -188,6 +188,13 @@ pub(crate) trait Api: Send + Sync + 'static {
     /// "code"}}`; Messages: `{"type": "error", "error": {"type",
     /// "message"}}`).
     fn error_body(error: &Error) -> (StatusCode, Value);
+    /// Where the upstream keeps answer `id` that a request may continue,
+    /// and the items it was made from (`(answer, input items)` paths
+    /// under the upstream base; `None`, the default: the API keeps no
+    /// answers, its client replays the whole transcript).
+    fn stored_paths(_id: &str) -> Option<(String, String)> {
+        None
+    }
     /// The header a pooled upstream key goes in: `authorization` (the
     /// default) carries `Bearer KEY`, any other header the key alone
     /// (Messages: `x-api-key`).
@@ -219,6 +226,23 @@ pub(crate) trait ApiRequest: Send + Sized + 'static {
         Err(Error::BadRequest(
             "this API keeps no conversation upstream whose calls could be answered".into(),
         ))
+    }
+    /// Puts the items of the stored conversation the request continues
+    /// (module `core::stored`: read back from the upstream, oldest first)
+    /// ahead of its own entries in [`Self::view`]: governed with them,
+    /// never sent again, and refused a rewrite (the upstream already
+    /// holds them). The default refuses: an API whose client replays its
+    /// whole transcript never needs it.
+    fn with_stored(&mut self, _items: &[Value]) -> Result<(), Error> {
+        Err(Error::BadRequest(
+            "this API keeps no conversation upstream to continue".into(),
+        ))
+    }
+    /// Tags the request with its owner (`key: tag` in its `metadata`)
+    /// where the upstream keeps the answer, so that a later continuation
+    /// is checked on any replica. The default does nothing.
+    fn tag_owner(&mut self, _key: &str, _tag: &str) -> Result<(), Error> {
+        Ok(())
     }
     /// The body that goes upstream.
     fn into_body(self) -> serde_json::Map<String, Value>;

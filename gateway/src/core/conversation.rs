@@ -217,6 +217,12 @@ impl Sessions {
         Ok((conv, true))
     }
 
+    /// Whether the table holds a conversation under `id` (it was not
+    /// ended, reaped, or opened on another instance).
+    pub(crate) fn holds(&self, id: &str) -> bool {
+        self.map().by_key.contains_key(id)
+    }
+
     /// Whether the table still holds `conv` under `id` (it was not ended
     /// or reaped while a request waited for it).
     pub(crate) fn is_current(&self, id: &str, conv: &Arc<Conversation>) -> bool {

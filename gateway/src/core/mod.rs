@@ -10,7 +10,9 @@
 //!    token skips 2–6 and is relayed as it is (module `callback`).
 //! 2. The conversation is found or opened (module `session_key`,
 //!    `conversation`); its session's `agent_startup` runs on its first
-//!    request, with the names of the request's tools.
+//!    request, with the names of the request's tools. A continued answer
+//!    this instance never served is read back from the upstream and its
+//!    history put ahead of the request's entries (module `stored`).
 //! 3. Every entry, in order (module `transcript`): one the conversation's
 //!    memo proves governed gets what was decided for it (module `memo`);
 //!    any other is governed now, each tool result through
@@ -39,6 +41,7 @@ mod relay;
 mod render;
 mod session_key;
 mod settle;
+mod stored;
 mod stream;
 mod tool_decls;
 mod transcript;
@@ -272,17 +275,32 @@ impl Inner {
                 .await
                 .map(Ran::Live);
         }
-        let req = A::decode_request(&bytes)?;
+        let mut req = A::decode_request(&bytes)?;
         if let Some(table) = crate::api::mediation_table(A::NAME) {
             crate::api::mediation::check_request(table, &bytes, &self.config.inert_members)?;
         }
         let tools = tool_decls::of(&bytes);
         // The answer a request continues is checked before any session
-        // it names is used: only the credential it was returned to may.
-        let continued = match &req.view().continues {
-            Some(id) => self.continued(id, &owner)?,
+        // it names is used: only the principal it was returned to may. One
+        // this instance never served is read back from the upstream and
+        // governed with the request (module `stored`).
+        let continued = match req.view().continues.clone() {
+            Some(id) => match self.sessions.continued(&id, &owner)? {
+                Some(known) if self.sessions.holds(&known) => Some(known),
+                // Never served here, or its conversation idled out.
+                remembered => {
+                    if let Some(items) = self.stored_history::<A>(headers, &owner, &id).await? {
+                        req.with_stored(&items.history)?;
+                        req.answer_withheld_calls(&stored::unanswered(&items, req.view()))?;
+                    }
+                    remembered
+                }
+            },
             None => None,
         };
+        if !self.pool.is_empty() {
+            req.tag_owner(stored::OWNER_TAG, &stored::owner_tag(&owner))?;
+        }
         let key = session_key::key(headers, &owner, req.view(), continued)?;
         let (conv, opened) = self.sessions.get_or_open(&self.host, &key, owner)?;
         let mut state = conv.state.clone().lock_owned().await;
@@ -366,23 +384,6 @@ impl Inner {
             }
         }
         result
-    }
-
-    /// The conversation of the answer `id` a request continues, checked:
-    /// one returned to another credential is refused; with a key pool an
-    /// answer this gateway does not remember is refused too (every
-    /// client spends the pool's key, so the upstream cannot tell whose
-    /// answer it is); with the client's own key the upstream checks it.
-    fn continued(&self, id: &str, owner: &conversation::Owner) -> Result<Option<String>, Error> {
-        let known = self.sessions.continued(id, owner)?;
-        if known.is_none() && !self.pool.is_empty() {
-            return Err(Error::Denied {
-                point: InterceptionPoint::AgentStartup,
-                reason: "hookwire:previous_response_unknown".into(),
-                message: None,
-            });
-        }
-        Ok(known)
     }
 
     /// `agent_startup` on a conversation's first request; a denied one

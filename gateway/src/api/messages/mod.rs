@@ -85,6 +85,9 @@ fn error_type(status: StatusCode) -> &'static str {
 /// `permission_error` whose message names the point and the reason.
 pub(crate) fn error_body(error: &Error) -> (StatusCode, Value) {
     let status = error.status();
+    if let Error::UpstreamRefused { body, .. } = error {
+        return (status, body.clone());
+    }
     let body = json!({
         "type": "error",
         "error": {"type": error_type(status), "message": error.to_string()},

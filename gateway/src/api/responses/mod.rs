@@ -16,7 +16,8 @@
 //!
 //! | file | role |
 //! | --- | --- |
-//! | `request` | request checks, items → entries, rewrites, overrides |
+//! | `request` | request checks, items → entries, rewrites, overrides, a stored conversation ahead of the items, the owner's tag |
+//! | `tools` | the request's tools: function names, `namespace` tools opened |
 //! | `response` | the whole answer: neutral view and the settled rebuild |
 //! | `stream` | the upstream's typed events assembled into an answer |
 //! | `writer` | the typed events the client receives |
@@ -25,6 +26,7 @@ pub(crate) mod members;
 mod request;
 mod response;
 mod stream;
+mod tools;
 mod writer;
 
 #[cfg(test)]
@@ -112,6 +114,14 @@ impl Api for Responses {
 
     /// The OpenAI shape, as Chat Completions has it: the Responses SDKs
     /// read the same `{"error": {"message", "type", "param", "code"}}`.
+    /// `GET /responses/{id}` and `GET /responses/{id}/input_items`.
+    fn stored_paths(id: &str) -> Option<(String, String)> {
+        Some((
+            format!("/responses/{id}"),
+            format!("/responses/{id}/input_items"),
+        ))
+    }
+
     fn error_body(error: &Error) -> (StatusCode, Value) {
         (error.status(), error.to_openai_json())
     }
