@@ -104,14 +104,27 @@ pub async fn send(
     session: &str,
     text: &str,
 ) -> Result<(u16, Bytes), String> {
-    let mut req = hyper::Request::post(format!("{}{}", target.base, kind.api.path()))
+    let body = kind.api.request(kind.stream, text);
+    send_body(http, target, kind.api, session, body).await
+}
+
+/// Sends `body` to `api`'s route of `target` in conversation `session`;
+/// returns the status and the body read (bounded).
+pub async fn send_body(
+    http: &Http,
+    target: &Target,
+    api: Api,
+    session: &str,
+    body: Bytes,
+) -> Result<(u16, Bytes), String> {
+    let mut req = hyper::Request::post(format!("{}{}", target.base, api.path()))
         .header("content-type", "application/json")
         .header("x-hookwire-session", session);
-    for (name, value) in kind.api.auth_headers(&target.key) {
+    for (name, value) in api.auth_headers(&target.key) {
         req = req.header(name, value);
     }
     let req = req
-        .body(Full::new(kind.api.request(kind.stream, text)))
+        .body(Full::new(body))
         .map_err(|e| format!("request: {e}"))?;
     let exchange = async {
         let resp = http.0.request(req).await.map_err(|e| format!("{e}"))?;

@@ -18,6 +18,10 @@
 //!   [`START_CONCURRENCY`] while the rate grows and no request fails
 //!   (`stats::RateSearch`).
 //!
+//! Before the paths are compared, `replica.rs` times what a replica switch
+//! costs the gateway (one conversation's next turn on a replica that never
+//! saw it against the one that served it).
+//!
 //! Every request is checked (status and a complete answer); any failure
 //! ends the section with an error, and so does a LiteLLM that cannot be
 //! installed or started, or whose guardrail does not refuse its probes:
@@ -28,6 +32,7 @@ mod apis;
 pub mod children;
 mod litellm;
 mod load;
+mod replica;
 pub mod stats;
 
 use std::fmt::Write as _;
@@ -124,6 +129,7 @@ pub async fn section(
             .zip(targets)
             .map(|(label, (base, key))| Target { label, base, key })
             .collect();
+        let switch = replica::measure(plan, &http, &targets[ALLOW]).await?;
         let mut rows = Vec::new();
         for api in Api::ALL {
             for stream in [false, true] {
@@ -132,13 +138,14 @@ pub async fn section(
                 rows.push(measure(plan, &http, &targets, kind).await?);
             }
         }
-        Ok::<_, String>((rows, workers))
+        Ok::<_, String>((rows, workers, switch))
     }
     .await;
     drop(policy_child.stdin.take());
     let _ = policy_child.kill();
     let _ = policy_child.wait();
-    let (rows, workers) = result?;
+    let (rows, workers, switch) = result?;
+    headline.push(switch);
 
     let chat = rows
         .iter()
