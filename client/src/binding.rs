@@ -379,21 +379,32 @@ impl Binding {
     /// Whether the binding sees the whole of `ctx`, so a remote one can
     /// share the emission's encoded request.
     pub(crate) fn sees_whole(&self, ctx: &AgentContext) -> bool {
-        self.visibility.is_none() && (self.callback || !crate::sealed::carries_callback(ctx))
+        self.visibility.is_none() && !crate::sealed::carries_callback(ctx)
     }
 
     /// The copy of `ctx` this binding may see and the members withheld
-    /// from it (a callback token it is not granted is removed, unnamed);
+    /// from it (a callback token it is not granted is removed, unnamed; a
+    /// granted one is replaced by the token derived for this binding);
     /// `None` when it sees the whole context.
     pub(crate) fn view(&self, ctx: &AgentContext) -> Option<(AgentContext, Vec<String>)> {
-        let sealed = !self.callback && crate::sealed::carries_callback(ctx);
+        let carries = crate::sealed::carries_callback(ctx);
+        let seal = |view: &mut AgentContext| {
+            if self.callback {
+                crate::sealed::derive_in_place(view, &self.name);
+            } else {
+                crate::sealed::strip_callback(view);
+            }
+        };
         match &self.visibility {
-            None if !sealed => None,
+            None if !carries => None,
+            None if self.callback => {
+                Some((crate::sealed::for_binding(ctx, &self.name), Vec::new()))
+            }
             None => Some((crate::sealed::without_callback(ctx), Vec::new())),
             Some(granted) => {
                 let (mut view, withheld) = ctx.restricted(|member| granted.contains(member));
-                if sealed {
-                    crate::sealed::strip_callback(&mut view);
+                if carries {
+                    seal(&mut view);
                 }
                 Some((view, withheld))
             }

@@ -166,6 +166,19 @@ impl Host {
             .map(|a| a.deadline.unwrap_or(Duration::MAX))
     }
 
+    /// The names of the bindings granted the gateway's callback token
+    /// ([`InterceptorBinding::receives_callback`](crate::InterceptorBinding::receives_callback)),
+    /// in registration order: a gateway mints each its own token
+    /// ([`callback_token_for`](crate::callback_token_for)).
+    pub fn callback_bindings(&self) -> Vec<String> {
+        self.state
+            .bindings
+            .iter()
+            .filter(|b| b.callback)
+            .map(|b| b.name.clone())
+            .collect()
+    }
+
     /// Asks every remote interceptor service's `grpc.health.v1` service for
     /// the status of `hookwire.v1.Interceptor`, in registration order, with
     /// each binding's metadata: `Ok("SERVING")` when all is well, and

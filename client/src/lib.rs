@@ -115,6 +115,7 @@ pub use interceptor::{
 pub use metrics::{HostMetrics, POLICY_REASON_LABEL};
 pub use payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
 pub use remote::{ClientIdentity, Described, HEALTH_UNIMPLEMENTED, TlsConfig, Transport};
+pub use sealed::callback_token_for;
 pub use session::{MAX_OPEN_CALLS, OutputDecision, Session, SessionBuilder, Withheld};
 pub use sink::{AsyncSink, DEFAULT_SINK_QUEUE, Overflow, RecordLog};
 pub use streaming::{

@@ -96,6 +96,9 @@ pub struct Applied {
     /// Whether the request came with a callback token and passed without
     /// interception.
     pub callback: bool,
+    /// The binding whose callback token the request carried (each granted
+    /// binding gets its own).
+    pub callback_binding: Option<String>,
     /// The model-parameter overrides applied, each with its binding.
     pub overrides: ModelOverrides,
     /// `(header, binding)` set before the credential was chosen.

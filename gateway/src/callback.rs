@@ -4,11 +4,14 @@
 //! Every governed request gets one token, minted when the request arrives
 //! and placed in the contexts of its emissions as
 //! `extensions.hookwire.callback` (`{"token", "base_url", "header",
-//! "depth", "expires_in_ms"}`). An interceptor that wants the model (an
-//! LLM judge, a summariser) calls the gateway at `base_url` with the token
-//! in the `x-hookwire-callback` header: that nested request is forwarded
-//! without interception, so the interceptor is not asked about its own
-//! call. A token
+//! "depth", "expires_in_ms"}`). The host hands it only to the bindings
+//! granted it, and each of those its own token derived from it
+//! (`hookwire_client::callback_token_for`); only the derived tokens are
+//! redeemable, each for its binding. An interceptor that wants the model
+//! (an LLM judge, a summariser) calls the gateway at `base_url` with its
+//! token in the `x-hookwire-callback` header: that nested request is
+//! forwarded without interception, so the interceptor is not asked about
+//! its own call, and the applied record names the binding. A token
 //! - is 256 random bits; the table keys it by its SHA-256, never stores it;
 //! - is good only while the request it was minted for is in flight (it is
 //!   revoked when that request finishes), for at most `ttl`, and for at
@@ -37,6 +40,8 @@ pub(crate) struct Grant {
     pub(crate) session: String,
     /// The depth of the nested request.
     pub(crate) depth: u32,
+    /// The binding the token was derived for.
+    pub(crate) binding: String,
 }
 
 #[derive(Debug)]
@@ -67,9 +72,11 @@ struct Table {
 /// the request's guard.
 #[derive(Debug)]
 pub(crate) struct Minted {
+    /// The request's token, for the contexts (the host derives each
+    /// granted binding's own from it); not redeemable itself.
     pub(crate) token: String,
     pub(crate) depth: u32,
-    digest: Digest32,
+    digests: Vec<Digest32>,
 }
 
 impl CallbackTokens {
@@ -93,34 +100,44 @@ impl CallbackTokens {
     }
 
     /// Mints a token for a request of `session` whose nested calls run at
-    /// `depth`. `None` when the OS has no randomness to give (the request
-    /// then carries no token: its interceptors cannot call back).
-    pub(crate) fn mint(&self, session: &str, depth: u32) -> Option<Minted> {
-        let token = format!("hwcb_{}", token::random_hex::<32>().ok()?);
-        let digest = token::sha256(&token);
-        let mut t = self.table();
-        while t.order.len() >= MAX_TOKENS {
-            if let Some(old) = t.order.pop_front() {
-                t.entries.remove(&old);
-            }
+    /// `depth`, redeemable as the token derived for each of `bindings`.
+    /// `None` when no binding is granted one, or when the OS has no
+    /// randomness to give (the request then carries no token: its
+    /// interceptors cannot call back).
+    pub(crate) fn mint(&self, session: &str, depth: u32, bindings: &[String]) -> Option<Minted> {
+        if bindings.is_empty() {
+            return None;
         }
-        t.entries.insert(
-            digest,
-            Entry {
-                grant: Grant {
-                    session: session.to_owned(),
-                    depth,
+        let token = format!("hwcb_{}", token::random_hex::<32>().ok()?);
+        let mut t = self.table();
+        let mut digests = Vec::with_capacity(bindings.len());
+        for binding in bindings {
+            let digest = token::sha256(&hookwire_client::callback_token_for(&token, binding));
+            while t.order.len() >= MAX_TOKENS {
+                if let Some(old) = t.order.pop_front() {
+                    t.entries.remove(&old);
+                }
+            }
+            t.entries.insert(
+                digest,
+                Entry {
+                    grant: Grant {
+                        session: session.to_owned(),
+                        depth,
+                        binding: binding.clone(),
+                    },
+                    expires: Instant::now() + self.ttl,
+                    uses_left: self.max_uses,
+                    revoked: false,
                 },
-                expires: Instant::now() + self.ttl,
-                uses_left: self.max_uses,
-                revoked: false,
-            },
-        );
-        t.order.push_back(digest);
+            );
+            t.order.push_back(digest);
+            digests.push(digest);
+        }
         Some(Minted {
             token,
             depth,
-            digest,
+            digests,
         })
     }
 
@@ -146,8 +163,11 @@ impl CallbackTokens {
     /// Revokes a minted token: its request finished. The entry stays (as
     /// spent) so a replay is told apart from a forgery until it ages out.
     pub(crate) fn revoke(&self, minted: &Minted) {
-        if let Some(e) = self.table().entries.get_mut(&minted.digest) {
-            e.revoked = true;
+        let mut t = self.table();
+        for digest in &minted.digests {
+            if let Some(e) = t.entries.get_mut(digest) {
+                e.revoked = true;
+            }
         }
     }
 }
@@ -156,18 +176,51 @@ impl CallbackTokens {
 mod tests {
     use super::*;
 
+    fn judge() -> Vec<String> {
+        vec!["judge".to_owned()]
+    }
+
+    fn of(minted: &Minted, binding: &str) -> String {
+        hookwire_client::callback_token_for(&minted.token, binding)
+    }
+
+    #[test]
+    fn each_granted_binding_redeems_its_own_token_and_the_requests_is_none() {
+        let tokens = CallbackTokens::new(Duration::from_secs(30), 2);
+        assert!(tokens.mint("s1", 1, &[]).is_none(), "nobody to call back");
+        let minted = tokens
+            .mint("s1", 1, &["judge-a".to_owned(), "judge-b".to_owned()])
+            .unwrap();
+        assert_eq!(
+            tokens.redeem(&of(&minted, "judge-a")).unwrap().binding,
+            "judge-a"
+        );
+        assert_eq!(
+            tokens.redeem(&of(&minted, "judge-b")).unwrap().binding,
+            "judge-b"
+        );
+        assert!(tokens.redeem(&of(&minted, "bystander")).is_err());
+        assert!(
+            tokens.redeem(&minted.token).is_err(),
+            "the request's own token is not redeemable"
+        );
+        tokens.revoke(&minted);
+        assert!(tokens.redeem(&of(&minted, "judge-a")).is_err());
+        assert!(tokens.redeem(&of(&minted, "judge-b")).is_err());
+    }
+
     #[test]
     fn a_token_is_good_while_its_request_runs_and_never_after() {
         let tokens = CallbackTokens::new(Duration::from_secs(30), 2);
-        let minted = tokens.mint("s1", 1).unwrap();
+        let minted = tokens.mint("s1", 1, &judge()).unwrap();
         assert_eq!(minted.token.len(), 69);
-        let grant = tokens.redeem(&minted.token).unwrap();
+        let grant = tokens.redeem(&of(&minted, "judge")).unwrap();
         assert_eq!(grant.session, "s1");
         assert_eq!(grant.depth, 1);
         tokens.revoke(&minted);
-        let replay = tokens.redeem(&minted.token).unwrap_err();
+        let replay = tokens.redeem(&of(&minted, "judge")).unwrap_err();
         assert!(replay.contains("spent"), "{replay}");
-        let mut forged = minted.token.clone();
+        let mut forged = of(&minted, "judge");
         forged.replace_range(10..11, if &forged[10..11] == "0" { "1" } else { "0" });
         assert!(tokens.redeem(&forged).unwrap_err().contains("not a token"));
         assert!(tokens.redeem("sk-anything").is_err());
@@ -176,13 +229,14 @@ mod tests {
     #[test]
     fn uses_and_lifetime_are_bounded() {
         let tokens = CallbackTokens::new(Duration::from_secs(30), 2);
-        let m = tokens.mint("s", 1).unwrap();
-        tokens.redeem(&m.token).unwrap();
-        tokens.redeem(&m.token).unwrap();
-        assert!(tokens.redeem(&m.token).is_err(), "a third use");
+        let m = tokens.mint("s", 1, &judge()).unwrap();
+        let t = of(&m, "judge");
+        tokens.redeem(&t).unwrap();
+        tokens.redeem(&t).unwrap();
+        assert!(tokens.redeem(&t).is_err(), "a third use");
         let short = CallbackTokens::new(Duration::from_millis(1), 5);
-        let m = short.mint("s", 1).unwrap();
+        let m = short.mint("s", 1, &judge()).unwrap();
         std::thread::sleep(Duration::from_millis(5));
-        assert!(short.redeem(&m.token).is_err(), "expired");
+        assert!(short.redeem(&of(&m, "judge")).is_err(), "expired");
     }
 }

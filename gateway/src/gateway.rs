@@ -77,6 +77,7 @@ impl Gateway {
         Ok(Self {
             inner: Arc::new(Inner {
                 tokens: CallbackTokens::new(config.callback_ttl, config.callback_max_uses),
+                callback_bindings: host.callback_bindings(),
                 sessions: Sessions::new(
                     config.max_sessions,
                     config.max_sessions_per_credential,

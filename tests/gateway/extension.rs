@@ -264,6 +264,11 @@ async fn a_callback_token_is_honoured_while_its_request_runs_and_a_forged_or_rep
     assert_eq!(callbacks.len(), 3);
     assert_eq!(callbacks[0].session, "judged");
     assert_eq!(callbacks[0].outcome, "relayed:200");
+    assert_eq!(
+        callbacks[0].callback_binding.as_deref(),
+        Some("judge"),
+        "the token the judge got is its own: the nested call is the judge's"
+    );
     assert_eq!(callbacks[1].outcome, "failed:401");
     // The bystander saw the request's contexts, never the token.
     let seen = bystander.lock().unwrap().clone();

@@ -93,6 +93,9 @@ pub(crate) struct Inner {
     pub(crate) pool: CredentialPool,
     /// Callback tokens (recursion protection).
     pub(crate) tokens: CallbackTokens,
+    /// The bindings granted a callback token, each minted its own
+    /// (`Host::callback_bindings`, read once).
+    pub(crate) callback_bindings: Vec<String>,
     /// The conversations.
     pub(crate) sessions: Sessions,
     /// What the gateway applied to recent requests.
@@ -312,7 +315,7 @@ impl Inner {
         }
         let request_id = self.request_id();
         let minted = if depth < self.config.max_depth {
-            self.tokens.mint(&key, depth + 1)
+            self.tokens.mint(&key, depth + 1, &self.callback_bindings)
         } else {
             None
         };

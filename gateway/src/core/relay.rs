@@ -89,6 +89,7 @@ impl Inner {
             Ok(grant) => {
                 applied.session = grant.session;
                 applied.depth = grant.depth;
+                applied.callback_binding = Some(grant.binding);
                 self.relay::<A>(Method::POST, A::UPSTREAM_PATH, headers, body, &mut applied)
                     .await
             }
