@@ -19,12 +19,7 @@ use hookwire_hooks::Agent;
 
 use crate::error::CliError;
 
-/// Where the daemon listens unless told otherwise.
-pub(crate) const HOOKS_ADDR: &str = "127.0.0.1:8790";
-/// The environment variable naming the daemon for `hookwire hook`.
-pub(crate) const ENDPOINT_ENV: &str = "HOOKWIRE_HOOKS_ENDPOINT";
-/// The environment variable holding the daemon's token for `hookwire hook`.
-pub(crate) const TOKEN_ENV: &str = "HOOKWIRE_HOOKS_TOKEN";
+pub(crate) use hookwire_hooks::relay::{HOOKS_ADDR, token_from_file};
 
 /// The `hooks` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -120,11 +115,22 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), CliError> {
     let agent = Agent::from_name(&args.agent)?;
     let bin = std::env::current_exe()
         .map_err(|e| config_error(format!("cannot locate the hookwire binary: {e}")))?;
-    let mut command = format!(
-        "{} hook --agent {}",
-        shell_word(&bin.to_string_lossy()),
-        agent.name()
-    );
+    // The small `hookwire-hook` when it sits beside this binary (a start
+    // about a bare process's), else `hookwire hook`.
+    let small = bin.with_file_name("hookwire-hook");
+    let mut command = if small.is_file() {
+        format!(
+            "{} --agent {}",
+            shell_word(&small.to_string_lossy()),
+            agent.name()
+        )
+    } else {
+        format!(
+            "{} hook --agent {}",
+            shell_word(&bin.to_string_lossy()),
+            agent.name()
+        )
+    };
     if let Some(endpoint) = &args.endpoint {
         command.push_str(&format!(" --endpoint {}", shell_word(endpoint)));
     }
@@ -201,15 +207,4 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), CliError> {
         path.display()
     );
     Ok(())
-}
-
-/// Reads a token from a file (trimmed, non-empty).
-fn token_from_file(path: &std::path::Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
-    let token = text.trim();
-    if token.is_empty() {
-        return Err(format!("the token file {} is empty", path.display()));
-    }
-    Ok(token.to_owned())
 }

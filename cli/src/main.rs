@@ -327,21 +327,9 @@ fn run_hook(args: hooks::HookArgs) -> ExitCode {
         let code = hooks::block(&agent, &format!("hookwire hook: internal error: {info}"));
         std::process::exit(i32::from(code));
     }));
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            let reason = format!("hookwire hook: cannot start the runtime: {e}");
-            return ExitCode::from(hooks::block(args.agent_name(), &reason));
-        }
-    };
-    let code = runtime.block_on(hooks::hook(args));
-    // Without waiting for a stdin read still blocked in its thread (an
-    // agent that never closed stdin): the answer is already given.
-    runtime.shutdown_background();
-    code
+    // Blocking, no runtime; a stdin read still blocked in its thread (an
+    // agent that never closed stdin) is not waited for.
+    hooks::hook(&args)
 }
 
 /// The log filter when `RUST_LOG` is not set (as with `--otlp-endpoint`).

@@ -138,9 +138,50 @@ pub(crate) fn hook_as(
     payload: &[u8],
     extra: &[&str],
 ) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_hookwire"));
+    hook_via(
+        Program::Subcommand,
+        agent,
+        endpoint,
+        token_file,
+        payload,
+        extra,
+    )
+}
+
+/// Which command hook runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Program {
+    /// `hookwire hook`.
+    Subcommand,
+    /// The small `hookwire-hook` binary.
+    Small,
+}
+
+impl Program {
+    fn command(self) -> Command {
+        match self {
+            Self::Subcommand => {
+                let mut c = Command::new(env!("CARGO_BIN_EXE_hookwire"));
+                c.arg("hook");
+                c
+            }
+            Self::Small => Command::new(env!("CARGO_BIN_EXE_hookwire-hook")),
+        }
+    }
+}
+
+/// Runs `program --agent AGENT` with `payload` on stdin.
+pub(crate) fn hook_via(
+    program: Program,
+    agent: &str,
+    endpoint: &str,
+    token_file: Option<&Path>,
+    payload: &[u8],
+    extra: &[&str],
+) -> Output {
+    let mut command = program.command();
     command
-        .args(["hook", "--agent", agent, "--endpoint", endpoint])
+        .args(["--agent", agent, "--endpoint", endpoint])
         .args(extra)
         .env_remove("HOOKWIRE_HOOKS_TOKEN")
         .env_remove("HOOKWIRE_HOOKS_ENDPOINT")
@@ -445,4 +486,89 @@ fn hooks_serve_refuses_a_non_loopback_address_and_a_missing_token() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("unset or empty"));
+}
+
+/// `hookwire-hook` and `hookwire hook` run the one relay: they take turns
+/// in one agent session and govern it as one, and the small binary fails
+/// closed as the subcommand does.
+#[test]
+fn the_small_binary_and_the_subcommand_govern_one_session_alike() {
+    use Program::{Small, Subcommand};
+    let d = Daemon::start(&[]);
+    let via = |program, name: &str| {
+        hook_via(
+            program,
+            "claude-code",
+            &d.base,
+            Some(&d.token_file),
+            &golden(name),
+            &[],
+        )
+    };
+    assert_eq!(answer(&via(Small, "session-start")), json!({}));
+    assert_eq!(answer(&via(Subcommand, "user-prompt-submit")), json!({}));
+    assert_eq!(answer(&via(Small, "pre-tool-use-bash")), json!({}));
+    let denied = answer(&via(Small, "pre-tool-use-bash-destructive"));
+    assert_eq!(pre_tool_decision(&denied).0, "deny");
+    let secret = answer(&via(Subcommand, "post-tool-use-bash-secret"));
+    assert_eq!(secret["decision"], "block");
+    assert_eq!(answer(&via(Small, "session-end")), json!({}));
+    assert_eq!(
+        d.points("claude-code:abc123"),
+        [
+            "agent_startup",
+            "input",
+            "pre_tool_call",
+            "pre_tool_call",
+            "post_tool_call",
+            "agent_shutdown"
+        ]
+    );
+
+    let payload = golden("pre-tool-use-bash");
+    let reason = failed_closed(&hook_via(
+        Small,
+        "claude-code",
+        &d.base,
+        None,
+        &payload,
+        &[],
+    ));
+    assert!(reason.starts_with("hookwire-hook: no token"), "{reason}");
+    let reason = failed_closed(&hook_via(Small, "windsurf", &d.base, None, &payload, &[]));
+    assert!(reason.contains("unknown agent"), "{reason}");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let reason = failed_closed(&hook_via(
+        Small,
+        "claude-code",
+        &down,
+        Some(&d.token_file),
+        &payload,
+        &[],
+    ));
+    assert!(reason.contains("unreachable"), "{reason}");
+    let reason = failed_closed(&hook_via(
+        Small,
+        "claude-code",
+        &d.base,
+        Some(&d.token_file),
+        &payload,
+        &["--timeout-ms", "soon"],
+    ));
+    assert!(
+        reason.contains("--timeout-ms takes milliseconds"),
+        "{reason}"
+    );
+    let help = Command::new(env!("CARGO_BIN_EXE_hookwire-hook"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(help.status.success());
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        text.contains("Usage: hookwire-hook --agent NAME") && text.contains("Example"),
+        "{text}"
+    );
 }

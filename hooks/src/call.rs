@@ -1,21 +1,18 @@
-//! The command hook's side (`hookwire hook`): one POST of the agent's
-//! payload to the daemon, over loopback TCP or its Unix socket, on one
-//! fresh HTTP/1.1 connection, bounded in time and size, and a strict
-//! reading of the answer. Anything but a 200 carrying a JSON object, or
-//! one marked failed closed, is an error the command turns into the
-//! agent's blocking exit status.
+//! The command hook's side (`hookwire hook`, `hookwire-hook`): one POST
+//! of the agent's payload to the daemon, over loopback TCP or its Unix
+//! socket, on one fresh HTTP/1.1 connection (module `http1`, blocking: a
+//! command hook starts no runtime), bounded in time and size, and a
+//! strict reading of the answer. Anything but a 200 carrying a JSON
+//! object, or one marked failed closed, is an error the command turns
+//! into the agent's blocking exit status.
 
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::time::Duration;
-
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
+use std::time::{Duration, Instant};
 
 use crate::agents::Agent;
 use crate::error::Error;
+use crate::http1::{self, Timed};
 use crate::serve::FAILED_CLOSED_HEADER;
 
 /// The largest daemon answer read, in bytes.
@@ -83,100 +80,83 @@ pub enum CallOutcome {
 }
 
 /// Asks the daemon at `endpoint` to govern one `agent` hook `payload`,
-/// presenting `token` when given, within `timeout`.
-pub async fn ask_daemon(
+/// presenting `token` when given, within `timeout`; blocks the calling
+/// thread.
+pub fn ask_daemon(
     endpoint: &Endpoint,
     token: Option<&str>,
     agent: Agent,
-    payload: Vec<u8>,
+    payload: &[u8],
     timeout: Duration,
 ) -> Result<CallOutcome, Error> {
     let fail = |reason: String| Error::Daemon {
         endpoint: endpoint.to_string(),
         reason,
     };
-    let host = match endpoint {
-        Endpoint::Http(authority) => authority.as_str(),
-        Endpoint::Unix(_) => "localhost",
+    let deadline = Instant::now() + timeout;
+    let path = format!("/v1/hooks/{}", agent.name());
+    let request = |host| http1::Request {
+        host,
+        path: &path,
+        token,
+        body: payload,
+        marker: FAILED_CLOSED_HEADER,
+        max_body: MAX_ANSWER_BYTES,
     };
-    let mut request = hyper::Request::post(format!("/v1/hooks/{}", agent.name()))
-        .header(hyper::header::HOST, host)
-        .header(hyper::header::CONTENT_TYPE, "application/json");
-    if let Some(token) = token {
-        request = request.header(
-            hyper::header::AUTHORIZATION,
-            format!("Bearer {}", token.trim()),
-        );
-    }
-    let request = request
-        .body(Full::new(Bytes::from(payload)))
-        .map_err(|e| fail(format!("cannot build the request: {e}")))?;
-    let exchange = async {
-        let response = match endpoint {
-            Endpoint::Http(authority) => {
-                let stream = tokio::net::TcpStream::connect(authority.as_str())
-                    .await
-                    .map_err(|e| fail(format!("unreachable: {e}")))?;
-                // One request: no Nagle delay between its head and body.
-                let _ = stream.set_nodelay(true);
-                send(TokioIo::new(stream), request).await
-            }
-            Endpoint::Unix(path) => {
-                let stream = tokio::net::UnixStream::connect(path)
-                    .await
-                    .map_err(|e| fail(format!("unreachable: {e}")))?;
-                send(TokioIo::new(stream), request).await
-            }
+    let answer = match endpoint {
+        Endpoint::Http(authority) => {
+            let mut conn = connect_tcp(authority, deadline).map_err(&fail)?;
+            // One request: no Nagle delay between its head and body.
+            let _ = conn.set_nodelay(true);
+            http1::exchange(&mut conn, &request(authority), deadline)
         }
-        .map_err(&fail)?;
-        let status = response.status();
-        let failed = response
-            .headers()
-            .get(FAILED_CLOSED_HEADER)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
-            .collect()
-            .await
-            .map_err(|e| fail(format!("unreadable answer: {e}")))?
-            .to_bytes();
-        Ok::<_, Error>((status, failed, body))
-    };
-    let (status, failed, body) = tokio::time::timeout(timeout, exchange)
-        .await
-        .map_err(|_| fail(format!("no answer within {} ms", timeout.as_millis())))??;
-    if status != hyper::StatusCode::OK {
-        let text: String = String::from_utf8_lossy(&body).chars().take(200).collect();
-        return Err(fail(format!("answered {status}: {text}")));
+        Endpoint::Unix(path) => {
+            let mut conn = std::os::unix::net::UnixStream::connect(path)
+                .map_err(|e| fail(format!("unreachable: {e}")))?;
+            http1::exchange(&mut conn, &request("localhost"), deadline)
+        }
     }
-    if let Some(reason) = failed {
+    .map_err(|e| match e.as_str() {
+        "no answer in time" => fail(format!("no answer within {} ms", timeout.as_millis())),
+        _ => fail(e),
+    })?;
+    if answer.status != 200 {
+        let text: String = String::from_utf8_lossy(&answer.body)
+            .chars()
+            .take(200)
+            .collect();
+        return Err(fail(format!("answered {}: {text}", answer.status)));
+    }
+    if let Some(reason) = answer.marked {
         return Ok(CallOutcome::FailedClosed(reason));
     }
-    match serde_json::from_slice::<serde_json::Value>(&body) {
+    match serde_json::from_slice::<serde_json::Value>(&answer.body) {
         Ok(v @ serde_json::Value::Object(_)) => Ok(CallOutcome::Answer(v)),
         _ => Err(fail("the answer is not a JSON object".into())),
     }
 }
 
-/// Sends `request` on a fresh HTTP/1.1 connection over `io`.
-async fn send<I>(
-    io: I,
-    request: hyper::Request<Full<Bytes>>,
-) -> Result<hyper::Response<Incoming>, String>
-where
-    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
-{
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
-        .await
-        .map_err(|e| format!("no HTTP connection: {e}"))?;
-    // The connection is driven beside the request; it ends with the
-    // answer's body or when the exchange is dropped (timeout).
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    sender
-        .send_request(request)
-        .await
-        .map_err(|e| format!("unreachable: {e}"))
+/// A TCP connection to `authority` (`HOST:PORT`), each address tried
+/// until the deadline.
+fn connect_tcp(authority: &str, deadline: Instant) -> Result<std::net::TcpStream, String> {
+    use std::net::ToSocketAddrs;
+    let addrs = authority
+        .to_socket_addrs()
+        .map_err(|e| format!("unreachable: {e}"))?;
+    let mut last = "no address".to_owned();
+    for addr in addrs {
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            break;
+        };
+        match std::net::TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(1))) {
+            Ok(conn) => {
+                conn.bound(left).map_err(|e| format!("unreachable: {e}"))?;
+                return Ok(conn);
+            }
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(format!("unreachable: {last}"))
 }
 
 #[cfg(test)]

@@ -178,13 +178,20 @@ fn http_handler(url: &str, token_env: Option<&str>, matcher: bool) -> Value {
     group
 }
 
-/// Whether `entry` (a group or a handler) runs a command with `marker`,
-/// or posts to a URL ending in `route`.
+/// Whether `command` runs hookwire's command hook for the agent whose
+/// marker is `marker` (` hook --agent NAME`): `hookwire hook …` or the
+/// small `hookwire-hook …`.
+fn runs_hook(command: &str, marker: &str) -> bool {
+    command.contains(marker) || command.contains(&format!("hookwire-{}", marker.trim_start()))
+}
+
+/// Whether `entry` (a group or a handler) runs hookwire's command hook
+/// (`runs_hook`), or posts to a URL ending in `route`.
 fn ours(entry: &Value, marker: &str, route: &str) -> bool {
     let runs = |h: &Value| {
         ["command", "bash"]
             .iter()
-            .any(|k| h[*k].as_str().is_some_and(|c| c.contains(marker)))
+            .any(|k| h[*k].as_str().is_some_and(|c| runs_hook(c, marker)))
             || (h["type"] == "http" && h["url"].as_str().is_some_and(|u| u.ends_with(route)))
     };
     runs(entry)
@@ -205,17 +212,19 @@ enum Handler<'a> {
 }
 
 /// The configuration text `existing` (none: a new file) with `command` —
-/// the full `hookwire hook --agent NAME …` command line — hooked at every
-/// governed event of `agent`.
+/// the full `hookwire hook --agent NAME …` (or `hookwire-hook --agent
+/// NAME …`) command line — hooked at every governed event of `agent`,
+/// replacing either form installed before.
 pub fn merge_settings(
     agent: Agent,
     existing: Option<&str>,
     command: &str,
 ) -> Result<String, Error> {
     let marker = format!(" hook --agent {}", agent.name());
-    if !command.contains(&marker) {
+    if !runs_hook(command, &marker) {
         return Err(Error::Config(format!(
-            "the hook command must contain {marker:?}"
+            "the hook command must run `hookwire hook --agent {0}` or `hookwire-hook --agent {0}`",
+            agent.name()
         )));
     }
     merge(agent, existing, &Handler::Command(command))

@@ -15,7 +15,9 @@
 //! | `serve` | the HTTP daemon (`hookwire hooks serve`): one route per agent, bearer token or socket permissions |
 //! | `socket` | the daemon's Unix socket: 0600 in a directory only its user can write, stale sockets replaced, peers checked |
 //! | `metrics` | the daemon's Prometheus series (`hookwire_hooks_*`) |
-//! | `call` | the command hook's side (`hookwire hook`): one bounded request to the daemon, over TCP or the socket |
+//! | `call` | the command hook's side: one bounded request to the daemon, over TCP or the socket |
+//! | `http1` | that request's HTTP/1.1 exchange, blocking, on the standard library alone |
+//! | `relay` | one command hook call end to end (`hookwire hook`, `hookwire-hook`): stdin, the daemon, the agent's output or its block |
 //! | `install` | an agent's hook configuration merged into its existing settings (`hookwire hooks install`) |
 //!
 //! Every path fails closed in the agent's own terms: an event the core
@@ -29,8 +31,10 @@ mod call;
 mod error;
 mod event;
 mod host;
+mod http1;
 mod install;
 mod metrics;
+pub mod relay;
 mod serve;
 mod socket;
 

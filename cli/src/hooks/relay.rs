@@ -2,18 +2,16 @@
 //! daemon (over loopback TCP or its Unix socket) and the agent's output
 //! printed; every failure is the agent's own block (exit status 2 with
 //! the reason on stderr; for Copilot, which ignores a failing hook, its
-//! deny on stdout). It runs on a one-thread runtime started before
-//! anything else (`main.rs`), with no logging, telemetry or TLS set up:
-//! an agent pays its start for every hook call.
+//! deny on stdout). The call itself is `hookwire_hooks::relay`, which the
+//! small `hookwire-hook` binary runs too; it blocks on one thread, before
+//! any runtime, logging, telemetry or TLS is set up (`main.rs`): an agent
+//! pays its start for every hook call.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use hookwire_hooks::{Agent, CallOutcome, Endpoint, MAX_PAYLOAD_BYTES};
-
-use super::{ENDPOINT_ENV, HOOKS_ADDR, TOKEN_ENV, token_from_file};
+use hookwire_hooks::relay::RelayArgs;
 
 /// The options of `hookwire hook`.
 #[derive(Debug, clap::Args)]
@@ -51,114 +49,27 @@ impl HookArgs {
     pub(crate) fn agent_name(&self) -> &str {
         &self.agent
     }
+
+    fn relay_args(&self) -> RelayArgs {
+        RelayArgs {
+            agent: self.agent.clone(),
+            endpoint: self.endpoint.clone(),
+            token_file: self.token_file.clone(),
+            timeout: Duration::from_millis(self.timeout_ms),
+        }
+    }
 }
 
 /// Relays one hook payload to the daemon; every failure is the agent's
 /// own block with the reason on stderr.
-pub(crate) async fn hook(args: HookArgs) -> ExitCode {
-    match relay(&args).await {
-        Ok(answer) => {
-            let mut out = std::io::stdout().lock();
-            if writeln!(out, "{answer}")
-                .and_then(|()| out.flush())
-                .is_err()
-            {
-                return ExitCode::from(block(
-                    &args.agent,
-                    "hookwire hook: cannot write the answer",
-                ));
-            }
-            ExitCode::SUCCESS
-        }
-        Err(reason) => ExitCode::from(block(&args.agent, &format!("hookwire hook: {reason}"))),
-    }
+pub(crate) fn hook(args: &HookArgs) -> ExitCode {
+    ExitCode::from(hookwire_hooks::relay::relay(
+        &args.relay_args(),
+        "hookwire hook",
+    ))
 }
 
-/// Blocks in agent `agent`'s terms: the reason on stderr, the agent's
-/// deny on stdout where it reads one (Copilot), and the exit status it
-/// blocks on (2 for an unknown agent); returns that status.
+/// Blocks in agent `agent`'s terms (`hookwire_hooks::relay::block`).
 pub(crate) fn block(agent: &str, reason: &str) -> u8 {
-    errln!("{reason}");
-    let Ok(agent) = Agent::from_name(agent) else {
-        return 2;
-    };
-    let (answer, code) = agent.command_failure(reason);
-    if let Some(answer) = answer {
-        let mut out = std::io::stdout().lock();
-        if writeln!(out, "{answer}")
-            .and_then(|()| out.flush())
-            .is_err()
-        {
-            return 2;
-        }
-    }
-    code
-}
-
-async fn relay(args: &HookArgs) -> Result<serde_json::Value, String> {
-    let agent = Agent::from_name(&args.agent).map_err(|e| e.to_string())?;
-    let endpoint = match &args.endpoint {
-        Some(e) => e.clone(),
-        None => std::env::var(ENDPOINT_ENV).unwrap_or_else(|_| format!("http://{HOOKS_ADDR}")),
-    };
-    let endpoint: Endpoint = endpoint
-        .parse()
-        .map_err(|e| format!("the hooks daemon endpoint {endpoint:?}: {e}"))?;
-    let token = match &args.token_file {
-        Some(path) => Some(token_from_file(path)?),
-        None => match std::env::var(TOKEN_ENV) {
-            Ok(t) if !t.trim().is_empty() => Some(t),
-            _ if endpoint.is_unix() => None,
-            _ => return Err(format!("no token: pass --token-file or set {TOKEN_ENV}")),
-        },
-    };
-    // One budget for reading the payload and asking the daemon: an agent
-    // that never closes stdin is blocked in time, not waited on.
-    let timeout = Duration::from_millis(args.timeout_ms.max(1));
-    let started = tokio::time::Instant::now();
-    let payload = tokio::time::timeout(timeout, read_stdin())
-        .await
-        .map_err(|_| {
-            format!(
-                "the hook payload did not arrive within {} ms",
-                timeout.as_millis()
-            )
-        })??;
-    if payload.len() > MAX_PAYLOAD_BYTES {
-        return Err(format!(
-            "the hook payload exceeds {MAX_PAYLOAD_BYTES} bytes"
-        ));
-    }
-    let left = timeout
-        .saturating_sub(started.elapsed())
-        .max(Duration::from_millis(1));
-    match hookwire_hooks::ask_daemon(&endpoint, token.as_deref(), agent, payload, left).await {
-        Ok(CallOutcome::Answer(answer)) => Ok(answer),
-        Ok(CallOutcome::FailedClosed(reason)) => Err(reason),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// Reads stdin to its end (at most one byte past the bound) on one
-/// thread of its own, which is left behind if the agent never closes
-/// stdin (`main.rs` does not wait for it). One plain thread rather than
-/// the runtime's blocking pool, which may start two for one read.
-async fn read_stdin() -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let (done, read) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
-        .name("hook-stdin".into())
-        .spawn(move || {
-            let mut payload = Vec::new();
-            let outcome = std::io::stdin()
-                .lock()
-                .take(MAX_PAYLOAD_BYTES as u64 + 1)
-                .read_to_end(&mut payload)
-                .map(|_| payload);
-            let _ = done.send(outcome);
-        })
-        .map_err(|e| format!("cannot read the hook payload: {e}"))?;
-    read.await
-        .map_err(|_| "cannot read the hook payload: the reader stopped".to_owned())?
-        .map_err(|e| format!("cannot read the hook payload: {e}"))
+    hookwire_hooks::relay::block(agent, reason)
 }

@@ -89,6 +89,17 @@ fn the_users_entries_are_kept_and_installing_twice_changes_nothing() {
     let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(pre.len(), 2);
     assert_eq!(pre[1]["hooks"][0]["command"], moved);
+    // The small binary replaces the subcommand, and back.
+    let small = "/opt/hookwire-hook --agent claude-code";
+    let once_small = merge_settings(cc, Some(&once), small).unwrap();
+    let v: Value = serde_json::from_str(&once_small).unwrap();
+    let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2);
+    assert_eq!(pre[1]["hooks"][0]["command"], small);
+    let back: Value =
+        serde_json::from_str(&merge_settings(cc, Some(&once_small), &cmd(cc)).unwrap()).unwrap();
+    assert_eq!(back["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+    assert!(merge_settings(cc, None, "/opt/hookwire-hook --agent codex").is_err());
 
     for (agent, event, theirs) in [
         (Agent::Cursor, "stop", json!({"command": "./audit.sh"})),
