@@ -5,10 +5,12 @@
 //! child's allow service, over gRPC in the services' process), reached
 //! two ways:
 //!
-//! - through the real command hook, `hookwire hook --agent claude-code`,
-//!   spawned per decision with the payload on stdin (what an agent with
-//!   command hooks runs: process start + one HTTP/1.1 exchange + the
-//!   daemon's decision);
+//! - through the real command hook `hookwire hooks install` writes,
+//!   `hookwire-hook --agent claude-code` (the small binary beside
+//!   `hookwire`), spawned per decision with the payload on stdin (what an
+//!   agent with command hooks runs: process start, one HTTP/1.1 exchange
+//!   and the daemon's decision), and the same through the `hookwire hook`
+//!   subcommand of the whole binary;
 //! - on the HTTP route, by one keep-alive HTTP/1.1 client (what an agent
 //!   with HTTP hooks does);
 //!
@@ -20,9 +22,10 @@
 //! rounds. Each decision is checked (`{}`, exit 0); each call carries a
 //! tool use id of its own.
 //!
-//! The `hookwire` binary: `HOOKWIRE_BENCH_HOOKWIRE` names a prebuilt one;
-//! else the section builds it (`cargo build --release -p hookwire-cli
-//! --no-default-features --bin hookwire`, into this bench's own target
+//! The `hookwire` binary: `HOOKWIRE_BENCH_HOOKWIRE` names a prebuilt one
+//! (with `hookwire-hook` beside it); else the section builds both
+//! (`cargo build --release -p hookwire-cli --no-default-features --bin
+//! hookwire --bin hookwire-hook`, into this bench's own target
 //! directory, where the bench's release dependencies are reused). The
 //! command's process start is the thing measured, so it must be the real
 //! binary, and cargo cannot hand a bench another package's binary.
@@ -70,8 +73,9 @@ fn hookwire_binary() -> Result<PathBuf, String> {
         .ok_or("the bench is not in a target directory")?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     eprintln!(
-        "hooks: building the release hookwire binary \
-         (cargo build --release -p hookwire-cli --no-default-features --bin hookwire) ..."
+        "hooks: building the release hookwire binaries \
+         (cargo build --release -p hookwire-cli --no-default-features --bin hookwire \
+         --bin hookwire-hook) ..."
     );
     let built = Command::new(cargo)
         .args([
@@ -83,6 +87,8 @@ fn hookwire_binary() -> Result<PathBuf, String> {
             "--no-default-features",
             "--bin",
             "hookwire",
+            "--bin",
+            "hookwire-hook",
         ])
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .status()
@@ -240,10 +246,12 @@ impl Op for Bare {
     }
 }
 
-/// `hookwire hook` asking the daemon (or, with `expect_down`, with no
-/// daemon at `endpoint`: it must block, exit 2).
+/// A command hook asking the daemon (or, with `expect_down`, with no
+/// daemon at `endpoint`: it must block, exit 2): `program` with `prefix`
+/// before its options (`hookwire hook`, or `hookwire-hook` alone).
 struct HookCommand {
     bin: PathBuf,
+    prefix: &'static [&'static str],
     endpoint: String,
     token_file: String,
     payload: PreToolUse,
@@ -252,15 +260,15 @@ struct HookCommand {
 
 impl Op for HookCommand {
     async fn once(&mut self) {
-        let args = [
-            "hook",
+        let mut args: Vec<&str> = self.prefix.to_vec();
+        args.extend([
             "--agent",
             "claude-code",
             "--endpoint",
             self.endpoint.as_str(),
             "--token-file",
             self.token_file.as_str(),
-        ];
+        ]);
         let (code, out) = run(&self.bin, &args, &self.payload.next());
         if self.expect_down {
             assert_eq!(code, Some(2), "no daemon: the hook blocks");
@@ -346,14 +354,19 @@ impl Op for HookHttp {
 /// be had.
 pub async fn section(plan: Plan, allow: &str, headline: &mut Vec<Headline>) -> Result<(), String> {
     let bin = hookwire_binary()?;
-    eprintln!("hooks: hookwire hook and the HTTP route vs a bare spawn ...");
+    let small = bin.with_file_name("hookwire-hook");
+    if !small.is_file() {
+        return Err(format!("no hookwire-hook beside {}", bin.display()));
+    }
+    eprintln!("hooks: hookwire-hook, hookwire hook and the HTTP route vs a bare spawn ...");
     let daemon = Daemon::start(&bin, allow)?;
     let mut http = HookHttp::connect(&daemon.addr, "bench-http").await;
     http.open("bench-command").await;
     http.open("bench-http").await;
     let token_file = daemon.token_file.to_string_lossy().into_owned();
     let mut command = HookCommand {
-        bin: bin.clone(),
+        bin: small.clone(),
+        prefix: &[],
         endpoint: format!("http://{}", daemon.addr),
         token_file: token_file.clone(),
         payload: PreToolUse {
@@ -362,11 +375,23 @@ pub async fn section(plan: Plan, allow: &str, headline: &mut Vec<Headline>) -> R
         },
         expect_down: false,
     };
+    let mut subcommand = HookCommand {
+        bin: bin.clone(),
+        prefix: &["hook"],
+        endpoint: format!("http://{}", daemon.addr),
+        token_file: token_file.clone(),
+        payload: PreToolUse {
+            session: "bench-subcommand",
+            n: 0,
+        },
+        expect_down: false,
+    };
     let closed = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     let down_endpoint = format!("http://{}", closed.local_addr().map_err(|e| e.to_string())?);
     drop(closed);
     let mut down = HookCommand {
-        bin,
+        bin: small,
+        prefix: &[],
         endpoint: down_endpoint,
         token_file,
         payload: PreToolUse {
@@ -381,7 +406,8 @@ pub async fn section(plan: Plan, allow: &str, headline: &mut Vec<Headline>) -> R
             n: 0,
         },
     };
-    let (mut s_cmd, mut s_down, mut s_http, mut s_bare) = (
+    let (mut s_cmd, mut s_sub, mut s_down, mut s_http, mut s_bare) = (
+        Samples::default(),
         Samples::default(),
         Samples::default(),
         Samples::default(),
@@ -389,31 +415,40 @@ pub async fn section(plan: Plan, allow: &str, headline: &mut Vec<Headline>) -> R
     );
     let mut discard = Samples::default();
     sample(&mut command, 5, &mut discard).await;
+    sample(&mut subcommand, 5, &mut discard).await;
     sample(&mut down, 5, &mut discard).await;
     sample(&mut http, 50, &mut discard).await;
     sample(&mut bare, 5, &mut discard).await;
     let (spawns, requests) = (plan.spawn_per_round, plan.remote_per_round);
     for r in 0..plan.spawn_rounds {
-        // Each of the four in each position over the rounds.
-        for k in 0..4 {
-            match (r + k) % 4 {
+        // Each of the five in each position over the rounds.
+        for k in 0..5 {
+            match (r + k) % 5 {
                 0 => sample(&mut command, spawns, &mut s_cmd).await,
                 1 => sample(&mut down, spawns, &mut s_down).await,
                 2 => sample(&mut http, requests, &mut s_http).await,
+                3 => sample(&mut subcommand, spawns, &mut s_sub).await,
                 _ => sample(&mut bare, spawns, &mut s_bare).await,
             }
         }
     }
     drop(daemon);
     headline.push(Headline::latency(
-        "Claude Code PreToolUse through `hookwire hook` (process start + daemon + 1 remote allow interceptor) vs a bare spawn printing a fixed decision".into(),
+        "Claude Code PreToolUse through `hookwire-hook` (process start + daemon + 1 remote allow interceptor) vs a bare spawn printing a fixed decision".into(),
         &s_cmd,
         &s_bare,
         "hook_command_vs_spawn",
         Some((COMMAND_TARGET, false)),
     ));
     headline.push(Headline::latency(
-        "`hookwire hook` with no daemon listening (its start, connect refused, exit 2) vs the bare spawn".into(),
+        "the same through the `hookwire hook` subcommand (the whole binary's start) vs the bare spawn".into(),
+        &s_sub,
+        &s_bare,
+        "",
+        None,
+    ));
+    headline.push(Headline::latency(
+        "`hookwire-hook` with no daemon listening (its start, connect refused, exit 2) vs the bare spawn".into(),
         &s_down,
         &s_bare,
         "",
@@ -433,10 +468,11 @@ pub async fn section(plan: Plan, allow: &str, headline: &mut Vec<Headline>) -> R
         (1.0, false),
     ));
     eprintln!(
-        "hooks: command p50 {:.0} µs (p99 {:.0}), no daemon {:.0} µs, HTTP p50 {:.0} µs (p99 {:.0}), bare spawn {:.0} µs (p99 {:.0}); \
+        "hooks: hookwire-hook p50 {:.0} µs (p99 {:.0}), hookwire hook {:.0} µs, no daemon {:.0} µs, HTTP p50 {:.0} µs (p99 {:.0}), bare spawn {:.0} µs (p99 {:.0}); \
          command / spawn = {:.2} (target ≤ {COMMAND_TARGET}), HTTP p50 / 0.5 ms = {:.2} (target ≤ 1)",
         s_cmd.median(),
         s_cmd.pct(99.0),
+        s_sub.median(),
         s_down.median(),
         s_http.median(),
         s_http.pct(99.0),

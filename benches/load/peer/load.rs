@@ -108,6 +108,26 @@ pub async fn send(
     send_body(http, target, kind.api, session, body).await
 }
 
+/// Ends conversation `session` at the gateway `target`
+/// (`DELETE /v1/hookwire/sessions/{id}`, 204 expected).
+pub async fn end_session(http: &Http, target: &Target, session: &str) -> Result<(), String> {
+    let mut req = hyper::Request::delete(format!("{}/v1/hookwire/sessions/{session}", target.base));
+    for (name, value) in Api::Chat.auth_headers(&target.key) {
+        req = req.header(name, value);
+    }
+    let req = req
+        .body(Full::new(Bytes::new()))
+        .map_err(|e| format!("request: {e}"))?;
+    let resp = tokio::time::timeout(REQUEST_TIMEOUT, http.0.request(req))
+        .await
+        .map_err(|_| format!("no answer within {REQUEST_TIMEOUT:?}"))?
+        .map_err(|e| format!("{e}"))?;
+    match resp.status().as_u16() {
+        204 => Ok(()),
+        s => Err(format!("ending session {session}: status {s}")),
+    }
+}
+
 /// Sends `body` to `api`'s route of `target` in conversation `session`;
 /// returns the status and the body read (bounded).
 pub async fn send_body(
