@@ -16,12 +16,14 @@
 //!
 //! | file | role |
 //! | --- | --- |
+//! | `check` | the shared bad-request error and string clipping |
 //! | `request` | request checks, items → entries, rewrites, overrides, a stored conversation ahead of the items, the owner's tag |
 //! | `tools` | the request's tools: function names, `namespace` tools opened |
 //! | `response` | the whole answer: neutral view and the settled rebuild |
 //! | `stream` | the upstream's typed events assembled into an answer |
 //! | `writer` | the typed events the client receives |
 
+mod check;
 pub(crate) mod members;
 mod request;
 mod response;

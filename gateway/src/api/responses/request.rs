@@ -7,6 +7,7 @@
 use hookwire_client::ToolCall;
 use serde_json::{Map, Value, json};
 
+use super::check::bad;
 use super::tools::tool_names;
 use super::{MAX_ID, MAX_PARTS};
 use crate::api::{ApiRequest, Entry, Rewrite, Text, TurnRequest};
@@ -41,10 +42,6 @@ pub(crate) struct ResponsesRequest {
 
 /// The most `metadata` pairs the API takes.
 const MAX_METADATA_KEYS: usize = 16;
-
-pub(super) fn bad(message: impl Into<String>) -> Error {
-    Error::BadRequest(message.into())
-}
 
 impl ResponsesRequest {
     /// Decodes and checks a request body.
@@ -135,15 +132,6 @@ fn plain(s: &str) -> Text {
         text: s.to_owned(),
         other_parts: Vec::new(),
     }
-}
-
-/// At most [`MAX_ID`] bytes of a name the client chose, for a message.
-pub(super) fn clip(s: &str) -> &str {
-    let mut end = s.len().min(MAX_ID);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 fn string_field<'a>(

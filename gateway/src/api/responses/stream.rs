@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::check::clip_to;
 use super::response::{ResponsesResponse, check_output, kind};
 use super::{MAX_OUTPUT_ITEMS, MAX_PARTS, is_call};
 use crate::MAX_TOOL_CALLS;
@@ -48,15 +49,6 @@ fn string_of<'a>(obj: &'a Map<String, Value>, field: &str) -> Result<&'a str, St
     obj.get(field)
         .and_then(Value::as_str)
         .ok_or_else(|| format!("an event has no {field} string"))
-}
-
-/// The first [`MAX_ERROR_MESSAGE`] bytes of a message.
-fn clip(s: &str) -> &str {
-    let mut end = s.len().min(MAX_ERROR_MESSAGE);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 impl ResponsesAssembler {
@@ -218,7 +210,10 @@ impl EventAssembler for ResponsesAssembler {
                     .get("message")
                     .and_then(Value::as_str)
                     .unwrap_or("no message");
-                return Err(format!("the upstream's stream failed: {}", clip(message)));
+                return Err(format!(
+                    "the upstream's stream failed: {}",
+                    clip_to(message, MAX_ERROR_MESSAGE)
+                ));
             }
             "response.output_item.added" | "response.output_item.done" => {
                 self.keep(event.data.len())?;

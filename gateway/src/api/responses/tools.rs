@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::request::{bad, clip};
+use super::check::{bad, clip};
 use super::{MAX_ID, MAX_TOOLS, is_hosted_tool};
 use crate::error::Error;
 
