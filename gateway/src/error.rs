@@ -112,13 +112,14 @@ pub enum Error {
         /// The bound.
         max: u32,
     },
-    /// The session table is full.
-    #[error("too many open sessions ({0}); retry later")]
+    /// The session table is full and every session in it is in a
+    /// request (an idle one would have been displaced).
+    #[error("too many sessions in requests at once ({0}); retry later")]
     Overloaded(usize),
-    /// The client credential holds as many open sessions as one credential
-    /// may: end one, or let one idle out.
+    /// Every one of the sessions the client credential may hold is in a
+    /// request (an idle one would have been displaced): wait for one.
     #[error(
-        "this credential holds the most open sessions one credential may ({0}); end one or retry later"
+        "every one of the {0} sessions this credential may hold is in a request; retry when one finished"
     )]
     Quota(usize),
     /// The client runs as many requests at once as one client may

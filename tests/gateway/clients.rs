@@ -262,15 +262,15 @@ async fn only_listed_tokens_are_admitted_and_a_revoked_one_is_refused_in_each_ap
 }
 
 /// Two clients behind one pooled key are two principals: neither can use
-/// or end the other's session, and one's flood of sessions stops at its
-/// own quota while the other is served.
+/// or end the other's session, and one's flood of sessions displaces only
+/// its own least recently used ones while the other's stay open.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_client_owns_its_sessions_and_has_its_own_quota() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("gateway-clients");
     list(&file, &[("alice", ALICE), ("bob", BOB)]);
     let up = chat::serve(chat::conversation).await;
-    let (h, _) = host(vec![allow_all()]);
+    let (h, records) = host(vec![allow_all()]);
     let (g, gw) = gateway(h, &up, pool(), |c| {
         c.clients = watched(&file);
         c.max_sessions = 100;
@@ -326,16 +326,36 @@ async fn each_client_owns_its_sessions_and_has_its_own_quota() {
     .await;
     assert_eq!(s, 204);
 
-    // Alice floods: her quota stops her, Bob is served.
+    // Bob opens one; Alice floods: she never holds more than her quota,
+    // and Bob's session stays.
+    let (s, b) = send(as_(&bob, "bob-1")).await;
+    assert_eq!(s, 200, "{b}");
     let mut codes = Vec::new();
     for i in 0..6 {
         let (s, _) = send(as_(&alice, &format!("flood-{i}"))).await;
         codes.push(s);
+        assert!(g.open_sessions() <= 4, "Alice's 3 and Bob's 1");
     }
-    assert_eq!(codes, [200, 200, 200, 429, 429, 429]);
+    assert_eq!(codes, [200; 6]);
+    assert_eq!(g.open_sessions(), 4);
     let (s, b) = send(as_(&bob, "bob-1")).await;
     assert_eq!(s, 200, "Bob keeps working: {b}");
     assert_eq!(g.open_sessions(), 4);
+    let startups = |session: &str| {
+        records
+            .session(session)
+            .iter()
+            .filter(|r| r.interception_point.as_str() == "agent_startup")
+            .count()
+    };
+    assert_eq!(startups("bob-1"), 1, "Bob's session was never displaced");
+    assert_eq!(startups("flood-0"), 1);
+    let ended = records.session("flood-0");
+    assert_eq!(
+        ended.last().map(|r| r.interception_point.as_str()),
+        Some("agent_shutdown"),
+        "Alice's least recent session was ended"
+    );
     gw.shutdown().await.unwrap();
     drop(g);
 }

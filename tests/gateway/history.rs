@@ -455,8 +455,9 @@ async fn another_client_cannot_continue_an_answer_by_naming_its_own_session() {
 }
 
 /// A flood of sessions from one credential: the failing requests hold no
-/// slot, the others stop at the credential's quota, and another
-/// credential keeps working.
+/// slot, the others never hold more than the credential's quota (each new
+/// one past it displaces the credential's least recently used one), and
+/// another credential keeps working.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_from_one_credential_leaves_room_for_another() {
     let up = upstream(conversation).await;
@@ -483,7 +484,6 @@ async fn a_flood_from_one_credential_leaves_room_for_another() {
         assert_eq!(s, 429, "the upstream's own refusal");
     }
     assert_eq!(g.open_sessions(), 0, "failing requests hold no slot");
-    let mut refused = 0;
     for i in 0..20 {
         let sid = format!("flood-{i}");
         let h = [
@@ -491,15 +491,9 @@ async fn a_flood_from_one_credential_leaves_room_for_another() {
             ("x-hookwire-session", sid.as_str()),
         ];
         let (s, b) = post(gw.addr(), "/v1/chat/completions", &h, &chat(&[user("hi")])).await;
-        if i < 5 {
-            assert_eq!(s, 200, "{b}");
-        } else {
-            assert_eq!(s, 429, "{b}");
-            assert_eq!(b["error"]["code"], "hookwire_session_quota");
-            refused += 1;
-        }
+        assert_eq!(s, 200, "{b}");
+        assert!(g.open_sessions() <= 5, "never past the quota");
     }
-    assert_eq!(refused, 15);
     assert_eq!(g.open_sessions(), 5);
     let other = [
         ("authorization", "Bearer other"),

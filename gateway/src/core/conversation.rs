@@ -7,7 +7,10 @@
 //! decided for each entry of the client's transcript (module `memo`),
 //! and the labels its results carry. A conversation idle for longer than the
 //! idle timeout is removed and its session shut down (`agent_shutdown`,
-//! `completed`).
+//! `completed`); so is the least recently used conversation no request
+//! holds when a new one would pass its client's quota or the table's
+//! bound (nothing is lost: the gateway trusts no history from memory, so
+//! an evicted conversation's next request is governed whole).
 //!
 //! For an API whose requests continue an earlier answer by its id
 //! (Responses `previous_response_id`), the table also remembers which
@@ -128,6 +131,17 @@ impl Table {
         Some(conv)
     }
 
+    /// The key of the least recently used conversation no request holds
+    /// (of `owner`'s, when given).
+    fn least_recent(&self, owner: Option<Owner>) -> Option<String> {
+        let now = Instant::now();
+        self.by_key
+            .iter()
+            .filter(|(_, c)| owner.is_none_or(|o| c.owner == o) && c.state.try_lock().is_ok())
+            .max_by_key(|(_, c)| c.idle_for(now))
+            .map(|(k, _)| k.clone())
+    }
+
     fn uncount(&mut self, owner: Owner) {
         if let Some(n) = self.per_owner.get_mut(&owner) {
             *n -= 1;
@@ -136,6 +150,17 @@ impl Table {
             }
         }
     }
+}
+
+/// What [`Sessions::open_now`] gives: the conversation, whether it was
+/// opened now, and the conversation it displaced (to shut down).
+struct Opened {
+    /// The conversation.
+    conv: Arc<Conversation>,
+    /// Opened by this request.
+    opened: bool,
+    /// The least recently used conversation it took the place of.
+    evicted: Option<Arc<Conversation>>,
 }
 
 /// The conversation table: at most `max` conversations, at most
@@ -179,16 +204,29 @@ impl Sessions {
         self.map().by_key.len()
     }
 
-    /// The conversation `id`, opened when new (then with `true`). A
-    /// conversation opened with another client credential is refused: a
-    /// session id is not a capability. A new one past the credential's
-    /// quota or the table's bound is refused.
-    pub(crate) fn get_or_open(
+    /// The conversation `id`, opened when new (then with `true`); the
+    /// conversation it displaced, if any, is shut down (`agent_shutdown`,
+    /// `completed`, as an idle one). See [`Self::open_now`].
+    pub(crate) async fn get_or_open(
         &self,
         host: &Host,
         id: &str,
         owner: Owner,
     ) -> Result<(Arc<Conversation>, bool), Error> {
+        let opened = self.open_now(host, id, owner)?;
+        if let Some(evicted) = opened.evicted {
+            evicted.close(ShutdownReason::Completed).await;
+        }
+        Ok((opened.conv, opened.opened))
+    }
+
+    /// The conversation `id`, opened when new. A conversation opened with
+    /// another client credential is refused: a session id is not a
+    /// capability. A new one past the credential's quota (or the table's
+    /// bound) takes the place of that credential's (the table's) least
+    /// recently used conversation no request holds, which the caller
+    /// shuts down; it is refused when every one is in a request.
+    fn open_now(&self, host: &Host, id: &str, owner: Owner) -> Result<Opened, Error> {
         let mut map = self.map();
         if let Some(c) = map.by_key.get(id) {
             if c.owner != owner {
@@ -199,13 +237,21 @@ impl Sessions {
                 });
             }
             c.touch();
-            return Ok((c.clone(), false));
+            return Ok(Opened {
+                conv: c.clone(),
+                opened: false,
+                evicted: None,
+            });
         }
+        let mut evicted = None;
         if map.per_owner.get(&owner).copied().unwrap_or(0) >= self.per_owner {
-            return Err(Error::Quota(self.per_owner));
-        }
-        if map.by_key.len() >= self.max {
-            return Err(Error::Overloaded(self.max));
+            let lru = map
+                .least_recent(Some(owner))
+                .ok_or(Error::Quota(self.per_owner))?;
+            evicted = map.remove(&lru);
+        } else if map.by_key.len() >= self.max {
+            let lru = map.least_recent(None).ok_or(Error::Overloaded(self.max))?;
+            evicted = map.remove(&lru);
         }
         let conv = Arc::new(Conversation {
             session: host.session_builder(id).remember_calls().open()?,
@@ -214,7 +260,11 @@ impl Sessions {
             last_active: Mutex::new(Instant::now()),
         });
         map.insert(id.to_owned(), conv.clone());
-        Ok((conv, true))
+        Ok(Opened {
+            conv,
+            opened: true,
+            evicted,
+        })
     }
 
     /// Whether the table holds a conversation under `id` (it was not
@@ -382,30 +432,57 @@ mod tests {
     }
 
     #[test]
-    fn each_credential_holds_at_most_its_quota_and_a_forgotten_one_frees_its_slot() {
+    fn past_its_quota_a_credential_displaces_its_least_recent_idle_conversation() {
         let host = Host::builder("gateway-test", "hookwire").build().unwrap();
         let s = Sessions::new(4, 2, Duration::from_secs(60));
-        let (a1, opened) = s.get_or_open(&host, "a1", O).unwrap();
-        assert!(opened);
-        let (again, opened) = s.get_or_open(&host, "a1", O).unwrap();
-        assert!(!opened && Arc::ptr_eq(&a1, &again));
-        s.get_or_open(&host, "a2", O).unwrap();
-        assert!(matches!(
-            s.get_or_open(&host, "a3", O),
-            Err(Error::Quota(2))
-        ));
-        // Another credential still opens.
-        s.get_or_open(&host, "b1", [8; 32]).unwrap();
-        assert!(s.forget("a1", &a1));
-        assert!(!s.forget("a1", &a1), "forgotten once");
-        s.get_or_open(&host, "a3", O).unwrap();
+        let open = |id: &str, owner: Owner| s.open_now(&host, id, owner);
+        let a1 = open("a1", O).unwrap();
+        assert!(a1.opened && a1.evicted.is_none());
+        let again = open("a1", O).unwrap();
+        assert!(!again.opened && Arc::ptr_eq(&a1.conv, &again.conv));
+        std::thread::sleep(Duration::from_millis(5));
+        open("a2", O).unwrap();
+        // a1 is the least recently used: a3 takes its place.
+        let a3 = open("a3", O).unwrap();
+        let evicted = a3.evicted.expect("a1 displaced");
+        assert!(Arc::ptr_eq(&evicted, &a1.conv));
+        assert!(!s.holds("a1") && s.holds("a2") && s.holds("a3"));
+        // Only the credential's own: another's conversations stay.
+        let b1 = open("b1", [8; 32]).unwrap();
+        assert!(b1.evicted.is_none());
+        // A conversation a request holds is never displaced; with every
+        // one held, the quota refuses.
+        let held_a2 = s.map().by_key.get("a2").unwrap().state.clone();
+        let held_a3 = s.map().by_key.get("a3").unwrap().state.clone();
+        let _g2 = held_a2.try_lock().unwrap();
+        let _g3 = held_a3.try_lock().unwrap();
+        assert!(matches!(open("a4", O), Err(Error::Quota(2))));
+        assert!(s.holds("a2") && s.holds("a3"));
+    }
+
+    #[test]
+    fn a_full_table_displaces_its_least_recent_idle_conversation_and_a_forgotten_one_frees_a_slot()
+    {
+        let host = Host::builder("gateway-test", "hookwire").build().unwrap();
+        let s = Sessions::new(3, 2, Duration::from_secs(60));
+        let open = |id: &str, owner: Owner| s.open_now(&host, id, owner);
+        let a1 = open("a1", O).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        open("b1", [8; 32]).unwrap();
+        open("c1", [9; 32]).unwrap();
+        let c1 = s.map().by_key.get("c1").unwrap().clone();
+        assert!(s.forget("c1", &c1));
+        assert!(
+            open("c2", [9; 32]).unwrap().evicted.is_none(),
+            "a slot was free"
+        );
+        let d1 = open("d1", [10; 32]).unwrap();
+        assert!(Arc::ptr_eq(&d1.evicted.unwrap(), &a1.conv));
         assert_eq!(s.len(), 3);
-        s.get_or_open(&host, "c1", [9; 32]).unwrap();
-        assert!(matches!(
-            s.get_or_open(&host, "d1", [10; 32]),
-            Err(Error::Overloaded(4))
-        ));
-        assert_eq!(s.take_all().len(), 4);
-        s.get_or_open(&host, "a4", O).unwrap();
+        let held: Vec<_> = s.map().by_key.values().map(|c| c.state.clone()).collect();
+        let _guards: Vec<_> = held.iter().map(|m| m.try_lock().unwrap()).collect();
+        assert!(matches!(open("e1", [11; 32]), Err(Error::Overloaded(3))));
+        drop(_guards);
+        assert_eq!(s.take_all().len(), 3);
     }
 }
