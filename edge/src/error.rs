@@ -25,6 +25,15 @@ pub enum Error {
     /// never a hash.
     #[error("clients file: {0}")]
     Clients(String),
+    /// A Unix socket path that is refused or cannot be bound: names the
+    /// path and says why (a loose directory, a live socket, too long).
+    #[error("cannot serve on the Unix socket {}: {reason}", path.display())]
+    Socket {
+        /// The socket path asked for.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// The operating system's random generator gave nothing.
     #[error("no randomness from the operating system: {0}")]
     Random(String),
