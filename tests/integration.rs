@@ -28,4 +28,5 @@ mod sdk_upstreams;
 mod tls;
 mod trace_export;
 mod trust;
+mod unix_socket;
 mod wire_roundtrip;

@@ -4,7 +4,36 @@
 //! distinct, so that any set of commands runs side by side on one
 //! machine; docs/operating.md lists the same table).
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::str::FromStr;
+
 use crate::error::CliError;
+
+/// Where a service listens (`hooks serve --listen`, `policy serve
+/// --addr`): `HOST:PORT`, or `unix:/path` for an owner-only Unix socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ListenAddr {
+    /// A TCP address.
+    Tcp(SocketAddr),
+    /// A Unix socket path.
+    Unix(PathBuf),
+}
+
+impl FromStr for ListenAddr {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.strip_prefix("unix:") {
+            Some("") => Err("`unix:` names no socket path".into()),
+            Some(path) => Ok(Self::Unix(PathBuf::from(path))),
+            None => s
+                .parse()
+                .map(Self::Tcp)
+                .map_err(|e| format!("neither HOST:PORT nor unix:/path ({e})")),
+        }
+    }
+}
 
 /// Where `serve-demo` and `demo --serve` put the demo's policy service.
 pub(crate) const DEMO_POLICY_ADDR: &str = "127.0.0.1:50151";

@@ -172,3 +172,61 @@ fn emit_decides_with_a_policy_directory_in_process() {
     assert_eq!(out.status.code(), Some(3), "a verdict denied: {stdout}");
     assert!(stdout.contains("policy:destructive_command"), "{stdout}");
 }
+
+#[test]
+fn a_policy_served_on_a_unix_socket_decides_for_a_declared_host() {
+    use crate::gateway::{Running, line_starting, lines_of};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let socket = dir.path().join("policy.sock");
+    let listen = format!("unix:{}", socket.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["policy", "serve"])
+        .arg(repo("examples/policies"))
+        .args(["--addr", &listen, "--no-watch"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("run hookwire policy serve");
+    let lines = lines_of(&mut child);
+    let policy = Running(child);
+    let banner = line_starting(&lines, "policy serving ");
+    assert!(banner.contains(&format!("on {listen} ")), "{banner}");
+    let mode = std::fs::metadata(&socket).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+
+    let doc = declaration("unix", &listen);
+    let rm_rf = repo("examples/policies/contexts/rm_rf.json");
+    let (out, lines, stderr) = emit(&[
+        "--declaration",
+        doc.to_str().unwrap(),
+        "--context",
+        rm_rf.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{lines:#?}\n{stderr}");
+    assert_eq!(
+        lines[1]["verdict"]["reason"],
+        json!("policy:destructive_command")
+    );
+    std::fs::remove_file(&doc).unwrap();
+    drop(policy);
+}
+
+#[test]
+fn policy_serve_refuses_tls_on_a_unix_socket() {
+    let dir = tempfile::tempdir().unwrap();
+    let listen = format!("unix:{}", dir.path().join("p.sock").display());
+    let out = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["policy", "serve"])
+        .arg(repo("examples/policies"))
+        .args(["--addr", &listen, "--no-watch"])
+        .args(["--tls-cert", "cert.pem", "--tls-key", "key.pem"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("TLS applies to TCP addresses"), "{stderr}");
+}

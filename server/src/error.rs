@@ -34,6 +34,10 @@ pub enum Error {
         /// What the OS said.
         source: io::Error,
     },
+    /// The Unix socket was refused or could not be bound (a loose
+    /// directory, a live socket at the path, a path too long).
+    #[error(transparent)]
+    UnixSocket(#[from] hookwire_edge::Error),
     /// The bound listener could not report its address.
     #[error("cannot read the listener's local address: {0}")]
     LocalAddr(#[source] io::Error),
@@ -59,6 +63,7 @@ impl Error {
             Self::Panicked => Status::internal("interceptor panicked"),
             Self::HookFailed => Status::internal("interceptor failed"),
             Self::Bind { .. }
+            | Self::UnixSocket(_)
             | Self::LocalAddr(_)
             | Self::Transport(_)
             | Self::Task(_)

@@ -8,6 +8,7 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::time::Duration;
 
 use hookwire::Interceptor;
@@ -23,7 +24,7 @@ use tower::layer::util::{Identity, Stack};
 use crate::adapter::{DEFAULT_MAX_MESSAGE_BYTES, GrpcAdapter};
 use crate::error::Error;
 use crate::health::ServerHealth;
-use crate::limits::ServerLimits;
+use crate::limits::{LimitedIncoming, ServerLimits};
 use crate::metrics::ServerMetrics;
 use crate::running::RunningServer;
 use crate::services::Services;
@@ -291,7 +292,39 @@ where
         signal: impl Future<Output = ()>,
     ) -> Result<(), Error> {
         self.health.serving().await;
-        self.run(listener, signal).await
+        let at = listener.local_addr().map_err(Error::LocalAddr)?.to_string();
+        let incoming = self.limits.incoming(listener);
+        self.run(incoming, at, signal).await
+    }
+
+    /// Binds an owner-only Unix socket at `path` and serves until
+    /// `signal` completes, then shuts down gracefully and removes the
+    /// socket: the transport for a host on the same machine
+    /// (`unix:/path` endpoints). The socket is 0600 in a directory only
+    /// this user can write to, and a peer of another user is disconnected
+    /// on accept (`hookwire_edge::unix` has every rule); the server's
+    /// connection limit and timeouts apply as on TCP.
+    pub async fn serve_unix_with_shutdown(
+        self,
+        path: &Path,
+        signal: impl Future<Output = ()>,
+    ) -> Result<(), Error> {
+        let socket = hookwire_edge::unix::UnixSocket::bind(path)?;
+        self.serve_unix_socket(socket, signal).await
+    }
+
+    /// Serves on an owner-only Unix socket already bound (bind first to
+    /// announce the socket only once it accepts) until `signal`
+    /// completes; the socket is removed when serving ends.
+    pub async fn serve_unix_socket(
+        self,
+        socket: hookwire_edge::unix::UnixSocket,
+        signal: impl Future<Output = ()>,
+    ) -> Result<(), Error> {
+        let at = format!("unix:{}", socket.path().display());
+        self.health.serving().await;
+        let incoming = self.limits.incoming_unix(socket);
+        self.run(incoming, at, signal).await
     }
 
     /// Binds `127.0.0.1:0` and serves in a background task: the
@@ -306,21 +339,22 @@ where
         self.health.serving().await;
         let self_tls = self.tls;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(self.run(listener, async move {
+        let incoming = self.limits.incoming(listener);
+        let task = tokio::spawn(self.run(incoming, local.to_string(), async move {
             // A dropped sender is a shutdown request too.
             let _ = stopped.await;
         }));
         Ok(RunningServer::new(local, stop, task).with_tls(self_tls))
     }
 
-    /// Serves until `signal`, with health already marked `SERVING`.
+    /// Serves `incoming` (accepted at `addr`) until `signal`, with
+    /// health already marked `SERVING`.
     async fn run(
         self,
-        listener: TcpListener,
+        incoming: LimitedIncoming,
+        addr: String,
         signal: impl Future<Output = ()>,
     ) -> Result<(), Error> {
-        let addr = listener.local_addr().map_err(Error::LocalAddr)?;
-        let incoming = self.limits.incoming(listener);
         let health = self.health;
         tracing::info!(%addr, "interceptor serving");
         let draining = health.clone();

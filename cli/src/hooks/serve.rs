@@ -6,14 +6,13 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use hookwire_hooks::{Agent, HooksConfig, HooksHost, HooksMetrics, Liftable, UnixSocket};
 
 use super::{HOOKS_ADDR, token_from_file};
-use crate::args::RegistryArgs;
+use crate::args::{ListenAddr, RegistryArgs};
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
 use crate::governed::{ChainArgs, Governed, HostOptions, governed_host};
@@ -28,30 +27,6 @@ pub(crate) enum LiftableArg {
     /// The agent's own "ask" (the human at the terminal decides) where it
     /// has one, else a block.
     Ask,
-}
-
-/// Where `hooks serve` listens: `HOST:PORT` or `unix:/path`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ListenAddr {
-    /// A TCP address (loopback unless `--allow-remote`).
-    Tcp(SocketAddr),
-    /// A Unix socket path.
-    Unix(PathBuf),
-}
-
-impl FromStr for ListenAddr {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.strip_prefix("unix:") {
-            Some("") => Err("`unix:` names no socket path".into()),
-            Some(path) => Ok(Self::Unix(PathBuf::from(path))),
-            None => s
-                .parse()
-                .map(Self::Tcp)
-                .map_err(|e| format!("neither HOST:PORT nor unix:/path ({e})")),
-        }
-    }
 }
 
 /// The options of `hookwire hooks serve`.

@@ -57,9 +57,12 @@ pub(crate) enum PolicyCommand {
         /// `--bundle`.
         #[arg(required_unless_present = "bundle")]
         dir: Option<PathBuf>,
-        /// The address to listen on (port 0: any free port, printed).
+        /// The address to listen on (port 0: any free port, printed), or
+        /// `unix:/path` for an owner-only Unix socket (0600, in a
+        /// directory only this user can write to) that hosts on this
+        /// machine reach as a `unix:/path` endpoint.
         #[arg(long, default_value = POLICY_ADDR, value_name = "ADDR")]
-        addr: SocketAddr,
+        addr: crate::args::ListenAddr,
         /// Do not watch DIR for changes.
         #[arg(long)]
         no_watch: bool,

@@ -17,6 +17,7 @@ use hookwire_telemetry::Telemetry;
 use tokio::net::TcpListener;
 
 use super::ops::OpsArgs;
+use crate::args::ListenAddr;
 use crate::error::CliError;
 use crate::metrics_endpoint::{self, MetricsEndpoint};
 
@@ -24,8 +25,8 @@ use crate::metrics_endpoint::{self, MetricsEndpoint};
 pub(crate) struct ServeRequest {
     /// The policy directory (unless a bundle).
     pub(crate) dir: Option<PathBuf>,
-    /// The gRPC address.
-    pub(crate) addr: SocketAddr,
+    /// The gRPC address: TCP, or an owner-only Unix socket.
+    pub(crate) addr: ListenAddr,
     /// Do not watch the directory.
     pub(crate) no_watch: bool,
     /// The metrics and status address.
@@ -50,6 +51,12 @@ pub(crate) async fn serve(
         options,
         ops,
     } = request;
+    if matches!(addr, ListenAddr::Unix(_)) && ops.tls.enabled() {
+        return Err(CliError::PolicyServe(
+            "TLS applies to TCP addresses: a unix:/path socket is authenticated by its permissions"
+                .into(),
+        ));
+    }
     let registry: SharedRegistry = Arc::default();
     let (server_metrics, policy_metrics) = match metrics_addr {
         Some(_) => {
@@ -123,12 +130,19 @@ pub(crate) async fn serve(
     if let Some(m) = server_metrics {
         server = server.metrics(m);
     }
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| hookwire_server::Error::Bind { addr, source })?;
-    let bound = listener
-        .local_addr()
-        .map_err(hookwire_server::Error::LocalAddr)?;
+    // Bound before anything else serves, so a busy port or a refused
+    // socket fails the command at once, and the banner names a socket
+    // that accepts.
+    let bound = match addr {
+        ListenAddr::Tcp(addr) => Bound::Tcp(
+            TcpListener::bind(addr)
+                .await
+                .map_err(|source| hookwire_server::Error::Bind { addr, source })?,
+        ),
+        ListenAddr::Unix(path) => Bound::Unix(
+            hookwire_edge::unix::UnixSocket::bind(&path).map_err(hookwire_server::Error::from)?,
+        ),
+    };
     let metrics_listener = metrics_endpoint::bind(metrics_addr).await?;
     let routes = vec![status_route(&policies, bundles.clone(), log.clone())];
     let metrics = MetricsEndpoint::serve_with(
@@ -138,23 +152,45 @@ pub(crate) async fn serve(
         false,
         routes,
     )?;
-    let scheme = if ops.tls.enabled() { "https" } else { "http" };
-    outln!(
-        "policy serving {} on {scheme}://{bound} (Ctrl-C to stop)",
-        set.dir().display()
-    );
-    let served = server
-        .service(service)
-        .serve_with_listener(listener, async {
-            crate::shutdown::requested().await;
-        })
-        .await;
+    let router = server.service(service);
+    let stop = async {
+        crate::shutdown::requested().await;
+    };
+    let served = match bound {
+        Bound::Tcp(listener) => {
+            let bound = listener
+                .local_addr()
+                .map_err(hookwire_server::Error::LocalAddr)?;
+            let scheme = if ops.tls.enabled() { "https" } else { "http" };
+            outln!(
+                "policy serving {} on {scheme}://{bound} (Ctrl-C to stop)",
+                set.dir().display()
+            );
+            router.serve_with_listener(listener, stop).await
+        }
+        Bound::Unix(socket) => {
+            outln!(
+                "policy serving {} on unix:{} (Ctrl-C to stop)",
+                set.dir().display(),
+                socket.path().display()
+            );
+            router.serve_unix_socket(socket, stop).await
+        }
+    };
     let stopped = metrics.stop().await;
     if let Some(log) = &log {
         close_log(log);
     }
     served?;
     stopped
+}
+
+/// Where the service listens, bound or about to be.
+enum Bound {
+    /// A bound TCP listener.
+    Tcp(TcpListener),
+    /// A bound owner-only Unix socket.
+    Unix(hookwire_edge::unix::UnixSocket),
 }
 
 /// `GET /status`: the status document.

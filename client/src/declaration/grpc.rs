@@ -122,10 +122,14 @@ pub(crate) fn resolve_grpc(
         return Err(format!("config member {unknown:?} is unknown"));
     }
     let endpoints = endpoints(config)?;
-    let https = endpoints[0].starts_with("https://");
+    let https = scheme(&endpoints[0]) == "https";
+    let unix = scheme(&endpoints[0]) == "unix";
     let mut binding = InterceptorBinding::remote_replicas(ctx.id, endpoints);
     match config.get("dns_refresh_ms") {
         None => {}
+        Some(_) if unix => {
+            return Err("config.dns_refresh_ms applies to http(s):// endpoints only".into());
+        }
         Some(Value::Number(n)) if n.as_u64().is_some_and(|ms| ms >= MIN_DNS_REFRESH_MS) => {
             let ms = n.as_u64().unwrap_or(MIN_DNS_REFRESH_MS);
             binding = binding.resolve_every(std::time::Duration::from_millis(ms));
@@ -241,10 +245,11 @@ fn endpoints(config: &Map<String, Value>) -> Result<Vec<String>, String> {
     let Some(first) = all.first() else {
         return Err("config.endpoint (or config.endpoints) is required".into());
     };
-    let https = first.starts_with("https://");
-    if all.iter().any(|u| u.starts_with("https://") != https) {
+    let kind = scheme(first);
+    if all.iter().any(|u| scheme(u) != kind) {
         return Err(
-            "config.endpoint and config.endpoints must all be http:// or all be https://".into(),
+            "config.endpoint and config.endpoints must all be http://, all https:// or all unix:"
+                .into(),
         );
     }
     Ok(all)
@@ -304,14 +309,20 @@ fn read_file(tls: &Map<String, Value>, member: &str) -> Result<Option<Vec<u8>>, 
     }
 }
 
-/// An absolute `http://` or `https://` URL with a host at member `at`;
-/// the reason never quotes it.
+/// An absolute `http://` or `https://` URL with a host, or a
+/// `unix:/absolute/path` socket, at member `at`; the reason never quotes
+/// it.
 fn check_endpoint(endpoint: &str, at: &str) -> Result<(), String> {
+    if let Some(path) = endpoint.strip_prefix(UNIX_SCHEME) {
+        return check_socket_path(path, at);
+    }
     let Some(rest) = endpoint
         .strip_prefix("http://")
         .or_else(|| endpoint.strip_prefix("https://"))
     else {
-        return Err(format!("{at} must be an absolute http:// or https:// URL"));
+        return Err(format!(
+            "{at} must be an absolute http:// or https:// URL, or unix:/absolute/path"
+        ));
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let valid = !authority.is_empty()
@@ -323,6 +334,43 @@ fn check_endpoint(endpoint: &str, at: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The prefix of an endpoint on a Unix socket: `unix:/run/x/policy.sock`.
+const UNIX_SCHEME: &str = "unix:";
+
+/// The longest socket path the kernel connects to (`sun_path` is 108
+/// bytes with its terminating zero).
+const MAX_UNIX_PATH_BYTES: usize = 107;
+
+/// A socket path: absolute, not a directory, within the kernel's bound.
+fn check_socket_path(path: &str, at: &str) -> Result<(), String> {
+    if !path.starts_with('/') || path.starts_with("//") {
+        return Err(format!(
+            "{at} must name an absolute socket path: unix:/absolute/path"
+        ));
+    }
+    if path.ends_with('/') || path.contains('\0') {
+        return Err(format!("{at} must name a socket file, not a directory"));
+    }
+    if path.len() > MAX_UNIX_PATH_BYTES {
+        return Err(format!(
+            "{at}: a socket path is at most {MAX_UNIX_PATH_BYTES} bytes"
+        ));
+    }
+    Ok(())
+}
+
+/// The kind of an endpoint: `https`, `http` or `unix`; one binding's
+/// replicas all share one.
+fn scheme(endpoint: &str) -> &'static str {
+    if endpoint.starts_with("https://") {
+        "https"
+    } else if endpoint.starts_with(UNIX_SCHEME) {
+        "unix"
+    } else {
+        "http"
+    }
 }
 
 /// One header's value from its `{"env": NAME, "prefix"?: text}` source.
@@ -392,148 +440,4 @@ pub(crate) fn resolve_allow(
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::BTreeSet;
-
-    use serde_json::{Value, json};
-
-    use super::resolve_grpc;
-    use crate::binding::Location;
-    use crate::declaration::BindingContext;
-
-    /// The service target a `hookwire.grpc` config resolves to.
-    fn target(config: Value) -> Result<crate::remote::ServiceTarget, String> {
-        match binding(config)?.location {
-            Location::Service(t) => Ok(t),
-            Location::InProcess(_) => panic!("a grpc binding is remote"),
-        }
-    }
-
-    fn resolve(config: Value) -> Result<(Vec<String>, bool), String> {
-        let t = target(config)?;
-        Ok((t.endpoints, t.resolve_every.is_some()))
-    }
-
-    /// The binding a `hookwire.grpc` config resolves to.
-    fn binding(config: Value) -> Result<crate::binding::InterceptorBinding, String> {
-        let at = BTreeSet::new();
-        let ctx = BindingContext {
-            id: "p",
-            kind: super::GRPC_KIND,
-            at: &at,
-            timeout: None,
-            host: None,
-            declaration_version: "agent-hooks-declaration/1.0",
-        };
-        resolve_grpc(&config, &ctx)
-    }
-
-    #[test]
-    fn effects_reach_the_binding_and_an_unknown_kind_is_refused_by_position() {
-        use crate::effect::Effect;
-        let b =
-            binding(json!({"endpoint": "http://a:1", "effects": ["route", "headers"]})).unwrap();
-        assert_eq!(b.effects, Some(vec![Effect::Route, Effect::Headers]));
-        assert_eq!(b.mutation, None, "effects alone state no paths");
-        let none = binding(json!({"endpoint": "http://a:1", "effects": []})).unwrap();
-        assert_eq!(none.effects, Some(vec![]));
-        let undeclared = binding(json!({"endpoint": "http://a:1"})).unwrap();
-        assert_eq!((undeclared.effects, undeclared.mutation), (None, None));
-        let err = binding(json!({"endpoint": "http://a:1", "effects": ["route", "secret-kind"]}))
-            .err()
-            .unwrap();
-        assert!(err.starts_with("config.effects[1] must be one of route, model_params, headers, credential, upstream_body"), "{err}");
-        assert!(!err.contains("secret-kind"), "{err}");
-        let err = binding(json!({"endpoint": "http://a:1", "effects": "route"}))
-            .err()
-            .unwrap();
-        assert_eq!(err, "config.effects must be an array of strings");
-    }
-
-    #[test]
-    fn multiplex_streams_reach_the_binding() {
-        let streams = |config: Value| target(config).unwrap().streams;
-        assert_eq!(
-            streams(json!({"endpoint": "http://a:1", "multiplex_streams": 3})),
-            Some(3)
-        );
-        assert_eq!(streams(json!({"endpoint": "http://a:1"})), None);
-    }
-
-    #[test]
-    fn endpoint_and_endpoints_make_one_replica_set() {
-        let (endpoints, dns) = resolve(json!({
-            "endpoint": "http://10.0.0.1:1",
-            "endpoints": ["http://10.0.0.2:1", "http://10.0.0.3:1"],
-        }))
-        .unwrap();
-        assert_eq!(
-            endpoints,
-            [
-                "http://10.0.0.1:1",
-                "http://10.0.0.2:1",
-                "http://10.0.0.3:1"
-            ]
-        );
-        assert!(!dns);
-        let (endpoints, dns) =
-            resolve(json!({"endpoints": ["http://svc:1"], "dns_refresh_ms": 500})).unwrap();
-        assert_eq!(endpoints, ["http://svc:1"]);
-        assert!(dns);
-    }
-
-    #[test]
-    fn bad_replica_sets_are_refused_naming_the_member_not_the_url() {
-        let cases = [
-            (
-                json!({}),
-                "config.endpoint (or config.endpoints) is required",
-            ),
-            (
-                json!({"endpoints": []}),
-                "config.endpoints must list at least one URL",
-            ),
-            (
-                json!({"endpoints": "http://a:1"}),
-                "config.endpoints must be an array of strings",
-            ),
-            (
-                json!({"endpoints": ["ftp://secret"]}),
-                "config.endpoints[0] must be an absolute",
-            ),
-            (
-                json!({"endpoint": "http://a:1", "endpoints": ["http://a:1"]}),
-                "config.endpoints[0] repeats an endpoint already given",
-            ),
-            (
-                json!({"endpoint": "http://a:1", "endpoints": ["https://b:1"]}),
-                "must all be http:// or all be https://",
-            ),
-            (
-                json!({"endpoint": "http://a:1", "dns_refresh_ms": 10}),
-                "config.dns_refresh_ms must be an integer of at least 100",
-            ),
-            (
-                json!({"endpoint": "http://a:1", "dns_refresh_ms": "fast"}),
-                "config.dns_refresh_ms must be an integer",
-            ),
-            (
-                json!({"endpoint": "http://a:1", "multiplex_streams": 0}),
-                "config.multiplex_streams must be an integer from 1 to 64",
-            ),
-            (
-                json!({"endpoint": "http://a:1", "multiplex_streams": 65}),
-                "config.multiplex_streams must be an integer from 1 to 64",
-            ),
-            (
-                json!({"endpoint": "http://a:1", "multiplex_streams": 2.5}),
-                "config.multiplex_streams must be an integer from 1 to 64",
-            ),
-        ];
-        for (config, expected) in cases {
-            let err = resolve(config.clone()).unwrap_err();
-            assert!(err.contains(expected), "{config}: {err}");
-            assert!(!err.contains("secret"), "{err}");
-        }
-    }
-}
+mod tests;

@@ -1,6 +1,7 @@
 //! One accepted connection under the limits: it holds its connection slot
 //! while open and fails its reads, which closes the HTTP/2 connection, once
-//! the peer has been silent past its handshake or idle timeout.
+//! the peer has been silent past its handshake or idle timeout. The same
+//! for a TCP connection and one on an owner-only Unix socket.
 
 use std::future::Future;
 use std::io;
@@ -9,7 +10,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
+use tokio::net::{TcpStream, UnixStream};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, Sleep};
 use tonic::transport::server::{Connected, TcpConnectInfo};
@@ -24,7 +25,7 @@ pub const HANDSHAKE_BYTES: u64 = 24;
 /// reads (so the HTTP/2 connection closes) once the peer has been silent
 /// past its handshake or idle timeout.
 pub struct LimitedConnection {
-    stream: TcpStream,
+    stream: Socket,
     _slot: OwnedSemaphorePermit,
     received: u64,
     accepted: Instant,
@@ -37,18 +38,14 @@ pub struct LimitedConnection {
 impl std::fmt::Debug for LimitedConnection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LimitedConnection")
-            .field("peer", &self.stream.peer_addr().ok())
+            .field("peer", &self.stream.peer())
             .field("received", &self.received)
             .finish_non_exhaustive()
     }
 }
 
 impl LimitedConnection {
-    pub(super) fn new(
-        stream: TcpStream,
-        slot: OwnedSemaphorePermit,
-        limits: &ServerLimits,
-    ) -> Self {
+    pub(super) fn new(stream: Socket, slot: OwnedSemaphorePermit, limits: &ServerLimits) -> Self {
         let now = Instant::now();
         Self {
             stream,
@@ -84,7 +81,7 @@ impl LimitedConnection {
                 } else {
                     "idle"
                 };
-                tracing::debug!(peer = ?self.stream.peer_addr().ok(), phase, "closing a silent connection");
+                tracing::debug!(peer = ?self.stream.peer(), phase, "closing a silent connection");
                 return Poll::Ready(io::Error::new(
                     io::ErrorKind::TimedOut,
                     format!("connection {phase} timeout"),
@@ -99,7 +96,14 @@ impl Connected for LimitedConnection {
     type ConnectInfo = TcpConnectInfo;
 
     fn connect_info(&self) -> Self::ConnectInfo {
-        self.stream.connect_info()
+        match &self.stream {
+            Socket::Tcp(stream) => stream.connect_info(),
+            // A Unix peer has no address: its user id was checked on accept.
+            Socket::Unix(_) => TcpConnectInfo {
+                local_addr: None,
+                remote_addr: None,
+            },
+        }
     }
 }
 
@@ -155,5 +159,76 @@ impl AsyncWrite for LimitedConnection {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// An accepted stream: TCP, or an owner-only Unix socket's.
+pub(super) enum Socket {
+    /// A TCP connection (`TCP_NODELAY` set).
+    Tcp(TcpStream),
+    /// A connection on a Unix socket, its peer's user id checked.
+    Unix(UnixStream),
+}
+
+impl Socket {
+    /// The peer, for logs: its address, or `unix` on a Unix socket.
+    fn peer(&self) -> Option<String> {
+        match self {
+            Self::Tcp(s) => s.peer_addr().ok().map(|a| a.to_string()),
+            Self::Unix(_) => Some("unix".to_owned()),
+        }
+    }
+}
+
+/// Calls `$method` on whichever stream `$self` holds.
+macro_rules! either {
+    ($self:expr, $s:ident => $body:expr) => {
+        match $self.get_mut() {
+            Socket::Tcp($s) => $body,
+            Socket::Unix($s) => $body,
+        }
+    };
+}
+
+impl AsyncRead for Socket {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        either!(self, s => Pin::new(s).poll_read(cx, buf))
+    }
+}
+
+impl AsyncWrite for Socket {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        either!(self, s => Pin::new(s).poll_write(cx, buf))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        either!(self, s => Pin::new(s).poll_write_vectored(cx, bufs))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Self::Tcp(s) => s.is_write_vectored(),
+            Self::Unix(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        either!(self, s => Pin::new(s).poll_flush(cx))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        either!(self, s => Pin::new(s).poll_shutdown(cx))
     }
 }

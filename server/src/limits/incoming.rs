@@ -1,7 +1,9 @@
 //! The accept loop under the limits: at most
 //! [`max_connections`](ServerLimits::max_connections) connections at once,
 //! each a [`LimitedConnection`], and a pause after each accept error (the
-//! `backoff` module) instead of a spin.
+//! `backoff` module) instead of a spin. The listener is a TCP one or an
+//! owner-only Unix socket (`hookwire_edge::unix`), whose own accept checks
+//! the peer's user id and pauses after errors.
 
 use std::io;
 use std::pin::Pin;
@@ -13,7 +15,9 @@ use futures::Stream;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use super::connection::LimitedConnection;
+use hookwire_edge::unix::UnixSocket;
+
+use super::connection::{LimitedConnection, Socket};
 use super::settings::ServerLimits;
 use hookwire::backoff::Backoff;
 
@@ -37,7 +41,14 @@ impl ServerLimits {
     /// connections, at most [`max_connections`](Self::max_connections) at
     /// once, each closed when its handshake or idle timeout expires.
     pub fn incoming(&self, listener: TcpListener) -> LimitedIncoming {
-        LimitedIncoming::new(listener, *self)
+        LimitedIncoming::new(Listener::Tcp(listener), *self)
+    }
+
+    /// [`incoming`](Self::incoming) for an owner-only Unix socket: the
+    /// same connection limit and timeouts; peers of other users never
+    /// take a slot.
+    pub fn incoming_unix(&self, socket: UnixSocket) -> LimitedIncoming {
+        LimitedIncoming::new(Listener::Unix(socket), *self)
     }
 }
 
@@ -55,14 +66,20 @@ impl std::fmt::Debug for LimitedIncoming {
     }
 }
 
+/// What the accept loop accepts on.
+enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixSocket),
+}
+
 struct AcceptLoop {
-    listener: TcpListener,
+    listener: Listener,
     slots: Arc<Semaphore>,
     limits: ServerLimits,
 }
 
 impl LimitedIncoming {
-    fn new(listener: TcpListener, limits: ServerLimits) -> Self {
+    fn new(listener: Listener, limits: ServerLimits) -> Self {
         let state = AcceptLoop {
             listener,
             slots: Arc::new(Semaphore::new(limits.max_connections.max(1))),
@@ -90,10 +107,17 @@ impl AcceptLoop {
                 // truthful answer if it were.
                 Err(_) => std::future::pending().await,
             };
-            match self.listener.accept().await {
+            let listener = match &self.listener {
+                Listener::Tcp(listener) => listener,
+                Listener::Unix(socket) => {
+                    let stream = socket.accept().await;
+                    return LimitedConnection::new(Socket::Unix(stream), permit, &self.limits);
+                }
+            };
+            match listener.accept().await {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
-                    return LimitedConnection::new(stream, permit, &self.limits);
+                    return LimitedConnection::new(Socket::Tcp(stream), permit, &self.limits);
                 }
                 // The peer gave up between SYN and accept: nothing to wait for.
                 Err(e) if is_connection_error(&e) => {}
