@@ -3,6 +3,7 @@
 
 crate::per_language!(Python:
     turn::policy_governs_a_full_turn,
+    turn::policy_governs_a_full_turn_on_a_unix_socket,
     turn::escalation_is_lifted_by_the_resolver,
     wire::contexts_and_values_round_trip_exactly,
     wire::computed_integers,

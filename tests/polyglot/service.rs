@@ -1,8 +1,9 @@
 //! The services as child processes: the example policies of
 //! `examples/python` (on the `hookwire` Python package) and `examples/node`
-//! (on the `@hookwire/sdk` TypeScript package), started on `127.0.0.1:0`,
-//! their `PORT <n>` line awaited, their stderr kept for failure messages
-//! and their call log (one JSON line per call) read back.
+//! (on the `@hookwire/sdk` TypeScript package), started on `127.0.0.1:0`
+//! (or an owner-only Unix socket), their `PORT <n>` (`SOCKET unix:<path>`)
+//! line awaited, their stderr kept for failure messages and their call log
+//! (one JSON line per call) read back.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -73,7 +74,8 @@ pub struct Service {
     /// The language it is written in.
     pub lang: Lang,
     child: Child,
-    port: u16,
+    /// What a host binds: `http://127.0.0.1:<port>` or `unix:<path>`.
+    endpoint: String,
     stderr: Arc<Mutex<String>>,
     stderr_reader: Option<JoinHandle<()>>,
     call_log: PathBuf,
@@ -85,6 +87,17 @@ impl Service {
     /// Starts the example policy with `args` on 127.0.0.1:0 and waits for
     /// its `PORT <n>` line.
     pub fn spawn(lang: Lang, args: &[&str]) -> Self {
+        Self::spawn_on(lang, &["--host", "127.0.0.1", "--port", "0"], args)
+    }
+
+    /// Starts the example policy with `args` on an owner-only Unix socket
+    /// at `path` and waits for its `SOCKET unix:<path>` line.
+    pub fn spawn_unix(lang: Lang, path: &std::path::Path, args: &[&str]) -> Self {
+        let path = path.to_str().expect("a UTF-8 socket path");
+        Self::spawn_on(lang, &["--unix", path], args)
+    }
+
+    fn spawn_on(lang: Lang, listen: &[&str], args: &[&str]) -> Self {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let call_log = std::env::temp_dir().join(format!(
             "hookwire-polyglot-{}-{}-{}.jsonl",
@@ -95,7 +108,8 @@ impl Service {
         let _ = std::fs::remove_file(&call_log);
         let mut child = lang
             .command()
-            .args(["--host", "127.0.0.1", "--port", "0", "--call-log"])
+            .args(listen)
+            .arg("--call-log")
             .arg(&call_log)
             .args(args)
             .stdin(Stdio::null())
@@ -120,13 +134,22 @@ impl Service {
         });
         let stdout = child.stdout.take().expect("piped stdout");
         let (tx, rx) = mpsc::channel();
-        // Keeps draining stdout after the PORT line so the child never
-        // blocks on a full pipe.
+        // Keeps draining stdout after the PORT (SOCKET) line so the child
+        // never blocks on a full pipe.
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 if let Some(port) = line.strip_prefix("PORT ") {
-                    let _ = tx.send(port.trim().parse::<u16>());
+                    let _ = tx.send(
+                        port.trim()
+                            .parse::<u16>()
+                            .ok()
+                            .filter(|p| *p != 0)
+                            .map(|p| format!("http://127.0.0.1:{p}")),
+                    );
+                } else if let Some(socket) = line.strip_prefix("SOCKET ") {
+                    let socket = socket.trim();
+                    let _ = tx.send(socket.starts_with("unix:/").then(|| socket.to_owned()));
                 }
             }
         });
@@ -134,17 +157,19 @@ impl Service {
         let mut service = Self {
             lang,
             child,
-            port: 0,
+            endpoint: String::new(),
             stderr,
             stderr_reader: Some(stderr_reader),
             call_log,
         };
         match rx.recv_timeout(STARTUP_TIMEOUT) {
-            Ok(Ok(port)) if port != 0 => service.port = port,
-            Ok(_) => service.fail("printed an unusable PORT line"),
-            Err(RecvTimeoutError::Timeout) => service.fail("printed no PORT line within 30 s"),
+            Ok(Some(endpoint)) => service.endpoint = endpoint,
+            Ok(None) => service.fail("printed an unusable PORT (SOCKET) line"),
+            Err(RecvTimeoutError::Timeout) => {
+                service.fail("printed no PORT (SOCKET) line within 30 s")
+            }
             Err(RecvTimeoutError::Disconnected) => {
-                service.fail("exited before printing its PORT line")
+                service.fail("exited before printing its PORT (SOCKET) line")
             }
         }
         service
@@ -163,9 +188,10 @@ impl Service {
         );
     }
 
-    /// The service's `http://` endpoint.
+    /// The service's endpoint: `http://127.0.0.1:<port>`, or
+    /// `unix:<path>` when spawned on a Unix socket.
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.endpoint.clone()
     }
 
     /// Every call the service received so far: the point and the context as

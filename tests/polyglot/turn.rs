@@ -25,7 +25,11 @@ use crate::service::{Lang, Service};
 /// escalate without a resolver (a large wire transfer), the AKIA block after
 /// a tool, and a warning at `output`. Returns the service, for its call log.
 async fn full_turn(lang: Lang, args: &[&str]) -> Service {
-    let service = Service::spawn(lang, args);
+    full_turn_of(Service::spawn(lang, args)).await
+}
+
+/// [`full_turn`] against a service already started.
+async fn full_turn_of(service: Service) -> Service {
     let (host, records, _) = host_with_passthrough(&service).await;
     for point in InterceptionPoint::ALL {
         let expected: &[&str] = match point {
@@ -182,6 +186,34 @@ pub async fn policy_governs_a_full_turn_unary(lang: Lang) {
         service.calls_by_transport(),
         BTreeMap::from([("unary".to_owned(), 10)])
     );
+}
+
+/// The full turn against the service on an owner-only Unix socket
+/// (`--unix`, a `unix:` endpoint), over the stream and, with the stream
+/// left out, unary: the socket is 0600 and the same calls arrive.
+pub async fn policy_governs_a_full_turn_on_a_unix_socket(lang: Lang) {
+    use std::os::unix::fs::PermissionsExt;
+    for unary_only in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let path = dir.path().join("policy.sock");
+        let args: &[&str] = if unary_only { &["--unary-only"] } else { &[] };
+        let service = Service::spawn_unix(lang, &path, args);
+        assert!(service.url().starts_with("unix:/"), "{}", service.url());
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+        let service = full_turn_of(service).await;
+        let transports = service.calls_by_transport();
+        if unary_only {
+            assert_eq!(transports, BTreeMap::from([("unary".to_owned(), 10)]));
+        } else {
+            assert!(
+                transports.get("multiplex").copied().unwrap_or(0) >= 9,
+                "{transports:?}"
+            );
+        }
+        drop(service);
+    }
 }
 
 /// The escalation is lifted by an in-process approval resolver, which is

@@ -1,8 +1,8 @@
 /**
  * The command line every Node service shares (`--host`, `--port`,
- * `--points`, `--call-log`, `--help`) and {@link run}, which serves a
- * policy until SIGTERM or SIGINT with a `PORT <n>` line on stdout once it
- * accepts calls.
+ * `--unix`, `--points`, `--call-log`, `--help`) and {@link run}, which
+ * serves a policy until SIGTERM or SIGINT with a `PORT <n>` line (`SOCKET
+ * unix:<path>` with `--unix`) on stdout once it accepts calls.
  *
  * @module
  */
@@ -10,7 +10,7 @@ import { type ParseArgsConfig } from 'node:util';
 import type { Observer } from './dispatch.js';
 import { type Interceptor } from './server.js';
 /** The `--help` text's example. */
-export declare const EXAMPLE = "example:\n  node policy.js --port 50051 --points pre_tool_call,output\n  # prints PORT 50051, serves until SIGTERM; a hookwire host binds\n  # http://127.0.0.1:50051 (unary or over the Multiplex stream)";
+export declare const EXAMPLE = "example:\n  node policy.js --port 50051 --points pre_tool_call,output\n  # prints PORT 50051, serves until SIGTERM; a hookwire host binds\n  # http://127.0.0.1:50051 (unary or over the Multiplex stream)\n  node policy.js --unix \"$XDG_RUNTIME_DIR/hookwire/policy.sock\"\n  # prints SOCKET unix:<path>; an owner-only socket (0600) a host on this\n  # machine binds as that unix: endpoint";
 type Options = NonNullable<ParseArgsConfig['options']>;
 /** The shared options, in `util.parseArgs` form. */
 export declare const OPTIONS: Options;
@@ -20,6 +20,8 @@ export interface CommandLine {
     host: string;
     /** Port to bind. */
     port: number;
+    /** An owner-only Unix socket to serve on instead, if any. */
+    unix: string | undefined;
     /** Points to declare (undefined: the policy's own; []: all). */
     points: string[] | undefined;
     /** The call log's path, if any. */

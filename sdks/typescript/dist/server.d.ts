@@ -84,6 +84,12 @@ export interface ServerOptions {
     multiplex?: boolean;
     /** Most emissions one Multiplex stream runs at once (default {@link MAX_IN_FLIGHT}). */
     maxInFlight?: number;
+    /**
+     * Serve on an owner-only Unix socket at this path instead of
+     * `host`/`port` (0600, in a directory only this user can write to; see
+     * `unix.ts`): a host on the same machine binds it as `unix:<path>`.
+     */
+    unix?: string;
 }
 /** A running service: bound with {@link Server.start}, stopped with {@link Server.stop}. */
 export declare class Server {
@@ -94,6 +100,7 @@ export declare class Server {
     private readonly health;
     private readonly streams;
     private grpc;
+    private socket;
     private draining;
     /** The bound port, once started. */
     port: number;
@@ -102,9 +109,11 @@ export declare class Server {
      * @param options where and how
      */
     constructor(policy: Interceptor, options?: ServerOptions);
+    /** What a host binds: `http://HOST:PORT`, or `unix:<path>` on a Unix socket. */
+    get endpoint(): string;
     /** Whether {@link Server.stop} began. */
     get isDraining(): boolean;
-    /** Binds and starts serving; resolves to the bound port. */
+    /** Binds and starts serving; resolves to the bound port (0 on a Unix socket). */
     start(): Promise<number>;
     private unary;
     private multiplex;

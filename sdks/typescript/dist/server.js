@@ -25,6 +25,7 @@ import { stringify } from './json.js';
 import { MAX_IN_FLIGHT, MultiplexStream } from './multiplex.js';
 import { HOOK_METHOD, POINTS, RPC, SPEC, checkPoints } from './points.js';
 import { interceptorService } from './proto.js';
+import { OwnerSocket } from './unix.js';
 /** Largest request accepted: the host's 5 MiB context bound (§12.3) with room. */
 export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 /** Calls at once on one connection. */
@@ -108,6 +109,7 @@ export class Server {
     health = new HealthImplementation({ '': 'SERVING', 'hookwire.v1.Interceptor': 'SERVING' });
     streams = new Set();
     grpc;
+    socket;
     draining = false;
     /** The bound port, once started. */
     port = 0;
@@ -121,12 +123,20 @@ export class Server {
         const points = options.points === undefined ? undefined : checkPoints(options.points);
         this.described = manifest(policy, points, options.multiplex ?? true);
         this.dispatch = new Dispatch(policy.hooks(), options.observe, options.log ?? stderrLog);
+        if (options.unix !== undefined)
+            this.socket = new OwnerSocket(options.unix);
+    }
+    /** What a host binds: `http://HOST:PORT`, or `unix:<path>` on a Unix socket. */
+    get endpoint() {
+        if (this.socket !== undefined)
+            return `unix:${this.socket.path}`;
+        return `http://${this.options.host ?? '127.0.0.1'}:${this.port}`;
     }
     /** Whether {@link Server.stop} began. */
     get isDraining() {
         return this.draining;
     }
-    /** Binds and starts serving; resolves to the bound port. */
+    /** Binds and starts serving; resolves to the bound port (0 on a Unix socket). */
     async start() {
         if (this.grpc !== undefined)
             throw new Error('the server is already started');
@@ -144,8 +154,18 @@ export class Server {
         }
         server.addService(interceptorService(), implementation);
         this.health.addToServer(server);
-        const address = `${this.options.host ?? '127.0.0.1'}:${this.options.port ?? 0}`;
-        this.port = await new Promise((resolve, reject) => server.bindAsync(address, ServerCredentials.createInsecure(), (err, port) => err ? reject(new Error(`could not bind ${address}: ${err.message}`)) : resolve(port)));
+        const socket = this.socket;
+        const address = socket === undefined ? `${this.options.host ?? '127.0.0.1'}:${this.options.port ?? 0}` : `unix:${await socket.stage()}`;
+        try {
+            const port = await new Promise((resolve, reject) => server.bindAsync(address, ServerCredentials.createInsecure(), (err, port) => err ? reject(new Error(`could not bind ${address}: ${err.message}`)) : resolve(port)));
+            socket?.place();
+            this.port = socket === undefined ? port : 0;
+        }
+        catch (e) {
+            server.forceShutdown();
+            socket?.remove();
+            throw e;
+        }
         this.grpc = server;
         return this.port;
     }
@@ -200,6 +220,7 @@ export class Server {
                 resolve();
             });
         });
+        this.socket?.remove();
     }
 }
 /** Serves `policy` until `signal` aborts, then stops gracefully; `onReady` gets the bound port. */

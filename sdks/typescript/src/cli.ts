@@ -1,8 +1,8 @@
 /**
  * The command line every Node service shares (`--host`, `--port`,
- * `--points`, `--call-log`, `--help`) and {@link run}, which serves a
- * policy until SIGTERM or SIGINT with a `PORT <n>` line on stdout once it
- * accepts calls.
+ * `--unix`, `--points`, `--call-log`, `--help`) and {@link run}, which
+ * serves a policy until SIGTERM or SIGINT with a `PORT <n>` line (`SOCKET
+ * unix:<path>` with `--unix`) on stdout once it accepts calls.
  *
  * @module
  */
@@ -18,7 +18,10 @@ import { Server, type Interceptor } from './server.js';
 export const EXAMPLE = `example:
   node policy.js --port 50051 --points pre_tool_call,output
   # prints PORT 50051, serves until SIGTERM; a hookwire host binds
-  # http://127.0.0.1:50051 (unary or over the Multiplex stream)`;
+  # http://127.0.0.1:50051 (unary or over the Multiplex stream)
+  node policy.js --unix "$XDG_RUNTIME_DIR/hookwire/policy.sock"
+  # prints SOCKET unix:<path>; an owner-only socket (0600) a host on this
+  # machine binds as that unix: endpoint`;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -26,6 +29,7 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 export const OPTIONS: Options = {
   host: { type: 'string', default: '127.0.0.1' },
   port: { type: 'string', default: '0' },
+  unix: { type: 'string' },
   points: { type: 'string' },
   'call-log': { type: 'string' },
   'unary-only': { type: 'boolean', default: false },
@@ -34,6 +38,7 @@ export const OPTIONS: Options = {
 
 const HELP = `  --host ADDR        address to bind (default 127.0.0.1)
   --port N           port to bind (default 0: any free port)
+  --unix PATH        serve on an owner-only Unix socket at PATH instead (0600, in a directory only you can write to)
   --points LIST      comma-separated points to declare in Describe, or 'all' (default: the policy's own)
   --call-log FILE    append one JSON line per call: the point, the context seen and the transport
   --unary-only       leave the Multiplex stream out (hosts then call the unary RPCs)
@@ -45,6 +50,8 @@ export interface CommandLine {
   host: string;
   /** Port to bind. */
   port: number;
+  /** An owner-only Unix socket to serve on instead, if any. */
+  unix: string | undefined;
   /** Points to declare (undefined: the policy's own; []: all). */
   points: string[] | undefined;
   /** The call log's path, if any. */
@@ -81,7 +88,8 @@ export function parseCommandLine(
     points = values.points === 'all' ? [] : values.points.split(',').map((p) => p.trim()).filter(Boolean);
   }
   const callLog = typeof values['call-log'] === 'string' ? values['call-log'] : undefined;
-  return { host: String(values.host), port, points, callLog, multiplex: values['unary-only'] !== true, values };
+  const unix = typeof values.unix === 'string' ? values.unix : undefined;
+  return { host: String(values.host), port, unix, points, callLog, multiplex: values['unary-only'] !== true, values };
 }
 
 /**
@@ -104,9 +112,16 @@ export async function run(policy: Interceptor, line?: CommandLine): Promise<void
   try {
     const opts = line ?? parseCommandLine(policy.description);
     const observe = opts.callLog === undefined ? undefined : callLog(opts.callLog);
-    server = new Server(policy, { host: opts.host, port: opts.port, points: opts.points, observe, multiplex: opts.multiplex });
+    server = new Server(policy, {
+      host: opts.host,
+      port: opts.port,
+      unix: opts.unix,
+      points: opts.points,
+      observe,
+      multiplex: opts.multiplex,
+    });
     const port = await server.start();
-    process.stdout.write(`PORT ${port}\n`);
+    process.stdout.write(opts.unix === undefined ? `PORT ${port}\n` : `SOCKET ${server.endpoint}\n`);
   } catch (e) {
     process.stderr.write(`hookwire: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(1);

@@ -36,6 +36,7 @@ import { stringify } from './json.js';
 import { MAX_IN_FLIGHT, MultiplexStream } from './multiplex.js';
 import { HOOK_METHOD, POINTS, RPC, SPEC, checkPoints, type Point } from './points.js';
 import { interceptorService } from './proto.js';
+import { OwnerSocket } from './unix.js';
 
 /** Largest request accepted: the host's 5 MiB context bound (§12.3) with room. */
 export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
@@ -142,6 +143,12 @@ export interface ServerOptions {
   multiplex?: boolean;
   /** Most emissions one Multiplex stream runs at once (default {@link MAX_IN_FLIGHT}). */
   maxInFlight?: number;
+  /**
+   * Serve on an owner-only Unix socket at this path instead of
+   * `host`/`port` (0600, in a directory only this user can write to; see
+   * `unix.ts`): a host on the same machine binds it as `unix:<path>`.
+   */
+  unix?: string;
 }
 
 const stderrLog: Logger = (line) => process.stderr.write(`${line}\n`);
@@ -153,6 +160,7 @@ export class Server {
   private readonly health = new HealthImplementation({ '': 'SERVING', 'hookwire.v1.Interceptor': 'SERVING' });
   private readonly streams = new Set<MultiplexStream>();
   private grpc: GrpcServer | undefined;
+  private socket: OwnerSocket | undefined;
   private draining = false;
   /** The bound port, once started. */
   port = 0;
@@ -168,6 +176,13 @@ export class Server {
     const points = options.points === undefined ? undefined : checkPoints(options.points);
     this.described = manifest(policy, points, options.multiplex ?? true);
     this.dispatch = new Dispatch(policy.hooks(), options.observe, options.log ?? stderrLog);
+    if (options.unix !== undefined) this.socket = new OwnerSocket(options.unix);
+  }
+
+  /** What a host binds: `http://HOST:PORT`, or `unix:<path>` on a Unix socket. */
+  get endpoint(): string {
+    if (this.socket !== undefined) return `unix:${this.socket.path}`;
+    return `http://${this.options.host ?? '127.0.0.1'}:${this.port}`;
   }
 
   /** Whether {@link Server.stop} began. */
@@ -175,7 +190,7 @@ export class Server {
     return this.draining;
   }
 
-  /** Binds and starts serving; resolves to the bound port. */
+  /** Binds and starts serving; resolves to the bound port (0 on a Unix socket). */
   async start(): Promise<number> {
     if (this.grpc !== undefined) throw new Error('the server is already started');
     const server = new GrpcServer({
@@ -191,12 +206,22 @@ export class Server {
     }
     server.addService(interceptorService(), implementation);
     this.health.addToServer(server);
-    const address = `${this.options.host ?? '127.0.0.1'}:${this.options.port ?? 0}`;
-    this.port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(address, ServerCredentials.createInsecure(), (err, port) =>
-        err ? reject(new Error(`could not bind ${address}: ${err.message}`)) : resolve(port),
-      ),
-    );
+    const socket = this.socket;
+    const address =
+      socket === undefined ? `${this.options.host ?? '127.0.0.1'}:${this.options.port ?? 0}` : `unix:${await socket.stage()}`;
+    try {
+      const port = await new Promise<number>((resolve, reject) =>
+        server.bindAsync(address, ServerCredentials.createInsecure(), (err, port) =>
+          err ? reject(new Error(`could not bind ${address}: ${err.message}`)) : resolve(port),
+        ),
+      );
+      socket?.place();
+      this.port = socket === undefined ? port : 0;
+    } catch (e) {
+      server.forceShutdown();
+      socket?.remove();
+      throw e;
+    }
     this.grpc = server;
     return this.port;
   }
@@ -255,6 +280,7 @@ export class Server {
         resolve();
       });
     });
+    this.socket?.remove();
   }
 }
 

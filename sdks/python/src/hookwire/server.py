@@ -37,6 +37,7 @@ from .context import Context
 from .dispatch import Dispatch, Failure, Hook
 from .multiplex import Stream
 from .points import POINTS, RPC, SPEC
+from .unix import OwnerSocket
 from .v1 import interceptor_pb2 as pb
 from .v1 import interceptor_pb2_grpc as pb_grpc
 
@@ -172,16 +173,21 @@ class Server:
     """A running service: bound, serving, stopped with :meth:`stop`.
     ``reflect=False`` leaves server reflection out; ``unary_only=True``
     declares no Multiplex stream (and refuses one), so hosts call the
-    unary RPCs."""
+    unary RPCs. ``unix="/run/me/policy.sock"`` serves on an owner-only
+    Unix socket instead of ``host``/``port`` (0600, in a directory only
+    this user can write to; :mod:`hookwire.unix`), which a host on the same
+    machine binds as ``unix:/run/me/policy.sock``."""
 
     def __init__(self, policy: Interceptor, host: str = "127.0.0.1", port: int = 0,
                  points: Optional[list[str]] = None, workers: int = DEFAULT_WORKERS,
                  observe: Optional[Callable[[str, Context, str], None]] = None,
-                 reflect: bool = True, unary_only: bool = False) -> None:
+                 reflect: bool = True, unary_only: bool = False,
+                 unix: Optional[str] = None) -> None:
         if points is not None:
             _check_points(points)
         self.policy = policy
         self.address = "%s:%d" % (host, port)
+        self._socket = OwnerSocket(unix) if unix is not None else None
         self._described = manifest(policy, points, multiplex=not unary_only)
         self._multiplex = not unary_only
         self._dispatch = Dispatch(policy.hooks(), workers, observe)
@@ -191,8 +197,16 @@ class Server:
         self._reflect = reflect
         self.port = 0
 
+    @property
+    def endpoint(self) -> str:
+        """What a host binds: ``http://HOST:PORT`` or ``unix:/path``."""
+        if self._socket is not None:
+            return "unix:" + self._socket.path
+        return "http://%s:%d" % (self.address.rsplit(":", 1)[0], self.port)
+
     async def start(self) -> int:
-        """Binds and starts serving; returns the bound port."""
+        """Binds and starts serving; returns the bound port (0 on a Unix
+        socket)."""
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -206,6 +220,19 @@ class Server:
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
         if self._reflect:
             reflection.enable_server_reflection(SERVICES, server)
+        if self._socket is not None:
+            staged = self._socket.stage()
+            try:
+                if server.add_insecure_port("unix:" + staged) == 0:
+                    raise OSError("could not bind unix:%s" % self._socket.path)
+                await server.start()
+                self._socket.place()
+            except BaseException:
+                await server.stop(None)
+                self._socket.remove()
+                raise
+            self._server = server
+            return 0
         try:
             self.port = server.add_insecure_port(self.address)
         except RuntimeError as e:
@@ -232,13 +259,16 @@ class Server:
         await self._server.stop(grace)
         self._dispatch.close()
         self._server = None
+        if self._socket is not None:
+            self._socket.remove()
 
 
 async def serve(policy: Interceptor, host: str = "127.0.0.1", port: int = 0,
                 points: Optional[list[str]] = None, stop: Optional[asyncio.Event] = None,
                 on_ready: Optional[Callable[[int], None]] = None, **kw: Any) -> None:
     """Serves ``policy`` until ``stop`` is set (default: forever), then
-    stops gracefully. ``on_ready`` gets the bound port."""
+    stops gracefully. ``on_ready`` gets the bound port (0 on a Unix socket,
+    ``unix=PATH`` in ``kw``)."""
     server = Server(policy, host, port, points, **kw)
     bound = await server.start()
     if on_ready is not None:
