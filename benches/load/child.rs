@@ -45,6 +45,9 @@ pub struct Endpoints {
     pub tcp: String,
     /// The delayed service without the stream in its manifest.
     pub delay_unary: String,
+    /// The allow service on an owner-only Unix socket (`unix:/path`);
+    /// `None` for a server started by hand.
+    pub uds: Option<String>,
 }
 
 /// Endpoints of a server started by hand (`HOOKWIRE_BENCH_PORTS="<allow>
@@ -56,10 +59,10 @@ pub fn external_server() -> Option<Endpoints> {
         .split_whitespace()
         .map(|p| p.parse().expect("a port"))
         .collect();
-    Some(endpoints(&ports))
+    Some(endpoints(&ports, None))
 }
 
-fn endpoints(ports: &[u16]) -> Endpoints {
+fn endpoints(ports: &[u16], uds: Option<String>) -> Endpoints {
     let url = |p: u16| format!("http://127.0.0.1:{p}");
     Endpoints {
         allow: url(ports[0]),
@@ -68,6 +71,7 @@ fn endpoints(ports: &[u16]) -> Endpoints {
         unary: url(ports[3]),
         tcp: format!("127.0.0.1:{}", ports[4]),
         delay_unary: url(ports[5]),
+        uds,
     }
 }
 
@@ -86,11 +90,19 @@ pub fn spawn_server() -> (Child, Endpoints) {
     std::io::BufReader::new(stdout)
         .read_line(&mut line)
         .expect("read the ports line");
-    let ports: Vec<u16> = line
+    let words: Vec<&str> = line
         .strip_prefix("ports ")
         .unwrap_or_else(|| panic!("unexpected server output {line:?}"))
         .split_whitespace()
+        .collect();
+    let uds = words
+        .iter()
+        .find(|w| w.starts_with("unix:"))
+        .map(|w| (*w).to_owned());
+    let ports: Vec<u16> = words
+        .iter()
+        .filter(|w| !w.starts_with("unix:"))
         .map(|p| p.parse().expect("a port"))
         .collect();
-    (child, endpoints(&ports))
+    (child, endpoints(&ports, uds))
 }

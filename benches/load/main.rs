@@ -5,7 +5,8 @@
 //! drift on a shared machine hits both alike):
 //!
 //! - a remote emission (client and interceptor service in separate
-//!   processes on loopback), called unary and over the `Multiplex` stream,
+//!   processes on loopback), called unary and over the `Multiplex` stream
+//!   (over TCP, and over an owner-only Unix socket: `uds_stream_vs_tonic`),
 //!   against a bare tonic unary call carrying the same request bytes, and
 //!   a raw TCP round trip of those bytes (the physical floor);
 //! - the host with in-process interceptors against the canonical

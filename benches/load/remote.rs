@@ -1,8 +1,9 @@
 //! The `remote` and `deadline` sections: one remote emission (client and
 //! interceptor service in separate processes) against a bare tonic unary
 //! call carrying the same request bytes, with and without a per-call
-//! deadline; the same emission over the `Multiplex` stream; and a raw TCP
-//! round trip of the same bytes, the physical floor. The setup is shared
+//! deadline; the same emission over the `Multiplex` stream, over TCP and
+//! over an owner-only Unix socket; and a raw TCP round trip of the same
+//! bytes, the physical floor. The setup is shared
 //! with later sections (throughput, spawn, growth), which measure against
 //! the same sessions and floor.
 
@@ -30,6 +31,10 @@ pub struct RemoteSetup {
     pub stream_host: Host,
     /// A `pre_tool_call` emission on a started session of `stream_host`.
     pub stream: Emit,
+    /// The host bound to the allow service on a Unix socket (the
+    /// stream), and an emission on a started session of it; `None`
+    /// against a server started by hand.
+    pub uds: Option<(Host, Emit)>,
     /// The raw TCP round trip with the request's bytes.
     pub tcp: TcpRoundTrip,
     /// The same request bytes as a bare tonic call, without a deadline.
@@ -53,6 +58,18 @@ impl RemoteSetup {
             session: started(&stream_host, "s-stream").await,
             call: call.clone(),
         };
+        let uds = match &ep.uds {
+            Some(socket) => {
+                let host =
+                    fixtures::remote_host(socket, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
+                let emit = Emit {
+                    session: started(&host, "s-uds").await,
+                    call: call.clone(),
+                };
+                Some((host, emit))
+            }
+            None => None,
+        };
         let tcp = TcpRoundTrip::connect(&ep.tcp, fixtures::request_len(args)).await;
         let floor_channel = measure::channel(&ep.floor).await;
         let floor = FloorCall {
@@ -66,6 +83,7 @@ impl RemoteSetup {
             ours,
             stream_host,
             stream,
+            uds,
             tcp,
             floor,
             floor_channel,
@@ -168,6 +186,39 @@ impl RemoteSetup {
             "",
             None,
         ));
+        if let Some((_, uds)) = &mut self.uds {
+            let (a, b) = interleaved(
+                uds,
+                &mut self.floor,
+                300,
+                plan.rounds,
+                plan.remote_per_round,
+            )
+            .await;
+            headline.push(Headline::latency(
+                "remote emission over the Multiplex stream on a Unix socket vs bare tonic unary (TCP)"
+                    .to_owned(),
+                &a,
+                &b,
+                "uds_stream_vs_tonic",
+                Some((0.6, false)),
+            ));
+            let (a, b) = interleaved(
+                uds,
+                &mut self.stream,
+                300,
+                plan.rounds,
+                plan.remote_per_round,
+            )
+            .await;
+            headline.push(Headline::latency(
+                "remote emission over the Multiplex stream: Unix socket vs TCP".to_owned(),
+                &a,
+                &b,
+                "",
+                None,
+            ));
+        }
         let (a, b) = interleaved(
             &mut self.tcp,
             &mut self.floor,

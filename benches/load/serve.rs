@@ -12,10 +12,12 @@
 //! - `delay_unary`: the `delay` service without the stream, for the
 //!   parallel-in-a-session rows over unary;
 //! - `tcp`: the physical floor: a raw TCP echo of length-prefixed frames
-//!   (a request of any length in, a fixed short answer out).
+//!   (a request of any length in, a fixed short answer out);
+//! - `uds`: the `allow` service on an owner-only Unix socket (the SDK's
+//!   `serve_unix_with_shutdown`), in a private directory of its own.
 //!
 //! The child prints `ports <allow> <delay> <floor> <unary> <tcp>
-//! <delay_unary>` on
+//! <delay_unary> unix:<path>` on
 //! stdout, then serves
 //! until its stdin reaches end of file (the parent exited or closed it), or
 //! at the latest after [`MAX_LIFETIME`].
@@ -166,6 +168,19 @@ fn port(l: &TcpListener) -> u16 {
     l.local_addr().expect("bound address").port()
 }
 
+/// A fresh directory only this user can enter, for the Unix socket (the
+/// server refuses a socket in a directory others can write to).
+fn private_dir() -> std::path::PathBuf {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = std::env::temp_dir().join(format!("hookwire-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .expect("a private directory for the socket");
+    dir
+}
+
 /// Runs the child: never returns.
 pub fn run() -> ! {
     // Exit when the parent goes away (stdin closes) or after the cap.
@@ -190,17 +205,20 @@ pub fn run() -> ! {
     rt.block_on(async {
         let (allow, delay, floor) = (bind().await, bind().await, bind().await);
         let (unary, tcp, delay_unary) = (bind().await, bind().await, bind().await);
+        let socket_dir = private_dir();
+        let socket = socket_dir.join("allow.sock");
         {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(
                 out,
-                "ports {} {} {} {} {} {}",
+                "ports {} {} {} {} {} {} unix:{}",
                 port(&allow),
                 port(&delay),
                 port(&floor),
                 port(&unary),
                 port(&tcp),
-                port(&delay_unary)
+                port(&delay_unary),
+                socket.display()
             );
             let _ = out.flush();
         }
@@ -248,7 +266,14 @@ pub fn run() -> ! {
                 .serve_with_incoming(TcpIncoming::from(delay_unary).with_nodelay(Some(true))),
         );
         let tcp = tokio::spawn(echo(tcp));
-        let _ = tokio::join!(allow, delay, floor, unary, tcp, delay_unary);
+        let uds = tokio::spawn(async move {
+            Server::builder()
+                .max_message_size(MAX_MESSAGE)
+                .service(AllowAll)
+                .serve_unix_with_shutdown(&socket, never())
+                .await
+        });
+        let _ = tokio::join!(allow, delay, floor, unary, tcp, delay_unary, uds);
     });
     std::process::exit(1)
 }
