@@ -245,7 +245,9 @@ impl Report {
         s
     }
 
-    /// The final line: `ratios: key=value ...` in the fixed order.
+    /// The final line: `ratios: key=value ...` in the fixed order, then
+    /// any other keyed row in the order measured (so a new key is never
+    /// left off).
     pub fn ratios_line(&self) -> String {
         let keys = [
             "remote_vs_tonic",
@@ -264,6 +266,7 @@ impl Report {
             "cedar_decide_vs_rego",
             "stream_vs_tonic",
             "stream_throughput_vs_tonic",
+            "uds_stream_vs_tonic",
             "gateway_vs_litellm",
             "gateway_rate_vs_litellm",
             "mcp_stdio_vs_direct",
@@ -283,6 +286,11 @@ impl Report {
                 .find(|h| h.key == k)
                 .map_or(f64::NAN, |h| h.ratio);
             let _ = write!(line, " {k}={v:.2}");
+        }
+        for h in &self.headline {
+            if !h.key.is_empty() && !keys.contains(&h.key) {
+                let _ = write!(line, " {}={:.2}", h.key, h.ratio);
+            }
         }
         line
     }
