@@ -305,26 +305,17 @@ async fn each_client_owns_its_sessions_and_has_its_own_quota() {
         "{b}"
     );
     // Nor may he end it; Alice may.
-    let h = [("authorization", bob.as_str())];
-    let (s, _) = super::raw(
-        gw.addr(),
-        "DELETE",
-        "/v1/hookwire/sessions/alice-1",
-        &h,
-        &Value::Null,
-    )
-    .await;
-    assert_eq!(s, 404);
-    let h = [("authorization", alice.as_str())];
-    let (s, _) = super::raw(
-        gw.addr(),
-        "DELETE",
-        "/v1/hookwire/sessions/alice-1",
-        &h,
-        &Value::Null,
-    )
-    .await;
-    assert_eq!(s, 204);
+    let end = |token: &str| {
+        let token = token.to_owned();
+        let addr = gw.addr();
+        async move {
+            let h = [("authorization", token.as_str())];
+            let path = "/v1/hookwire/sessions/alice-1";
+            super::raw(addr, "DELETE", path, &h, &Value::Null).await.0
+        }
+    };
+    assert_eq!(end(&bob).await, 404);
+    assert_eq!(end(&alice).await, 204);
 
     // Bob opens one; Alice floods: she never holds more than her quota,
     // and Bob's session stays.

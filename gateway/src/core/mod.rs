@@ -29,12 +29,17 @@
 //!    `output` for a final answer (module `settle`); the adapter writes
 //!    what was released in its API's shape.
 //!
+//! What the steps share about an emission (its deny as the request's
+//! error, the `extensions.hookwire` members it carries) is module
+//! `emitted`.
+//!
 //! A deny or failure before step 5 forwards nothing upstream. Errors reach
 //! the client in the API's own shape (`Api::error_body`). Every request
 //! leaves an [`Applied`] entry.
 
 mod body;
 mod conversation;
+mod emitted;
 mod flight;
 mod memo;
 mod relay;
@@ -57,7 +62,7 @@ use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use hookwire::InterceptionPoint;
-use hookwire_client::{Emission, Host, LabelLedger};
+use hookwire_client::{Host, LabelLedger};
 use serde_json::{Map, Value, json};
 use tokio::sync::OwnedMutexGuard;
 
@@ -66,6 +71,7 @@ use body::{event_stream, passthrough};
 pub use conversation::MAX_RESPONSE_IDS;
 pub(crate) use conversation::Sessions;
 use conversation::{ConvState, Conversation};
+use emitted::{denied, hookwire_member};
 pub(crate) use flight::Flights;
 pub use flight::{MAX_FLIGHTS, MAX_FLIGHTS_PER_CLIENT};
 use stream::Mediation;
@@ -146,21 +152,6 @@ impl Governed<'_> {
             m = labels.resurface(m);
         }
         m
-    }
-}
-
-/// Sets `extensions.hookwire.NAME` in an emission's members.
-pub(crate) fn hookwire_member(members: &mut Map<String, Value>, name: &str, value: Value) {
-    let ext = members
-        .entry("extensions")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Some(ext) = ext.as_object_mut() {
-        let ns = ext
-            .entry(NAMESPACE)
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Some(ns) = ns.as_object_mut() {
-            ns.insert(name.into(), value);
-        }
     }
 }
 
@@ -248,15 +239,6 @@ pub(crate) async fn serve<A: Api>(
     match waiter.answer(&inner.flights).await {
         Ok(r) => r,
         Err(e) => error_response::<A>(&e),
-    }
-}
-
-/// The combined verdict's deny as the request's error.
-pub(crate) fn denied(e: &Emission) -> Error {
-    Error::Denied {
-        point: e.record().interception_point,
-        reason: e.reason().unwrap_or("denied").to_owned(),
-        message: hookwire::notice_message(e.verdict().message.as_deref()),
     }
 }
 

@@ -31,11 +31,12 @@ use hookwire_client::{InputRole, ToolCall, ToolResult};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::Governed;
 use super::conversation::ConvState;
+use super::emitted::{denied, hookwire_member};
 use super::memo::EntryDigest;
 use super::memo::{self, Decided};
 use super::settle::blocked_result;
-use super::{Governed, denied, hookwire_member};
 use crate::api::{Api, ApiRequest, Entry, Rewrite, Text};
 use crate::error::Error;
 use hookwire::InterceptionPoint;
