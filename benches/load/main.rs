@@ -29,14 +29,20 @@
 //!   without (`audit.rs`);
 //! - a remote Rego decision (`hookwire policy`) against the hand-written
 //!   Rust demo policy, latency and throughput, and one in-process Rego
-//!   decision (`policy.rs`), and a Cedar decision beside the Rego one on
+//!   decision (`policy.rs`), the same decision made in a host by the
+//!   `hookwire.rego` binding against the Rust policy bound in process
+//!   (`embedded.rs`), and a Cedar decision beside the Rego one on
 //!   the same policies (`policy_cedar.rs`);
 //! - `hookwire gateway` against the LiteLLM proxy on the same mock
-//!   upstream, for each wire API whole and streamed: added latency at a
-//!   fixed rate and the maximum sustained rate (`peer/`; installs LiteLLM
-//!   with `scripts/litellm.sh`, and fails the run when it cannot);
+//!   upstream, for each wire API whole and streamed, the gateway deciding
+//!   with a remote allow, with a remote Rego service, and with Rego in its
+//!   own process: added latency at a fixed rate and the maximum sustained
+//!   rate, and the in-process path's p99 at 2 000 requests/s (`peer/`;
+//!   installs LiteLLM with `scripts/litellm.sh`, and fails the run when it
+//!   cannot);
 //! - a `tools/call` through `hookwire mcp` with one remote allow
-//!   interceptor against the same call made directly to the same fast
+//!   interceptor, and with Rego in its own process, against the same call
+//!   made directly to the same fast
 //!   `rmcp` upstream, over stdio and over Streamable HTTP: p50/p99, what
 //!   the proxy adds, calls/s (`mcp/`);
 //! - one allow policy served by the hookwire Python package over the
@@ -57,7 +63,8 @@
 //! `gateway_peer`, `mcp`, `node`, `python`; implies
 //! `--no-write`); `--profile <what> [n]` (only `n` runs of one operation, for
 //! a profiler: `remote` (unary), `stream`, `floor`, `floor-deadline`, `local`, `canon`,
-//! `concurrent`, `concurrent-stream`, `concurrent-floor`, `policy` (in-process Rego decisions), or
+//! `concurrent`, `concurrent-stream`, `concurrent-floor`, `policy` (in-process Rego decisions), `gateway`
+//! (Chat turns through gateways deciding in process, with each process's CPU per turn), or
 //! `parts` for native timings of the engine's per-emission work). `HOOKWIRE_BENCH_PORTS="<allow> <delay>
 //! <floor> <unary> <tcp> <delay_unary>"` points `--profile` at a server started by hand (`--serve`),
 //! e.g. one running under `valgrind --tool=callgrind`.
@@ -65,7 +72,8 @@
 //! One file per part: `child.rs` (the services' process and CPU
 //! accounting), one per section (`remote.rs` for `remote` and `deadline`,
 //! `metrics.rs`, `local.rs`, `fanout.rs`, `throughput.rs`, `spawn.rs`, `hooks.rs`, `growth.rs`,
-//! `audit.rs`, `policy.rs` with its own services' process, `node.rs` and
+//! `audit.rs`, `policy.rs` with its own services' process, `embedded.rs`
+//! (the policy folder and host of the in-process paths), `node.rs` and
 //! `python.rs` with their services' processes, `peer/` with its
 //! mock upstream's and gateway's processes, `mcp/` with its upstream's and
 //! proxy's),
@@ -75,6 +83,7 @@
 mod allocator;
 mod audit;
 mod child;
+mod embedded;
 mod fanout;
 mod fixtures;
 mod growth;

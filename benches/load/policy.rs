@@ -20,6 +20,9 @@
 //!   runs);
 //! - how long the caller of a decision stuck inside one built-in waits for
 //!   its error (the bound, not the built-in's own time);
+//! - the same decision made in a host by the `hookwire.rego` binding
+//!   (what `--policy DIR` binds) against the Rust policy bound in
+//!   process (target ≤ 3×, `policy_embedded_vs_rust`, `embedded.rs`);
 //! - one in-process decision through the service with the decision log
 //!   (JSON entries to a discarding sink) and the `hookwire_policy_*`
 //!   metrics observing it, against the same service without them.
@@ -29,7 +32,6 @@
 
 use std::io::{BufRead, Write};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,6 +44,7 @@ use hookwire_server::Server;
 use tokio::net::TcpListener;
 
 use crate::child::cpu_us;
+use crate::embedded::PolicyDir;
 use crate::measure::{Emit, Samples, interleaved};
 use crate::report::Headline;
 use crate::{KIB, Plan, REMOTE_TIMEOUT, fixtures, started};
@@ -51,34 +54,6 @@ pub const SERVE_FLAG: &str = "--serve-policy";
 
 /// Concurrent sessions of the throughput row.
 const CONCURRENCY: usize = 64;
-
-/// A folder holding only the destructive-command policy (the library's
-/// other packages would add work the Rust policy does not do). Removed
-/// when dropped.
-struct DestructiveOnly(PathBuf);
-
-impl DestructiveOnly {
-    fn new() -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "hookwire-bench-policy-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        std::fs::create_dir_all(&dir).expect("policy folder");
-        let source = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../examples/policies/destructive_commands.rego"
-        );
-        std::fs::copy(source, dir.join("destructive_commands.rego")).expect("copy the policy");
-        Self(dir)
-    }
-}
-
-impl Drop for DestructiveOnly {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// The child: both services on loopback; prints `ports <rego> <rust>`,
 /// serves until stdin closes.
@@ -102,8 +77,8 @@ pub fn serve() -> ! {
         let (rego, rust) = (bind().await.expect("bind"), bind().await.expect("bind"));
         let port = |l: &TcpListener| l.local_addr().expect("address").port();
         let policies = {
-            let dir = DestructiveOnly::new();
-            Policies::load(&dir.0, PolicyOptions::default())
+            let dir = PolicyDir::destructive_only();
+            Policies::load(dir.path(), PolicyOptions::default())
                 .expect("the destructive-command policy loads")
         };
         {
@@ -222,8 +197,8 @@ async fn throughput(
 
 /// The median time of one in-process decision, in batches of `n / 20`.
 fn in_process(n: usize) -> Samples {
-    let dir = DestructiveOnly::new();
-    let set = PolicySet::load(&dir.0, PolicyOptions::default()).expect("loads");
+    let dir = PolicyDir::destructive_only();
+    let set = PolicySet::load(dir.path(), PolicyOptions::default()).expect("loads");
     let ctx = fixtures::context(&fixtures::tool_args(KIB));
     let mut batches = Samples::default();
     for _ in 0..20 {
@@ -247,8 +222,8 @@ async fn observed(n: usize) -> (Samples, Samples) {
     use hookwire_policy::decision_log::{DecisionLog, Inclusion, JsonLines};
     use hookwire_policy::metrics::PolicyMetrics;
 
-    let dir = DestructiveOnly::new();
-    let policies = Policies::load(&dir.0, PolicyOptions::default()).expect("loads");
+    let dir = PolicyDir::destructive_only();
+    let policies = Policies::load(dir.path(), PolicyOptions::default()).expect("loads");
     let log = Arc::new(
         DecisionLog::start(
             JsonLines::new(Box::new(std::io::sink())),
@@ -291,8 +266,8 @@ async fn observed(n: usize) -> (Samples, Samples) {
 /// (`Policies::decide_bounded`, what the service runs): the median per
 /// decision, in batches of `n / 20`.
 async fn in_process_bounded(n: usize) -> Samples {
-    let dir = DestructiveOnly::new();
-    let policies = Policies::load(&dir.0, PolicyOptions::default()).expect("loads");
+    let dir = PolicyDir::destructive_only();
+    let policies = Policies::load(dir.path(), PolicyOptions::default()).expect("loads");
     let ctx = fixtures::context(&fixtures::tool_args(KIB));
     let mut batches = Samples::default();
     for _ in 0..20 {
@@ -313,9 +288,9 @@ async fn in_process_bounded(n: usize) -> Samples {
 /// /16 under a 5 ms bound): the error arrives at the bound, not when the
 /// call returns.
 async fn runaway_answered(rounds: usize) -> Samples {
-    let dir = DestructiveOnly::new();
+    let dir = PolicyDir::destructive_only();
     std::fs::write(
-        dir.0.join("runaway.rego"),
+        dir.path().join("runaway.rego"),
         "package hookwire.runaway\nimport rego.v1\npoints := {\"pre_tool_call\"}\ndeny contains \"policy:never\" if count(net.cidr_expand(\"10.0.0.0/16\")) == -1\n",
     )
     .expect("runaway policy");
@@ -323,7 +298,7 @@ async fn runaway_answered(rounds: usize) -> Samples {
         eval_limit: Duration::from_millis(5),
         ..PolicyOptions::default()
     };
-    let policies = Policies::load(&dir.0, options).expect("loads");
+    let policies = Policies::load(dir.path(), options).expect("loads");
     let ctx = fixtures::context(&fixtures::tool_args(KIB));
     let mut answered = Samples::default();
     for _ in 0..rounds {
@@ -342,8 +317,8 @@ async fn runaway_answered(rounds: usize) -> Samples {
 /// `--profile policy [n]`: `n` in-process decisions after a short warm-up,
 /// for a profiler; prints the median time per decision.
 pub fn profile(n: usize) {
-    let dir = DestructiveOnly::new();
-    let set = PolicySet::load(&dir.0, PolicyOptions::default()).expect("loads");
+    let dir = PolicyDir::destructive_only();
+    let set = PolicySet::load(dir.path(), PolicyOptions::default()).expect("loads");
     let ctx = fixtures::context(&fixtures::tool_args(KIB));
     for _ in 0..20 {
         assert!(set.decide(&ctx).expect("decides").is_permit());
@@ -430,5 +405,6 @@ pub async fn section(plan: Plan, headline: &mut Vec<Headline>) {
         "a decision stuck inside one built-in, 5 ms bound: the error answered after",
         &runaway_answered(if plan.rounds < 10 { 5 } else { 20 }).await,
     ));
+    crate::embedded::versus_rust(plan, headline).await;
     crate::policy_cedar::rows(plan, headline).await;
 }

@@ -98,6 +98,11 @@ pub async fn profile(what: &str, n: usize, ep: &Endpoints) {
         }
         "parts" => parts(&args, n),
         "policy" => crate::policy::profile(n),
+        "gateway" => {
+            if let Err(e) = crate::peer::profile::profile(n).await {
+                panic!("--profile gateway: {e}");
+            }
+        }
         "sessions" => {
             let host = fixtures::local_host(Chain::allow(1));
             for sessions in [1usize, 10, 100, 1000] {

@@ -6,11 +6,12 @@
 //! - `--serve-mcp-upstream http`: the same server on Streamable HTTP at
 //!   `http://127.0.0.1:PORT/mcp` (rmcp's `StreamableHttpService`, stateful
 //!   sessions as the SDKs serve by default); prints `ports PORT`;
-//! - `--serve-mcp-proxy stdio <allow> -- <upstream command…>`: the
+//! - `--serve-mcp-proxy stdio <binding> -- <upstream command…>`: the
 //!   `hookwire-mcp` library serving one MCP session on its stdin/stdout
-//!   in front of the command, its host bound to the load bench's remote
-//!   allow interceptor;
-//! - `--serve-mcp-proxy http <allow> <upstream URL>`: the library's
+//!   in front of the command, its host bound as `embedded::host` reads
+//!   the binding argument (the load bench's remote allow interceptor, or
+//!   a policy folder decided in process);
+//! - `--serve-mcp-proxy http <binding> <upstream URL>`: the library's
 //!   Streamable HTTP proxy on 127.0.0.1:0 in front of the URL, one client
 //!   token ([`TOKEN`]); prints `ports PORT`.
 //!
@@ -28,7 +29,6 @@ use std::sync::Arc;
 
 use axum::serve::ListenerExt as _;
 
-use hookwire::Profile;
 use hookwire_mcp::{Clients, HttpProxy, McpConfig, UpstreamSpec, serve_http, serve_stdio};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
@@ -39,8 +39,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
+use crate::REMOTE_TIMEOUT;
+use crate::embedded;
 use crate::peer::children::{exit_with_parent, print_ports, runtime};
-use crate::{REMOTE_TIMEOUT, fixtures};
 
 /// The flag that makes this binary the fast upstream.
 pub const UPSTREAM_FLAG: &str = "--serve-mcp-upstream";
@@ -157,8 +158,7 @@ pub fn serve_proxy(args: &[String]) -> ! {
     });
     let result = match (mode, rest) {
         ("stdio", [dash, program, args @ ..]) if dash == "--" => runtime().block_on(async {
-            let host =
-                fixtures::remote_host(allow, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
+            let host = embedded::host(allow);
             let spec = UpstreamSpec::Command {
                 program: program.clone(),
                 args: args.to_vec(),
@@ -168,8 +168,7 @@ pub fn serve_proxy(args: &[String]) -> ! {
         ("http", [url]) => {
             exit_with_parent();
             runtime().block_on(async {
-                let host =
-                    fixtures::remote_host(allow, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
+                let host = embedded::host(allow);
                 let spec = UpstreamSpec::Http {
                     url: url.clone(),
                     headers: Vec::new(),

@@ -4,11 +4,13 @@
 //!   loopback answering all three APIs from prebuilt bodies (whole, or its
 //!   stream events as chunks), so the upstream costs every path the same
 //!   little;
-//! - `--serve-peer-gateway <upstream> <allow> <rego>`: two
-//!   `hookwire_gateway::Gateway`s forwarding to the mock upstream, one
-//!   whose host binds the load bench's remote allow interceptor service,
-//!   one bound to `hookwire policy`'s service with the destructive-command
-//!   policy — each a real gRPC service in its own process.
+//! - `--serve-peer-gateway <upstream> <binding>…`: one
+//!   `hookwire_gateway::Gateway` per binding argument, forwarding to the
+//!   mock upstream (`embedded::host` reads each: the load bench's remote
+//!   allow interceptor service, `hookwire policy`'s service with the
+//!   destructive-command policy — each a real gRPC service in its own
+//!   process — or a policy folder decided in the gateway's process, as
+//!   `hookwire gateway --policy DIR` does).
 //!
 //! Each prints `ports …` on stdout, serves until its stdin closes, and
 //! never outlives [`MAX_LIFETIME`].
@@ -24,11 +26,10 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use axum::routing::post;
-use hookwire::Profile;
 use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig};
 
 use super::apis::{ANSWER, Api, DENY_OUTPUT};
-use crate::{REMOTE_TIMEOUT, fixtures};
+use crate::embedded;
 
 /// The flag that makes this binary the mock upstream.
 pub const UPSTREAM_FLAG: &str = "--serve-peer-upstream";
@@ -166,20 +167,19 @@ pub fn serve_upstream() -> ! {
     std::process::exit(1)
 }
 
-/// The gateways' process (`args`: the upstream's base URL, the allow
-/// service's URL, the Rego service's URL): never returns.
+/// The gateways' process (`args`: the upstream's base URL, then one
+/// binding argument per gateway): never returns.
 pub fn serve_gateway(args: &[String]) -> ! {
     exit_with_parent();
-    let [upstream, allow, rego] = args else {
-        eprintln!("{GATEWAY_FLAG} takes <upstream base URL> <allow URL> <rego URL>");
+    let [upstream, bindings @ ..] = args else {
+        eprintln!("{GATEWAY_FLAG} takes <upstream base URL> <binding>…");
         std::process::exit(2);
     };
     runtime().block_on(async {
         let mut ports = Vec::new();
         let mut running = Vec::new();
-        for interceptor in [allow, rego] {
-            let host =
-                fixtures::remote_host(interceptor, 1, Profile::SequentialFirstDeny, REMOTE_TIMEOUT);
+        for binding in bindings {
+            let host = embedded::host(binding);
             let gateway = Gateway::new(host, GatewayConfig::new(upstream), CredentialPool::new())
                 .expect("the gateway's configuration is valid");
             let r = gateway
@@ -197,6 +197,13 @@ pub fn serve_gateway(args: &[String]) -> ! {
 
 /// A child of the section, killed and reaped when dropped.
 pub struct Proc(Child);
+
+impl Proc {
+    /// The child's process id (for its CPU time).
+    pub fn id(&self) -> u32 {
+        self.0.id()
+    }
+}
 
 impl Drop for Proc {
     fn drop(&mut self) {

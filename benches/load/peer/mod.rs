@@ -1,12 +1,15 @@
 //! The `gateway_peer` section: the gateway measured against LiteLLM, side
 //! by side in one run, on each wire API, whole and streamed.
 //!
-//! One mock upstream (`children.rs`, its own process) is reached four
+//! One mock upstream (`children.rs`, its own process) is reached five
 //! ways: directly; through `hookwire_gateway::Gateway` (its own process)
 //! whose host binds one remote allow interceptor at all eight points (the
 //! load bench's allow service, over gRPC in its process); through the same
 //! gateway bound to `hookwire policy`'s service with the destructive-command
-//! policy (`policy.rs`'s process); and through the LiteLLM proxy with the
+//! policy (`policy.rs`'s process); through the same gateway deciding with a
+//! Rego folder in its own process (`embedded.rs`: a decision at each of a
+//! Chat turn's four points, as `hookwire gateway --policy DIR` binds it);
+//! and through the LiteLLM proxy with the
 //! equivalent custom guardrail on `pre_call` and `post_call`, as many
 //! workers as the machine has cores (`litellm.rs`). Per API and path:
 //!
@@ -20,7 +23,9 @@
 //!
 //! Before the paths are compared, `replica.rs` times what a replica switch
 //! costs the gateway (one conversation's next turn on a replica that never
-//! saw it against the one that served it).
+//! saw it against the one that served it). After them, the in-process path
+//! and the direct one are run open loop at [`HIGH_RATE`] (Chat
+//! Completions, whole): the gateway's p99 under load.
 //!
 //! Every request is checked (status and a complete answer); any failure
 //! ends the section with an error, and so does a LiteLLM that cannot be
@@ -32,6 +37,7 @@ mod apis;
 pub mod children;
 mod litellm;
 mod load;
+pub mod profile;
 mod replica;
 pub mod stats;
 
@@ -41,6 +47,7 @@ pub use children::{GATEWAY_FLAG, UPSTREAM_FLAG, serve_gateway, serve_upstream};
 
 use crate::Plan;
 use crate::child::Endpoints;
+use crate::embedded::PolicyDir;
 use crate::report::Headline;
 use apis::Api;
 use load::{Http, Kind, Target};
@@ -48,6 +55,8 @@ use stats::{Quantiles, RateSearch};
 
 /// The open-loop rate, requests per second.
 pub const RATE: f64 = 50.0;
+/// The open-loop rate of the p99-under-load row, requests per second.
+const HIGH_RATE: f64 = 2000.0;
 /// Where the rate search starts.
 pub const START_CONCURRENCY: usize = 8;
 /// Where it stops at the latest.
@@ -62,18 +71,31 @@ const P50_RATIO_TARGET: f64 = 0.05;
 const RATE_RATIO_TARGET: f64 = 20.0;
 const ADDED_P50_TARGET_US: f64 = 1000.0;
 const ADDED_P99_TARGET_US: f64 = 3000.0;
+/// The targets of issue 41 for the in-process Rego path: added p50 (ms),
+/// its share of LiteLLM's, and its p99 at [`HIGH_RATE`] (ms).
+const EMBEDDED_P50_TARGET_MS: f64 = 0.25;
+const EMBEDDED_RATIO_TARGET: f64 = 0.03;
+const EMBEDDED_P99_AT_RATE_TARGET_MS: f64 = 2.0;
 
 /// The paths, in the table's order.
-const PATHS: [&str; 4] = ["direct", "hookwire + allow", "hookwire + Rego", "LiteLLM"];
+const PATHS: [&str; 5] = [
+    "direct",
+    "hookwire + allow",
+    "hookwire + Rego",
+    "hookwire + Rego in process",
+    "LiteLLM",
+];
 const DIRECT: usize = 0;
 const ALLOW: usize = 1;
-const LITELLM: usize = 3;
+const REGO: usize = 2;
+const EMBEDDED: usize = 3;
+const LITELLM: usize = 4;
 
 /// One API and mode's results, per path (`None`: not measured).
 struct Row {
     kind: Kind,
-    latency: [Option<Quantiles>; 4],
-    rate: [Option<f64>; 4],
+    latency: [Option<Quantiles>; 5],
+    rate: [Option<f64>; 5],
 }
 
 impl Row {
@@ -81,11 +103,16 @@ impl Row {
         Some(self.latency[path]?.added_over(&self.latency[DIRECT]?))
     }
 
-    fn p50_ratio(&self) -> f64 {
-        match (self.added(ALLOW), self.added(LITELLM)) {
+    /// The added p50 of `path` over LiteLLM's.
+    fn p50_ratio_of(&self, path: usize) -> f64 {
+        match (self.added(path), self.added(LITELLM)) {
             (Some(a), Some(l)) => a.p50 / l.p50,
             _ => f64::NAN,
         }
+    }
+
+    fn p50_ratio(&self) -> f64 {
+        self.p50_ratio_of(ALLOW)
     }
 
     fn rate_ratio(&self) -> f64 {
@@ -110,7 +137,11 @@ pub async fn section(
     let upstream = format!("http://127.0.0.1:{}", ports[0]);
     let (mut policy_child, [rego_url, _rust_url]) = crate::policy::spawn_child();
     let upstream_v1 = format!("{upstream}/v1");
-    let spawned = children::spawn(GATEWAY_FLAG, &[&upstream_v1, &ep.allow, &rego_url]);
+    let policy_dir = PolicyDir::four_points();
+    let spawned = children::spawn(
+        GATEWAY_FLAG,
+        &[&upstream_v1, &ep.allow, &rego_url, &policy_dir.argument()],
+    );
     let result = async {
         let (_gateways, gw) = spawned?;
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -121,7 +152,8 @@ pub async fn section(
         let targets = [
             (upstream.clone(), client_key.clone()),
             (format!("http://127.0.0.1:{}", gw[0]), client_key.clone()),
-            (format!("http://127.0.0.1:{}", gw[1]), client_key),
+            (format!("http://127.0.0.1:{}", gw[1]), client_key.clone()),
+            (format!("http://127.0.0.1:{}", gw[2]), client_key),
             (proxy.base.clone(), proxy.key.clone()),
         ];
         let targets: Vec<Target> = PATHS
@@ -138,13 +170,14 @@ pub async fn section(
                 rows.push(measure(plan, &http, &targets, kind).await?);
             }
         }
-        Ok::<_, String>((rows, workers, switch))
+        let loaded = under_load(plan, &http, &targets).await?;
+        Ok::<_, String>((rows, workers, switch, loaded))
     }
     .await;
     drop(policy_child.stdin.take());
     let _ = policy_child.kill();
     let _ = policy_child.wait();
-    let (rows, workers, switch) = result?;
+    let (rows, workers, switch, loaded) = result?;
     headline.push(switch);
 
     let chat = rows
@@ -164,18 +197,87 @@ pub async fn section(
         "gateway_rate_vs_litellm",
         (RATE_RATIO_TARGET, true),
     ));
+    let embedded_added = chat.added(EMBEDDED).map_or(f64::NAN, |q| q.p50);
+    headline.push(Headline::ratio_only(
+        "gateway_embedded_added_p50_ms: added p50, hookwire deciding with Rego in process at \
+         the four points of a turn, Chat Completions whole, in ms",
+        embedded_added / 1000.0,
+        "gateway_embedded_added_p50_ms",
+        (EMBEDDED_P50_TARGET_MS, false),
+    ));
+    headline.push(Headline::ratio_only(
+        "gateway_embedded_vs_litellm: that added p50 over LiteLLM's (custom guardrail)",
+        chat.p50_ratio_of(EMBEDDED),
+        "gateway_embedded_vs_litellm",
+        (EMBEDDED_RATIO_TARGET, false),
+    ));
+    headline.push(Headline::ratio_only(
+        &format!(
+            "gateway_embedded_p99_at_rate_ms: p99 through hookwire deciding with Rego in \
+             process, open loop at {HIGH_RATE:.0} requests/s, Chat Completions whole, in ms \
+             (direct at the same rate: {:.2} ms)",
+            loaded.direct.p99 / 1000.0
+        ),
+        loaded.embedded.p99 / 1000.0,
+        "gateway_embedded_p99_at_rate_ms",
+        (EMBEDDED_P99_AT_RATE_TARGET_MS, false),
+    ));
     tables.push_str(&render(&rows, workers, plan));
+    tables.push_str(&loaded.render(plan));
     Ok(())
+}
+
+/// Latency at [`HIGH_RATE`], direct and through the in-process path.
+struct UnderLoad {
+    direct: Quantiles,
+    embedded: Quantiles,
+}
+
+impl UnderLoad {
+    fn render(&self, plan: Plan) -> String {
+        format!(
+            "\nAt {HIGH_RATE:.0} requests/s (open loop, {:.0} s per path, Chat Completions \
+             whole): direct p50 {} (p99 {}); through hookwire deciding with Rego in process \
+             p50 {} (p99 {}); target p99 ≤ {EMBEDDED_P99_AT_RATE_TARGET_MS} ms: {}.\n",
+            plan.peer_open.as_secs_f64(),
+            ms(self.direct.p50),
+            ms(self.direct.p99),
+            ms(self.embedded.p50),
+            ms(self.embedded.p99),
+            met(self.embedded.p99 <= EMBEDDED_P99_AT_RATE_TARGET_MS * 1000.0)
+        )
+    }
+}
+
+/// The direct path and the in-process one, each open loop at
+/// [`HIGH_RATE`] for the section's open-loop time after a short warm-up at
+/// the same rate.
+async fn under_load(plan: Plan, http: &Http, targets: &[Target]) -> Result<UnderLoad, String> {
+    eprintln!("gateway_peer: p99 at {HIGH_RATE:.0} requests/s ...");
+    let kind = Kind {
+        api: Api::Chat,
+        stream: false,
+    };
+    let mut quantiles = Vec::new();
+    for path in [DIRECT, EMBEDDED] {
+        load::open_loop(http, &targets[path], kind, HIGH_RATE, plan.peer_open / 6).await?;
+        let s = load::open_loop(http, &targets[path], kind, HIGH_RATE, plan.peer_open).await?;
+        quantiles.push(Quantiles::of(&s));
+    }
+    Ok(UnderLoad {
+        direct: quantiles[0],
+        embedded: quantiles[1],
+    })
 }
 
 /// Measures one API and mode on every path.
 async fn measure(plan: Plan, http: &Http, targets: &[Target], kind: Kind) -> Result<Row, String> {
     eprintln!("gateway_peer: {} ...", kind.name());
-    let mut served = [true; 4];
+    let mut served = [true; 5];
     for (i, t) in targets.iter().enumerate() {
         let warmup = format!("{}-warmup", load::prefix(t, kind));
         if let Err(e) = load::once(http, t, kind, &warmup, 0).await {
-            if i == ALLOW || i == ALLOW + 1 {
+            if (ALLOW..LITELLM).contains(&i) {
                 let (status, _) = load::send(http, t, kind, &warmup, "route check").await?;
                 if status == 404 && kind.api != Api::Chat {
                     eprintln!(
@@ -192,7 +294,7 @@ async fn measure(plan: Plan, http: &Http, targets: &[Target], kind: Kind) -> Res
             load::once(http, t, kind, &warmup, n).await?;
         }
     }
-    let mut samples: [Vec<f64>; 4] = Default::default();
+    let mut samples: [Vec<f64>; 5] = Default::default();
     let rounds = 2;
     for round in 0..rounds {
         let mut order: Vec<usize> = (0..targets.len()).collect();
@@ -204,7 +306,7 @@ async fn measure(plan: Plan, http: &Http, targets: &[Target], kind: Kind) -> Res
             samples[i].extend(s);
         }
     }
-    let mut rate = [None; 4];
+    let mut rate = [None; 5];
     for (i, t) in targets.iter().enumerate().filter(|(i, _)| served[*i]) {
         let mut search = RateSearch::new(START_CONCURRENCY, MAX_CONCURRENCY);
         while let Some(c) = search.next() {
@@ -257,8 +359,11 @@ fn render(rows: &[Row], workers: usize, plan: Plan) -> String {
         "\n### The gateway against LiteLLM (same mock upstream, same run)\n\n\
          One mock upstream (whole answers and stream events, prebuilt) reached directly, \
          through `hookwire gateway` with one remote allow interceptor bound at all eight \
-         points (gRPC, its own process) or with `hookwire policy`'s Rego destructive-command \
-         policy, and through LiteLLM {} (`benches/peer/`: custom guardrail on `pre_call` and \
+         points (gRPC, its own process), with `hookwire policy`'s Rego destructive-command \
+         policy, or deciding in its own process with a Rego folder that decides at each of \
+         a turn's four points (`input`, `pre_model_call`, `post_model_call`, `output`: the \
+         library's `pii`, `destructive_commands` and `secrets` and a model-call package, as \
+         `--policy DIR` binds them), and through LiteLLM {} (`benches/peer/`: custom guardrail on `pre_call` and \
          `post_call`, {workers} workers, no database). Each request is one turn of its own \
          conversation. Latency: open loop at {RATE:.0} requests/s for {:.0} s per path, timed \
          from each request's intended send time; *added* is the path's p50 (p99) minus the \
@@ -269,8 +374,9 @@ fn render(rows: &[Row], workers: usize, plan: Plan) -> String {
     );
     s.push_str(
         "| API | direct p50 (p99) | added: hookwire + allow | added: hookwire + Rego | \
-         added: LiteLLM | added p50, hookwire / LiteLLM | targets |\n\
-         | --- | --- | --- | --- | --- | --- | --- |\n",
+         added: hookwire + Rego in process | added: LiteLLM | added p50, hookwire / LiteLLM \
+         | targets |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     let mut overloaded = false;
     for r in rows {
@@ -292,7 +398,8 @@ fn render(rows: &[Row], workers: usize, plan: Plan) -> String {
         let cells = [
             cell(DIRECT, r.latency[DIRECT]),
             cell(ALLOW, r.added(ALLOW)),
-            cell(ALLOW + 1, r.added(ALLOW + 1)),
+            cell(REGO, r.added(REGO)),
+            cell(EMBEDDED, r.added(EMBEDDED)),
             cell(LITELLM, r.added(LITELLM)),
         ];
         let ratio = r.p50_ratio();
@@ -307,12 +414,13 @@ fn render(rows: &[Row], workers: usize, plan: Plan) -> String {
         };
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {targets} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {targets} |",
             r.kind.name(),
             cells[0],
             cells[1],
             cells[2],
             cells[3],
+            cells[4],
             if ratio.is_nan() {
                 "–".to_owned()
             } else {
@@ -328,20 +436,21 @@ fn render(rows: &[Row], workers: usize, plan: Plan) -> String {
         );
     }
     s.push_str(
-        "\n| API | max rate: direct | hookwire + allow | hookwire + Rego | LiteLLM | \
-         hookwire / LiteLLM | target |\n\
-         | --- | --- | --- | --- | --- | --- | --- |\n",
+        "\n| API | max rate: direct | hookwire + allow | hookwire + Rego | \
+         hookwire + Rego in process | LiteLLM | hookwire / LiteLLM | target |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for r in rows {
         let rate = |x: Option<f64>| x.map_or("not routed".to_owned(), |x| format!("{x:.0}/s"));
         let ratio = r.rate_ratio();
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
             r.kind.name(),
             rate(r.rate[DIRECT]),
             rate(r.rate[ALLOW]),
-            rate(r.rate[ALLOW + 1]),
+            rate(r.rate[REGO]),
+            rate(r.rate[EMBEDDED]),
             rate(r.rate[LITELLM]),
             if ratio.is_nan() {
                 "–".to_owned()
