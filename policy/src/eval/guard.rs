@@ -21,10 +21,13 @@
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, bail};
 use regorus::rvm::program::Program;
-use regorus::unstable::{BUILTINS, BuiltinFcn, Expr, Ref, Source, Span};
+use regorus::unstable::{BuiltinFcn, Expr, Ref, Source, Span};
 use regorus::{Engine, LimitError, Value};
+
+use super::original::original;
+use super::warm_patterns::WARM;
 
 /// The most elements a generator built-in (`numbers.range`,
 /// `numbers.range_step`, `net.cidr_expand`) may build in one call.
@@ -44,11 +47,17 @@ const GUARDED: [(&str, BuiltinFcn); 6] = [
     ("sprintf", (sprintf, 2)),
 ];
 
+/// Every wrapped built-in: the capped ones, and the `regex.*` ones that
+/// keep their patterns warm (`warm_patterns`).
+fn wrapped() -> impl Iterator<Item = &'static (&'static str, BuiltinFcn)> {
+    GUARDED.iter().chain(WARM.iter())
+}
+
 /// Replaces the guarded built-ins a compiled program calls by their
 /// wrappers.
 pub(crate) fn guard_program(program: &mut Program) {
     for (i, info) in program.builtin_info_table.iter().enumerate() {
-        if let Some((_, wrapper)) = GUARDED.iter().find(|(name, _)| *name == info.name)
+        if let Some((_, wrapper)) = wrapped().find(|(name, _)| *name == info.name)
             && let Some(slot) = program.resolved_builtins.get_mut(i)
         {
             *slot = *wrapper;
@@ -59,7 +68,7 @@ pub(crate) fn guard_program(program: &mut Program) {
 /// Registers the wrappers as extensions of the interpreter `engine`
 /// (extensions shadow built-ins of the same name).
 pub(crate) fn guard_engine(engine: &mut Engine) -> Result<()> {
-    for (name, (wrapper, nargs)) in GUARDED {
+    for &(name, (wrapper, nargs)) in wrapped() {
         engine.add_extension(
             name.to_owned(),
             nargs,
@@ -100,20 +109,6 @@ fn placeholders() -> Result<(&'static Span, &'static [Ref<Expr>])> {
         Some((span, params)) => Ok((span, params)),
         None => bail!("cannot prepare the arguments of a guarded built-in"),
     }
-}
-
-/// Calls regorus' own `name` after a passing check.
-fn original(
-    name: &str,
-    span: &Span,
-    params: &[Ref<Expr>],
-    args: &[Value],
-    strict: bool,
-) -> Result<Value> {
-    let (fcn, _) = BUILTINS
-        .get(name)
-        .ok_or_else(|| anyhow!("the built-in {name} is not available"))?;
-    fcn(span, params, args, strict)
 }
 
 thread_local! {
@@ -313,12 +308,13 @@ fn sprintf(span: &Span, params: &[Ref<Expr>], args: &[Value], strict: bool) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use regorus::unstable::BUILTINS;
 
     #[test]
-    fn every_guarded_builtin_exists_with_its_arity() {
-        for (name, (_, nargs)) in GUARDED {
+    fn every_wrapped_builtin_exists_with_its_arity() {
+        for (name, (_, nargs)) in wrapped() {
             let (_, arity) = BUILTINS.get(name).expect(name);
-            assert_eq!(*arity, nargs, "{name}");
+            assert_eq!(arity, nargs, "{name}");
         }
     }
 
@@ -332,7 +328,7 @@ mod tests {
 
 #[cfg(test)]
 mod divergences {
-    use super::BUILTINS;
+    use regorus::unstable::BUILTINS;
 
     /// OPA built-ins policy authors reach for that regorus (with this
     /// crate's features) does not have: docs/policies.md lists them, and a

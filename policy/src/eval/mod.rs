@@ -4,6 +4,8 @@
 //! - `guard`: caps on what one built-in call may build, so that a single
 //!   call can neither run for seconds nor allocate gigabytes before the
 //!   timer is looked at;
+//! - `warm_patterns`: the `regex.*` built-ins keeping their compiled
+//!   patterns (and the match caches those build) across calls;
 //! - `pool`: the evaluation workers, so that the caller's answer arrives at
 //!   the bound even while an evaluation is still inside a built-in, with a
 //!   fixed number of workers and a bounded queue;
@@ -21,7 +23,9 @@ use regorus::rvm::program::Program;
 use crate::error::Error;
 
 mod guard;
+mod original;
 mod pool;
+mod warm_patterns;
 
 use guard::guard_program;
 pub use guard::{MAX_GENERATED_BYTES, MAX_GENERATED_ELEMENTS};
