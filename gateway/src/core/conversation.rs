@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hookwire_client::{Host, LabelLedger, Session, ShutdownReason};
-use tokio::sync::Mutex as AsyncMutex;
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use super::memo::Memo;
 use crate::error::Error;
@@ -153,14 +153,29 @@ impl Table {
 }
 
 /// What [`Sessions::open_now`] gives: the conversation, whether it was
-/// opened now, and the conversation it displaced (to shut down).
+/// opened now, its state when it could be taken at once (always for a new
+/// one), and the conversation it displaced (to shut down).
 struct Opened {
     /// The conversation.
     conv: Arc<Conversation>,
     /// Opened by this request.
     opened: bool,
+    /// The conversation's state, taken under the table's lock: from then on
+    /// no other request can displace it before this one governs it.
+    held: Option<OwnedMutexGuard<ConvState>>,
     /// The least recently used conversation it took the place of.
     evicted: Option<Arc<Conversation>>,
+}
+
+/// A conversation entered by a request: its state is held until the
+/// request ends.
+pub(crate) struct Entered {
+    /// The conversation.
+    pub(crate) conv: Arc<Conversation>,
+    /// Opened by this request.
+    pub(crate) opened: bool,
+    /// Its state, held by this request.
+    pub(crate) state: OwnedMutexGuard<ConvState>,
 }
 
 /// The conversation table: at most `max` conversations, at most
@@ -204,20 +219,29 @@ impl Sessions {
         self.map().by_key.len()
     }
 
-    /// The conversation `id`, opened when new (then with `true`); the
-    /// conversation it displaced, if any, is shut down (`agent_shutdown`,
+    /// The conversation `id`, opened when new, entered: its state held by
+    /// the caller (waiting for a request that holds it). The conversation
+    /// it displaced, if any, is shut down first (`agent_shutdown`,
     /// `completed`, as an idle one). See [`Self::open_now`].
     pub(crate) async fn get_or_open(
         &self,
         host: &Host,
         id: &str,
         owner: Owner,
-    ) -> Result<(Arc<Conversation>, bool), Error> {
+    ) -> Result<Entered, Error> {
         let opened = self.open_now(host, id, owner)?;
         if let Some(evicted) = opened.evicted {
             evicted.close(ShutdownReason::Completed).await;
         }
-        Ok((opened.conv, opened.opened))
+        let state = match opened.held {
+            Some(held) => held,
+            None => opened.conv.state.clone().lock_owned().await,
+        };
+        Ok(Entered {
+            conv: opened.conv,
+            opened: opened.opened,
+            state,
+        })
     }
 
     /// The conversation `id`, opened when new. A conversation opened with
@@ -240,6 +264,7 @@ impl Sessions {
             return Ok(Opened {
                 conv: c.clone(),
                 opened: false,
+                held: c.state.clone().try_lock_owned().ok(),
                 evicted: None,
             });
         }
@@ -261,6 +286,7 @@ impl Sessions {
         });
         map.insert(id.to_owned(), conv.clone());
         Ok(Opened {
+            held: conv.state.clone().try_lock_owned().ok(),
             conv,
             opened: true,
             evicted,
@@ -431,11 +457,39 @@ mod tests {
         ));
     }
 
+    /// `opened` with its hold on the state let go.
+    fn released(opened: Result<Opened, Error>) -> Result<Opened, Error> {
+        opened.map(|mut o| {
+            o.held = None;
+            o
+        })
+    }
+
+    #[test]
+    fn a_conversation_is_held_from_the_moment_a_request_enters_it() {
+        let host = Host::builder("gateway-test", "hookwire").build().unwrap();
+        let s = Sessions::new(4, 1, Duration::from_secs(60));
+        // The request that opens a1 holds it before the table's lock is
+        // let go, so another new conversation past the quota cannot take
+        // its place while that request is on its way to governing it.
+        let mut a1 = s.open_now(&host, "a1", O).unwrap();
+        assert!(a1.held.is_some());
+        assert!(matches!(s.open_now(&host, "a2", O), Err(Error::Quota(1))));
+        // A second request for a1 while the first holds it waits for it.
+        let again = s.open_now(&host, "a1", O).unwrap();
+        assert!(again.held.is_none() && Arc::ptr_eq(&again.conv, &a1.conv));
+        // When the request ends, a1 can be displaced.
+        a1.held = None;
+        let a2 = s.open_now(&host, "a2", O).unwrap();
+        assert!(Arc::ptr_eq(&a2.evicted.unwrap(), &a1.conv));
+    }
+
     #[test]
     fn past_its_quota_a_credential_displaces_its_least_recent_idle_conversation() {
         let host = Host::builder("gateway-test", "hookwire").build().unwrap();
         let s = Sessions::new(4, 2, Duration::from_secs(60));
-        let open = |id: &str, owner: Owner| s.open_now(&host, id, owner);
+        // Each request here ends at once: its hold on the state is let go.
+        let open = |id: &str, owner: Owner| released(s.open_now(&host, id, owner));
         let a1 = open("a1", O).unwrap();
         assert!(a1.opened && a1.evicted.is_none());
         let again = open("a1", O).unwrap();
@@ -465,7 +519,8 @@ mod tests {
     {
         let host = Host::builder("gateway-test", "hookwire").build().unwrap();
         let s = Sessions::new(3, 2, Duration::from_secs(60));
-        let open = |id: &str, owner: Owner| s.open_now(&host, id, owner);
+        // Each request here ends at once: its hold on the state is let go.
+        let open = |id: &str, owner: Owner| released(s.open_now(&host, id, owner));
         let a1 = open("a1", O).unwrap();
         std::thread::sleep(Duration::from_millis(5));
         open("b1", [8; 32]).unwrap();

@@ -287,8 +287,11 @@ impl Inner {
             req.tag_owner(stored::OWNER_TAG, &stored::owner_tag(&owner))?;
         }
         let key = session_key::key(headers, &owner, req.view(), continued)?;
-        let (conv, opened) = self.sessions.get_or_open(&self.host, &key, owner).await?;
-        let mut state = conv.state.clone().lock_owned().await;
+        let conversation::Entered {
+            conv,
+            opened,
+            mut state,
+        } = self.sessions.get_or_open(&self.host, &key, owner).await?;
         if conv.session.is_closed() || !self.sessions.is_current(&key, &conv) {
             self.sessions.forget(&key, &conv);
             return Err(Error::BadRequest(
