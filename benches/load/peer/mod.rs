@@ -273,7 +273,14 @@ async fn under_load(plan: Plan, http: &Http, targets: &[Target]) -> Result<Under
         // A client of its own: the section's earlier clients filled their
         // session quotas, and this row measures a steady rate, not their
         // sessions being displaced (the mock upstream takes any key).
+        // Its conversations are its own too: a conversation belongs to the
+        // client that opened it.
         let target = Target {
+            label: if path == DIRECT {
+                "direct (own client)"
+            } else {
+                "hookwire + Rego in process (own client)"
+            },
             key: "sk-peer-bench-rate".to_owned(),
             ..targets[path].clone()
         };
