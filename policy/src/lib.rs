@@ -68,8 +68,8 @@ mod testing;
 pub use cedar::{NOT_PERMITTED, PUBLISHED_SCHEMA as CEDAR_SCHEMA};
 pub use error::Error;
 pub use eval::{
-    BoundStatus, MAX_GENERATED_BYTES, MAX_GENERATED_ELEMENTS, MAX_WORKERS, QUEUE_CAPACITY,
-    REGORUS_VERSION,
+    BoundStatus, MAX_ASSEMBLED_BYTES, MAX_GENERATED_BYTES, MAX_GENERATED_ELEMENTS, MAX_WORKERS,
+    QUEUE_CAPACITY, REGORUS_VERSION,
 };
 pub use reload::{Policies, RELOAD_DEBOUNCE, ReloadEvent, ReloadStatus, Watcher};
 pub use report::{DecisionPackage, PolicyOptions, TestOutcome, TestRule, TestStatus};

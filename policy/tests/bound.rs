@@ -91,8 +91,31 @@ fn every_generator_is_capped_on_both_evaluators() {
             ),
             ("count(sprintf(\"%99999999999d\", [1])) == -1", "sprintf"),
             ("count(sprintf(\"%9000000d\", [1])) == -1", "sprintf"),
+            // One element per character of a string built from the input
+            // (30 × 8 KiB): the amplifiers of a small policy's memory.
+            ("count(split(big, \"\")) == -1", "split"),
+            ("count(split(big, \"a\")) == -1", "split"),
+            ("count(indexof_n(big, \"a\")) == -1", "indexof_n"),
+            ("count(regex.split(\"a\", big)) == -1", "regex.split"),
+            ("count(regex.find_n(\"a\", big, -1)) == -1", "regex.find_n"),
+            (
+                "count(regex.find_all_string_submatch_n(\"(a)\", big, -1)) == -1",
+                "regex.find_all_string_submatch_n",
+            ),
+            // Many references to one string, assembled: each copied again.
+            ("count(concat(\"\", many)) == -1", "concat"),
+            ("count(json.marshal(many)) == -1", "json.marshal"),
+            (
+                "count(json.marshal_with_options(many, {\"pretty\": true})) == -1",
+                "json.marshal_with_options",
+            ),
+            ("count(yaml.marshal({\"m\": many})) == -1", "yaml.marshal"),
         ] {
-            let dir = dir_with(&format!("deny contains \"policy:never\" if {call}"));
+            let dir = dir_with(&format!(
+                "big := concat(\"\", [input.tool_call.args.s | some i in numbers.range(1, 30)])\n\
+                 many := [input.tool_call.args.s | some i in numbers.range(1, 3000)]\n\
+                 deny contains \"policy:never\" if {call}"
+            ));
             let set = PolicySet::load(dir.path(), options(compiled)).unwrap();
             let s = "a".repeat(8192);
             let err = set
@@ -122,12 +145,35 @@ deny contains "policy:step" if numbers.range_step(1, 10, 4) == [1, 5, 9]
 deny contains "policy:cidr" if count(net.cidr_expand("10.0.0.0/30")) == 4
 deny contains "policy:replace" if replace("a-b", "-", "+") == "a+b"
 deny contains "policy:replace_n" if strings.replace_n({"a": "b"}, "aa") == "bb"
-deny contains "policy:sprintf" if sprintf("%05d|%s", [42, "x"]) == "00042|x""#,
+deny contains "policy:sprintf" if sprintf("%05d|%s", [42, "x"]) == "00042|x"
+deny contains "policy:split" if split("a,b", ",") == ["a", "b"]
+deny contains "policy:indexof_n" if indexof_n("aaa", "aa") == [0, 1]
+deny contains "policy:regex_split" if regex.split("-+", "a--b") == ["a", "b"]
+deny contains "policy:regex_find_n" if regex.find_n("a.", "a1a2a3", 2) == ["a1", "a2"]
+deny contains "policy:at_the_cap" if count(split(input.tool_call.args.s, "b")) == 50001
+deny contains "policy:concat" if concat("-", ["a", "b"]) == "a-b"
+deny contains "policy:marshal" if json.marshal({"a": [1, "x"]}) == `{"a":[1,"x"]}`"#,
         );
         let set = PolicySet::load(dir.path(), options(compiled)).unwrap();
-        let docs = set.decision_documents(&tool_call(json!({}))).unwrap();
+        let docs = set
+            .decision_documents(&tool_call(json!({"s": "ab".repeat(50_000)})))
+            .unwrap();
         let deny = &docs[0].1["deny"];
-        for reason in ["range", "step", "cidr", "replace", "replace_n", "sprintf"] {
+        for reason in [
+            "range",
+            "step",
+            "cidr",
+            "replace",
+            "replace_n",
+            "sprintf",
+            "split",
+            "indexof_n",
+            "regex_split",
+            "regex_find_n",
+            "at_the_cap",
+            "concat",
+            "marshal",
+        ] {
             assert!(
                 deny.as_array()
                     .unwrap()

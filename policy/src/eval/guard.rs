@@ -18,33 +18,33 @@
 //! here pin the names and arities they rely on (a regorus upgrade that
 //! moves them fails them).
 
-use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use anyhow::{Result, bail};
 use regorus::rvm::program::Program;
 use regorus::unstable::{BuiltinFcn, Expr, Ref, Source, Span};
-use regorus::{Engine, LimitError, Value};
+use regorus::{Engine, Value};
 
-use super::original::original;
+use super::builtin::{
+    MAX_ASSEMBLED_BYTES, MAX_GENERATED_BYTES, MAX_GENERATED_ELEMENTS, original, refuse, too_long,
+    too_long_assembled, too_many,
+};
 use super::warm_patterns::WARM;
 
-/// The most elements a generator built-in (`numbers.range`,
-/// `numbers.range_step`, `net.cidr_expand`) may build in one call.
-pub const MAX_GENERATED_ELEMENTS: u64 = 100_000;
-
-/// The most bytes a string built-in (`replace`, `strings.replace_n`,
-/// `sprintf`'s widths) may build in one call.
-pub const MAX_GENERATED_BYTES: u64 = 4 * 1024 * 1024;
-
 /// The built-ins wrapped, with the check each one runs first.
-const GUARDED: [(&str, BuiltinFcn); 6] = [
+const GUARDED: [(&str, BuiltinFcn); 12] = [
     ("numbers.range", (range, 2)),
     ("numbers.range_step", (range_step, 3)),
     ("net.cidr_expand", (cidr_expand, 1)),
     ("replace", (replace, 3)),
     ("strings.replace_n", (replace_n, 2)),
     ("sprintf", (sprintf, 2)),
+    ("split", (split, 2)),
+    ("indexof_n", (indexof_n, 2)),
+    ("concat", (concat, 2)),
+    ("json.marshal", (json_marshal, 1)),
+    ("json.marshal_with_options", (json_marshal_with_options, 2)),
+    ("yaml.marshal", (yaml_marshal, 1)),
 ];
 
 /// Every wrapped built-in: the capped ones, and the `regex.*` ones that
@@ -111,49 +111,142 @@ fn placeholders() -> Result<(&'static Span, &'static [Ref<Expr>])> {
     }
 }
 
-thread_local! {
-    /// Why the last guarded call on this thread was refused: the VM keeps
-    /// only the error's kind, so the message travels beside it.
-    static REFUSAL: RefCell<Option<String>> = const { RefCell::new(None) };
+/// `split(s, delimiter)`: one element per piece (per character with an
+/// empty delimiter), so a long string split finely builds an element per
+/// byte. A string shorter than the cap cannot make more pieces than it.
+fn split(span: &Span, params: &[Ref<Expr>], args: &[Value], strict: bool) -> Result<Value> {
+    const NAME: &str = "split";
+    if let [s, delimiter] = args
+        && let (Some(s), Some(delimiter)) = (text(s), text(delimiter))
+        && s.len() >= MAX_GENERATED_ELEMENTS as usize
+    {
+        let pieces = if delimiter.is_empty() {
+            s.chars().count()
+        } else {
+            s.split(delimiter).count()
+        };
+        if pieces > MAX_GENERATED_ELEMENTS as usize {
+            return Err(too_many(NAME, pieces as f64));
+        }
+    }
+    original(NAME, span, params, args, strict)
 }
 
-/// Why a guarded call was refused during this thread's last evaluation
-/// (cleared by the reading).
-pub(crate) fn take_refusal() -> Option<String> {
-    REFUSAL.with(|r| r.borrow_mut().take())
+/// `indexof_n(s, sub)`: one element per position where `sub` starts
+/// (overlapping), at most one per character.
+fn indexof_n(span: &Span, params: &[Ref<Expr>], args: &[Value], strict: bool) -> Result<Value> {
+    const NAME: &str = "indexof_n";
+    if let [s, sub] = args
+        && let (Some(s), Some(sub)) = (text(s), text(sub))
+        && s.len() > MAX_GENERATED_ELEMENTS as usize
+    {
+        let found = s
+            .char_indices()
+            .filter(|(i, _)| s[*i..].starts_with(sub))
+            .count();
+        if found > MAX_GENERATED_ELEMENTS as usize {
+            return Err(too_many(NAME, found as f64));
+        }
+    }
+    original(NAME, span, params, args, strict)
 }
 
-/// A refusal: a resource-limit error, which regorus propagates even where
-/// it turns other built-in errors into undefined (so `not f(x)` cannot
-/// flip to true), carrying `message`.
-fn refuse(message: String, usage: f64, limit: u64) -> anyhow::Error {
-    REFUSAL.with(|r| *r.borrow_mut() = Some(message.clone()));
-    let usage = if usage.is_finite() && usage < u64::MAX as f64 {
-        usage as u64
-    } else {
-        u64::MAX
-    };
-    anyhow::Error::new(LimitError::MemoryLimitExceeded { usage, limit }).context(message)
+/// `concat(delimiter, strings)`: the strings joined, each copied once
+/// (one long string referenced many times is copied as many times).
+fn concat(span: &Span, params: &[Ref<Expr>], args: &[Value], strict: bool) -> Result<Value> {
+    const NAME: &str = "concat";
+    if let [delimiter, strings] = args
+        && let Some(delimiter) = text(delimiter)
+    {
+        let parts: Box<dyn Iterator<Item = &Value>> = match strings {
+            Value::Array(a) => Box::new(a.iter()),
+            Value::Set(s) => Box::new(s.iter()),
+            _ => Box::new(std::iter::empty()),
+        };
+        let mut bytes = 0.0;
+        for (i, part) in parts.enumerate() {
+            bytes += text(part).map_or(0, str::len) as f64;
+            if i > 0 {
+                bytes += delimiter.len() as f64;
+            }
+            if bytes > MAX_ASSEMBLED_BYTES as f64 {
+                return Err(too_long_assembled(NAME));
+            }
+        }
+    }
+    original(NAME, span, params, args, strict)
 }
 
-fn too_many(name: &str, count: f64) -> anyhow::Error {
-    refuse(
-        format!(
-            "{name} would build {count:.0} elements; hookwire caps one call at {MAX_GENERATED_ELEMENTS} (see \"Limits and divergences from OPA\" in docs/policies.md)"
-        ),
-        count,
-        MAX_GENERATED_ELEMENTS,
-    )
+/// At least how many bytes serializing `value` writes (its strings and
+/// keys, two bytes per collection, one per other scalar), counted until
+/// past `cap`: every reference to a shared value is written again.
+fn serialized_at_least(value: &Value, cap: f64) -> f64 {
+    let mut bytes = 0.0;
+    let mut pending = vec![value];
+    while let Some(v) = pending.pop() {
+        if bytes > cap {
+            break;
+        }
+        match v {
+            Value::String(s) => bytes += s.len() as f64 + 2.0,
+            Value::Array(a) => {
+                bytes += 2.0;
+                pending.extend(a.iter());
+            }
+            Value::Set(s) => {
+                bytes += 2.0;
+                pending.extend(s.iter());
+            }
+            Value::Object(o) => {
+                bytes += 2.0;
+                for (k, v) in o.iter() {
+                    pending.push(k);
+                    pending.push(v);
+                }
+            }
+            _ => bytes += 1.0,
+        }
+    }
+    bytes
 }
 
-fn too_long(name: &str, bytes: f64) -> anyhow::Error {
-    refuse(
-        format!(
-            "{name} would build a string of {bytes:.0} bytes; hookwire caps one call at {MAX_GENERATED_BYTES} bytes (see \"Limits and divergences from OPA\" in docs/policies.md)"
-        ),
-        bytes,
-        MAX_GENERATED_BYTES,
-    )
+/// Refuses serializing `value` past [`MAX_ASSEMBLED_BYTES`].
+fn serialized_within(name: &str, value: &Value) -> Result<()> {
+    let cap = MAX_ASSEMBLED_BYTES as f64;
+    let bytes = serialized_at_least(value, cap);
+    if bytes > cap {
+        return Err(too_long_assembled(name));
+    }
+    Ok(())
+}
+
+fn json_marshal(span: &Span, params: &[Ref<Expr>], args: &[Value], strict: bool) -> Result<Value> {
+    const NAME: &str = "json.marshal";
+    if let [value] = args {
+        serialized_within(NAME, value)?;
+    }
+    original(NAME, span, params, args, strict)
+}
+
+fn json_marshal_with_options(
+    span: &Span,
+    params: &[Ref<Expr>],
+    args: &[Value],
+    strict: bool,
+) -> Result<Value> {
+    const NAME: &str = "json.marshal_with_options";
+    if let [value, _] = args {
+        serialized_within(NAME, value)?;
+    }
+    original(NAME, span, params, args, strict)
+}
+
+fn yaml_marshal(span: &Span, params: &[Ref<Expr>], args: &[Value], strict: bool) -> Result<Value> {
+    const NAME: &str = "yaml.marshal";
+    if let [value] = args {
+        serialized_within(NAME, value)?;
+    }
+    original(NAME, span, params, args, strict)
 }
 
 fn number(value: &Value) -> Option<f64> {

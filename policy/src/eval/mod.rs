@@ -22,14 +22,15 @@ use regorus::rvm::program::Program;
 
 use crate::error::Error;
 
+mod builtin;
 mod guard;
-mod original;
 mod pool;
 mod warm_patterns;
 
+pub(crate) use builtin::take_refusal;
+pub use builtin::{MAX_ASSEMBLED_BYTES, MAX_GENERATED_BYTES, MAX_GENERATED_ELEMENTS};
+pub(crate) use guard::guard_engine;
 use guard::guard_program;
-pub use guard::{MAX_GENERATED_BYTES, MAX_GENERATED_ELEMENTS};
-pub(crate) use guard::{guard_engine, take_refusal};
 pub(crate) use pool::Pool;
 pub use pool::{BoundStatus, MAX_WORKERS, QUEUE_CAPACITY};
 

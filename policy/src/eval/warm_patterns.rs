@@ -9,10 +9,12 @@
 //! next.
 //!
 //! They compute exactly what regorus' built-ins compute, compiled with
-//! the same options; a call they do not take on this path (an argument of
-//! another type, a non-integer count, a pattern that does not compile) is
-//! handed to regorus' own built-in, so every error and every undefined
-//! result stays its own. They are installed as the caps of `guard` are,
+//! the same options, except that, as the caps of `guard` do, they refuse a
+//! call that would build more than `MAX_GENERATED_ELEMENTS` matches or
+//! pieces (counted before they are built); a call they do not take on this
+//! path (an argument of another type, a non-integer count, a pattern that
+//! does not compile) is handed to regorus' own built-in, so every error
+//! and every undefined result stays its own. They are installed as the caps of `guard` are,
 //! on the VM program and on the interpreter alike.
 
 use std::cell::RefCell;
@@ -24,7 +26,7 @@ use regex::{Regex, RegexBuilder};
 use regorus::Value;
 use regorus::unstable::{BuiltinFcn, Expr, Ref, Span};
 
-use super::original::original;
+use super::builtin::{MAX_GENERATED_ELEMENTS, original, too_many};
 use crate::patterns::REGEX_SIZE_LIMIT;
 
 /// The most compiled patterns one thread keeps; past it the thread starts
@@ -92,15 +94,22 @@ fn within_budget() -> Result<()> {
     regorus::utils::limits::check_memory_limit_if_needed().map_err(anyhow::Error::new)
 }
 
-fn strings<'a>(items: impl Iterator<Item = &'a str>, n: usize) -> Result<Value> {
-    let items = items
-        .take(n)
-        .map(|s| {
-            within_budget()?;
-            Ok(Value::String(s.into()))
-        })
-        .collect::<Result<Vec<Value>>>()?;
-    Ok(Value::from(items))
+/// At most `n` of `items` as an array of strings; refused (the caps of
+/// `guard`) when that would be more than [`MAX_GENERATED_ELEMENTS`]
+/// elements, counted without building them.
+fn strings<'a>(name: &str, items: impl Iterator<Item = &'a str>, n: usize) -> Result<Value> {
+    let cap = MAX_GENERATED_ELEMENTS as usize;
+    let mut items = items.take(n);
+    let mut built = Vec::new();
+    for s in items.by_ref().take(cap) {
+        within_budget()?;
+        built.push(Value::String(s.into()));
+    }
+    let more = items.count();
+    if more > 0 {
+        return Err(too_many(name, (cap + more) as f64));
+    }
+    Ok(Value::from(built))
 }
 
 fn is_match(span: &Span, params: &[Ref<Expr>], args: &[Value], strict: bool) -> Result<Value> {
@@ -120,7 +129,7 @@ fn find_n(span: &Span, params: &[Ref<Expr>], args: &[Value], strict: bool) -> Re
         && let (Some(pattern), Some(value), Some(n)) = (text(pattern), text(value), count(n))
         && let Some(re) = compiled(pattern)
     {
-        return strings(re.find_iter(value).map(|m| m.as_str()), n);
+        return strings(NAME, re.find_iter(value).map(|m| m.as_str()), n);
     }
     original(NAME, span, params, args, strict)
 }
@@ -131,16 +140,18 @@ fn submatches_n(span: &Span, params: &[Ref<Expr>], args: &[Value], strict: bool)
         && let (Some(pattern), Some(value), Some(n)) = (text(pattern), text(value), count(n))
         && let Some(re) = compiled(pattern)
     {
-        let matches = re
-            .captures_iter(value)
-            .take(n)
-            .map(|captures| {
-                let groups = captures.iter().map(|g| g.map_or("", |g| g.as_str()));
-                let groups = strings(groups, usize::MAX)?;
-                within_budget()?;
-                Ok(groups)
-            })
-            .collect::<Result<Vec<Value>>>()?;
+        let cap = MAX_GENERATED_ELEMENTS as usize;
+        let mut all = re.captures_iter(value).take(n);
+        let mut matches = Vec::new();
+        for captures in all.by_ref().take(cap) {
+            let groups = captures.iter().map(|g| g.map_or("", |g| g.as_str()));
+            matches.push(strings(NAME, groups, usize::MAX)?);
+            within_budget()?;
+        }
+        let more = all.count();
+        if more > 0 {
+            return Err(too_many(NAME, (cap + more) as f64));
+        }
         return Ok(Value::from(matches));
     }
     original(NAME, span, params, args, strict)
@@ -164,7 +175,7 @@ fn split(span: &Span, params: &[Ref<Expr>], args: &[Value], strict: bool) -> Res
         && let (Some(pattern), Some(value)) = (text(pattern), text(value))
         && let Some(re) = compiled(pattern)
     {
-        return strings(re.split(value), usize::MAX);
+        return strings(NAME, re.split(value), usize::MAX);
     }
     original(NAME, span, params, args, strict)
 }
