@@ -91,6 +91,12 @@ pub(crate) struct McpArgs {
     /// (`agent_shutdown`).
     #[arg(long, default_value_t = 3600, value_name = "SECONDS")]
     idle_timeout_s: u64,
+    /// A stateless (2026-07-28) `tools/call` still waiting for its verdict
+    /// (an approval) or its result after this long is answered
+    /// `input_required` with a `requestState` the client sends back to
+    /// collect it: no connection is held while an approver decides.
+    #[arg(long, default_value_t = 5_000, value_name = "MS")]
+    input_required_after_ms: u64,
     /// The most HTTP sessions open at once.
     #[arg(long, default_value_t = 256, value_name = "N")]
     max_sessions: usize,
@@ -169,6 +175,7 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
     let config = Arc::new(McpConfig {
         call_timeout: Duration::from_millis(args.call_timeout_ms.max(1)),
         idle_timeout: Duration::from_secs(args.idle_timeout_s.max(1)),
+        input_required_after: Duration::from_millis(args.input_required_after_ms.max(1)),
         max_sessions: args.max_sessions.max(1),
         max_in_flight: args.max_in_flight.max(1),
         max_message_bytes: args.max_message_bytes.max(1024),

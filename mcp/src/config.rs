@@ -19,6 +19,9 @@ pub struct McpConfig {
     pub call_timeout: Duration,
     /// An HTTP session with no request for this long is ended.
     pub idle_timeout: Duration,
+    /// How long a stateless (2026-07-28) `tools/call` is held before it is
+    /// answered `input_required` and parked for the client to collect.
+    pub input_required_after: Duration,
     /// The most HTTP sessions open at once.
     pub max_sessions: usize,
     /// The most requests of the client in flight per session.
@@ -43,6 +46,7 @@ impl Default for McpConfig {
         Self {
             call_timeout: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(3600),
+            input_required_after: Duration::from_secs(5),
             max_sessions: 256,
             max_in_flight: 64,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,

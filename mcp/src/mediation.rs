@@ -9,11 +9,23 @@
 
 use std::collections::BTreeSet;
 
-/// The protocol revisions the proxy mediates, newest first: those with
-/// the `initialize` handshake, whose every method and member the table
-/// classifies. The stateless revision 2026-07-28 is not among them
-/// (docs/mcp.md, "Protocol versions").
-pub const PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// The revisions with the `initialize` handshake the proxy mediates,
+/// newest first.
+pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The stateless revisions (no handshake: the version in every
+/// request's `_meta`) the proxy mediates, newest first.
+pub const STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
+
+/// Every revision the proxy mediates, whose every method and member the
+/// table classifies (docs/mcp.md, "Protocol versions").
+pub const PROTOCOL_VERSIONS: [&str; 5] = [
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
 
 /// Who receives the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -114,6 +126,22 @@ const ELICITATION: Class = Class::Refused(
 const SAMPLING: Class = Class::Refused(
     "sampling is a model call outside any governed turn: the proxy removes the capability",
 );
+const RESULT_TYPE: Class = Class::Inert("the result's kind (2026-07-28)");
+const CACHE_HINT: Class = Class::Inert("a caching hint (2026-07-28)");
+const INPUT_RESPONSES: Class = Class::Refused(
+    "answers to a server's input requests, which the proxy never relays (it offers no input capability): not forwarded",
+);
+const INPUT_REQUESTS: Class = Class::Refused(
+    "a server's input requests (sampling, elicitation, roots), never relayed: the request is answered with an error instead",
+);
+const REQUEST_STATE_IN: Class = Class::Refused(
+    "never forwarded: it names a call the proxy parked (input_required) and resumes, bound to its caller and its arguments",
+);
+const REQUEST_STATE_OUT: Class =
+    Class::Refused("an upstream's multi-round-trip state, refused with its inputRequests");
+const STREAM: Class = Class::Refused(
+    "a server-initiated notification stream, which the proxy does not open (as GET /mcp is 405)",
+);
 
 use Class::{Governed, Inert};
 use Direction::{ToClient, ToServer};
@@ -125,7 +153,7 @@ macro_rules! rows {
     };
 }
 
-/// The table, for the revisions 2024-11-05 to 2025-11-25.
+/// The table, for the revisions 2024-11-05 to 2026-07-28.
 pub const TABLE: &[Row] = rows![
     // The handshake.
     ToServer Request "initialize" "" => Governed("agent_startup once the upstream answered (its tool names as tools_registered)");
@@ -146,6 +174,25 @@ pub const TABLE: &[Row] = rows![
     ToClient Request "ping" "" => Governed("answered by the proxy, never relayed");
     ToClient Request "ping" "params._meta" => META;
     ToClient Request "ping" "result._meta" => META;
+    // The stateless revision (2026-07-28): no handshake; the version and
+    // the client's capabilities travel in every request's `_meta`.
+    ToServer Request "server/discover" "" => Governed("answered by the proxy from the upstream's discover, which it asks at the session's start");
+    ToServer Request "server/discover" "params._meta" => META;
+    ToServer Request "server/discover" "result.supportedVersions" => Governed("only the stateless versions both the proxy and the upstream speak, then the handshake's");
+    ToServer Request "server/discover" "result.capabilities" => Governed("tasks, extensions and subscriptions removed");
+    ToServer Request "server/discover" "result.instructions" => DECLARED;
+    ToServer Request "server/discover" "result.resultType" => RESULT_TYPE;
+    ToServer Request "server/discover" "result.ttlMs" => CACHE_HINT;
+    ToServer Request "server/discover" "result.cacheScope" => CACHE_HINT;
+    ToServer Request "server/discover" "result._meta" => META;
+    ToServer Request "subscriptions/listen" "" => STREAM;
+    ToServer Request "subscriptions/listen" "params.notifications" => STREAM;
+    ToServer Request "subscriptions/listen" "params._meta" => STREAM;
+    ToServer Request "subscriptions/listen" "result.resultType" => STREAM;
+    ToServer Request "subscriptions/listen" "result._meta" => STREAM;
+    ToClient Notification "notifications/subscriptions/acknowledged" "" => STREAM;
+    ToClient Notification "notifications/subscriptions/acknowledged" "params.notifications" => STREAM;
+    ToClient Notification "notifications/subscriptions/acknowledged" "params._meta" => STREAM;
     // Tools.
     ToServer Request "tools/list" "" => Inert("the server's declaration; hidden tools removed");
     ToServer Request "tools/list" "params.cursor" => CURSOR;
@@ -153,6 +200,9 @@ pub const TABLE: &[Row] = rows![
     ToServer Request "tools/list" "result.tools" => Governed("hidden tools removed; the names are agent_startup's tools_registered");
     ToServer Request "tools/list" "result.nextCursor" => CURSOR;
     ToServer Request "tools/list" "result._meta" => META;
+    ToServer Request "tools/list" "result.resultType" => RESULT_TYPE;
+    ToServer Request "tools/list" "result.ttlMs" => CACHE_HINT;
+    ToServer Request "tools/list" "result.cacheScope" => CACHE_HINT;
     ToServer Request "tools/call" "" => Governed("pre_tool_call, then post_tool_call (a notification without id is refused)");
     ToServer Request "tools/call" "params.name" => Governed("pre_tool_call tool_call.name");
     ToServer Request "tools/call" "params.arguments" => Governed("pre_tool_call target tool_call.args");
@@ -165,6 +215,11 @@ pub const TABLE: &[Row] = rows![
     ToServer Request "tools/call" "error.message" => Governed("post_tool_call target tool_result.value (first text block)");
     ToServer Request "tools/call" "error.data" => Governed("post_tool_call target tool_result.value (second text block, JSON)");
     ToServer Request "tools/call" "error.code" => Governed("post_tool_call extensions.mcp.jsonrpc_error.code");
+    ToServer Request "tools/call" "params.requestState" => REQUEST_STATE_IN;
+    ToServer Request "tools/call" "params.inputResponses" => INPUT_RESPONSES;
+    ToServer Request "tools/call" "result.resultType" => Governed("complete is relayed; an upstream's input_required is answered as a tool error (no result exists); the proxy's own input_required parks a call still waiting for its verdict");
+    ToServer Request "tools/call" "result.inputRequests" => INPUT_REQUESTS;
+    ToServer Request "tools/call" "result.requestState" => REQUEST_STATE_OUT;
     ToClient Notification "notifications/tools/list_changed" "" => Inert("a signal, no content");
     ToClient Notification "notifications/tools/list_changed" "params._meta" => META;
     // Resources and prompts: listings are declarations, contents are
@@ -175,17 +230,30 @@ pub const TABLE: &[Row] = rows![
     ToServer Request "resources/list" "result.resources" => DECLARED;
     ToServer Request "resources/list" "result.nextCursor" => CURSOR;
     ToServer Request "resources/list" "result._meta" => META;
+    ToServer Request "resources/list" "result.resultType" => RESULT_TYPE;
+    ToServer Request "resources/list" "result.ttlMs" => CACHE_HINT;
+    ToServer Request "resources/list" "result.cacheScope" => CACHE_HINT;
     ToServer Request "resources/templates/list" "" => DECLARED;
     ToServer Request "resources/templates/list" "params.cursor" => CURSOR;
     ToServer Request "resources/templates/list" "params._meta" => META;
     ToServer Request "resources/templates/list" "result.resourceTemplates" => DECLARED;
     ToServer Request "resources/templates/list" "result.nextCursor" => CURSOR;
     ToServer Request "resources/templates/list" "result._meta" => META;
+    ToServer Request "resources/templates/list" "result.resultType" => RESULT_TYPE;
+    ToServer Request "resources/templates/list" "result.ttlMs" => CACHE_HINT;
+    ToServer Request "resources/templates/list" "result.cacheScope" => CACHE_HINT;
     ToServer Request "resources/read" "" => MODEL_CONTENT;
     ToServer Request "resources/read" "params.uri" => MODEL_CONTENT;
     ToServer Request "resources/read" "params._meta" => META;
     ToServer Request "resources/read" "result.contents" => MODEL_CONTENT;
+    ToServer Request "resources/read" "result.ttlMs" => MODEL_CONTENT;
+    ToServer Request "resources/read" "result.cacheScope" => MODEL_CONTENT;
     ToServer Request "resources/read" "result._meta" => META;
+    ToServer Request "resources/read" "params.requestState" => MODEL_CONTENT;
+    ToServer Request "resources/read" "params.inputResponses" => MODEL_CONTENT;
+    ToServer Request "resources/read" "result.resultType" => MODEL_CONTENT;
+    ToServer Request "resources/read" "result.inputRequests" => MODEL_CONTENT;
+    ToServer Request "resources/read" "result.requestState" => MODEL_CONTENT;
     ToServer Request "resources/subscribe" "" => Inert("asks for update signals, no content");
     ToServer Request "resources/subscribe" "params.uri" => Inert("a resource name");
     ToServer Request "resources/subscribe" "params._meta" => META;
@@ -205,6 +273,9 @@ pub const TABLE: &[Row] = rows![
     ToServer Request "prompts/list" "result.prompts" => DECLARED;
     ToServer Request "prompts/list" "result.nextCursor" => CURSOR;
     ToServer Request "prompts/list" "result._meta" => META;
+    ToServer Request "prompts/list" "result.resultType" => RESULT_TYPE;
+    ToServer Request "prompts/list" "result.ttlMs" => CACHE_HINT;
+    ToServer Request "prompts/list" "result.cacheScope" => CACHE_HINT;
     ToServer Request "prompts/get" "" => MODEL_CONTENT;
     ToServer Request "prompts/get" "params.name" => MODEL_CONTENT;
     ToServer Request "prompts/get" "params.arguments" => MODEL_CONTENT;
@@ -212,6 +283,11 @@ pub const TABLE: &[Row] = rows![
     ToServer Request "prompts/get" "result.description" => MODEL_CONTENT;
     ToServer Request "prompts/get" "result.messages" => MODEL_CONTENT;
     ToServer Request "prompts/get" "result._meta" => META;
+    ToServer Request "prompts/get" "params.requestState" => MODEL_CONTENT;
+    ToServer Request "prompts/get" "params.inputResponses" => MODEL_CONTENT;
+    ToServer Request "prompts/get" "result.resultType" => MODEL_CONTENT;
+    ToServer Request "prompts/get" "result.inputRequests" => MODEL_CONTENT;
+    ToServer Request "prompts/get" "result.requestState" => MODEL_CONTENT;
     ToClient Notification "notifications/prompts/list_changed" "" => Inert("a signal, no content");
     ToClient Notification "notifications/prompts/list_changed" "params._meta" => META;
     // Utilities.
@@ -222,6 +298,7 @@ pub const TABLE: &[Row] = rows![
     ToServer Request "completion/complete" "params._meta" => META;
     ToServer Request "completion/complete" "result.completion" => Inert("suggestions shown to the user");
     ToServer Request "completion/complete" "result._meta" => META;
+    ToServer Request "completion/complete" "result.resultType" => RESULT_TYPE;
     ToServer Request "logging/setLevel" "" => Inert("sets the server's log level");
     ToServer Request "logging/setLevel" "params.level" => Inert("a level name");
     ToServer Request "logging/setLevel" "params._meta" => META;
@@ -453,7 +530,15 @@ mod tests {
         }
         assert_eq!(
             members(ToServer, Request, "tools/call", "result"),
-            ["content", "isError", "structuredContent", "_meta"]
+            [
+                "content",
+                "isError",
+                "structuredContent",
+                "_meta",
+                "resultType",
+                "inputRequests",
+                "requestState"
+            ]
         );
     }
 }

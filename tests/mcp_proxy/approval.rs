@@ -19,7 +19,10 @@ use super::{
 
 /// Decides the requests reaching `queue`, in arrival order, with
 /// `decisions` (true: approve); returns the requests' amounts.
-fn approver(queue: ApprovalQueue, decisions: Vec<bool>) -> tokio::task::JoinHandle<Vec<u64>> {
+pub(crate) fn approver(
+    queue: ApprovalQueue,
+    decisions: Vec<bool>,
+) -> tokio::task::JoinHandle<Vec<u64>> {
     tokio::spawn(async move {
         let mut sub = queue.subscribe();
         let mut backlog: VecDeque<_> = std::mem::take(&mut sub.pending).into();

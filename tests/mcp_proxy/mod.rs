@@ -22,6 +22,7 @@ mod malformed;
 mod mediation;
 mod proxy;
 mod schema;
+mod stateless;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

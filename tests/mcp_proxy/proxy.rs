@@ -250,6 +250,11 @@ pub(crate) struct Listening {
 }
 
 impl Listening {
+    /// The proxy's `/mcp` URL.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
     /// What the proxy has logged on stderr so far.
     pub(crate) fn log(&self) -> String {
         self.log.lock().unwrap().clone()

@@ -14,7 +14,9 @@ use std::collections::BTreeSet;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ListToolsResult};
 use serde_json::{Map, Value, json};
 
-use crate::mediation::{self, Class, Direction, Kind, Mediation, PROTOCOL_VERSIONS};
+use crate::mediation::{self, Class, Direction, HANDSHAKE_VERSIONS, Kind, Mediation};
+
+pub mod stateless;
 
 /// The most `tools/list` pages read from the upstream at startup.
 pub const MAX_TOOL_PAGES: usize = 64;
@@ -70,7 +72,7 @@ pub fn forwarded_call(params: &Value, arguments: &Value) -> Value {
         })
         .unwrap_or_default();
     p.insert("arguments".into(), arguments.clone());
-    Value::Object(p)
+    stateless::forwarded_meta(Value::Object(p))
 }
 
 /// The members of a client request's `part` the table does not refuse.
@@ -371,22 +373,6 @@ pub fn bounded_name(method: &str) -> &str {
     &method[..end]
 }
 
-/// The `_meta` key of a stateless (2026-07-28) request's protocol version.
-pub const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
-
-/// The 2026-07-28 code of the unsupported-version error.
-pub const UNSUPPORTED_VERSION: i64 = -32022;
-
-/// The data of an unsupported-version error: what the proxy speaks and
-/// what was asked (bounded: a version is a short name).
-fn unsupported_data(requested: &Value) -> Value {
-    let requested = match requested {
-        Value::String(v) => Value::String(bounded_name(v).to_owned()),
-        _ => Value::Null,
-    };
-    json!({"supported": PROTOCOL_VERSIONS, "requested": requested})
-}
-
 /// Checks an `initialize`'s `protocolVersion`: `Err` is the error object
 /// answering a version the proxy does not mediate (MCP's lifecycle error,
 /// `-32602` "Unsupported protocol version", listing the supported ones),
@@ -394,11 +380,11 @@ fn unsupported_data(requested: &Value) -> Value {
 pub fn negotiate(params: &Value) -> Result<&str, Value> {
     let requested = params.get("protocolVersion").unwrap_or(&Value::Null);
     match requested.as_str() {
-        Some(v) if PROTOCOL_VERSIONS.contains(&v) => Ok(v),
+        Some(v) if HANDSHAKE_VERSIONS.contains(&v) => Ok(v),
         _ => Err(json!({
             "code": crate::jsonrpc::INVALID_PARAMS,
             "message": "Unsupported protocol version",
-            "data": unsupported_data(requested),
+            "data": stateless::unsupported_data(&HANDSHAKE_VERSIONS, requested),
         })),
     }
 }
@@ -407,42 +393,14 @@ pub fn negotiate(params: &Value) -> Result<&str, Value> {
 /// proxy does not mediate, which ends the session.
 pub fn negotiated(result: &Value) -> Result<(), String> {
     match result.get("protocolVersion").and_then(Value::as_str) {
-        Some(v) if PROTOCOL_VERSIONS.contains(&v) => Ok(()),
+        Some(v) if HANDSHAKE_VERSIONS.contains(&v) => Ok(()),
         Some(v) => Err(format!(
             "the upstream answered initialize with protocol version {:?}, which hookwire mcp does not mediate (it speaks {})",
             bounded_name(v),
-            PROTOCOL_VERSIONS.join(", ")
+            HANDSHAKE_VERSIONS.join(", ")
         )),
         None => Err("the upstream's initialize result names no protocol version".into()),
     }
-}
-
-/// The protocol version a stateless (2026-07-28) request declares, if it
-/// is one: `server/discover`, or any request carrying the version in its
-/// `_meta`.
-pub fn stateless_version<'a>(method: &str, params: &'a Value) -> Option<&'a Value> {
-    let declared = params
-        .get("_meta")
-        .and_then(|m| m.get(PROTOCOL_VERSION_META));
-    match declared {
-        Some(v) => Some(v),
-        None if method == "server/discover" => Some(&NO_VERSION),
-        None => None,
-    }
-}
-
-static NO_VERSION: Value = Value::Null;
-
-/// The answer to a stateless request: the revision's unsupported-version
-/// error listing the versions the proxy speaks, so that a dual-era client
-/// falls back to `initialize` and a 2026-07-28-only client says why it
-/// cannot connect.
-pub fn unsupported_version(requested: &Value) -> Value {
-    json!({
-        "code": UNSUPPORTED_VERSION,
-        "message": "Unsupported protocol version",
-        "data": unsupported_data(requested),
-    })
 }
 
 /// The request id a `notifications/cancelled` names.

@@ -381,7 +381,7 @@ fn only_mediated_versions_are_negotiated() {
         let e = negotiate(&bad).unwrap_err();
         assert_eq!(e["code"], -32602, "{bad}");
         assert_eq!(e["message"], "Unsupported protocol version");
-        assert_eq!(e["data"]["supported"], json!(PROTOCOL_VERSIONS));
+        assert_eq!(e["data"]["supported"], json!(HANDSHAKE_VERSIONS));
     }
     let long = "9".repeat(1000);
     let e = negotiate(&json!({"protocolVersion": long})).unwrap_err();
@@ -392,21 +392,4 @@ fn only_mediated_versions_are_negotiated() {
     assert!(negotiated(&json!({"protocolVersion": "2025-06-18"})).is_ok());
     assert!(negotiated(&json!({"protocolVersion": "2099-01-01"})).is_err());
     assert!(negotiated(&json!({})).is_err());
-}
-
-#[test]
-fn stateless_requests_are_told_from_handshake_ones() {
-    let meta = json!({"_meta": {PROTOCOL_VERSION_META: "2026-07-28"}});
-    assert_eq!(
-        stateless_version("tools/list", &meta),
-        Some(&json!("2026-07-28"))
-    );
-    assert_eq!(
-        stateless_version("server/discover", &json!({})),
-        Some(&Value::Null)
-    );
-    assert_eq!(stateless_version("tools/list", &json!({})), None);
-    let e = unsupported_version(&json!("2026-07-28"));
-    assert_eq!(e["code"], UNSUPPORTED_VERSION);
-    assert_eq!(e["data"]["requested"], "2026-07-28");
 }

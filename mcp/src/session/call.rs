@@ -194,6 +194,10 @@ impl McpSession {
         }
         tokio::select! {
             answer = pending.answer() => match answer {
+                Ok(Ok(result)) if core::stateless::incomplete_kind(&result).is_some() => {
+                    let kind = core::stateless::incomplete_kind(&result).unwrap_or_default();
+                    Upstream::Failed(core::stateless::input_refused_text(kind))
+                }
                 Ok(Ok(result)) => match core::call_result(&result) {
                     Ok(r) => Upstream::Result(r),
                     Err(e) => Upstream::Failed(format!("hookwire: the upstream failed: {e}")),

@@ -11,7 +11,9 @@
 
 mod call;
 mod inbound;
+mod park;
 mod start;
+mod stateless;
 
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
@@ -19,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use hookwire_client::{Host, Session, ShutdownReason};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::McpConfig;
@@ -49,6 +51,8 @@ struct State {
     /// Server requests relayed to the client: the proxy's id → the
     /// upstream's.
     relayed: HashMap<i64, Id>,
+    /// Stateless calls answered `input_required`, by their state.
+    parked: HashMap<String, park::Parked>,
 }
 
 /// One MCP session.
@@ -61,6 +65,8 @@ pub struct McpSession {
     /// (stdio); `None` over HTTP.
     to_client: Option<Notifier>,
     state: Mutex<State>,
+    /// The stateless start, once a request with the envelope came.
+    stateless: tokio::sync::OnceCell<Result<stateless::Started, Value>>,
     tools: Mutex<BTreeSet<String>>,
     next_down: AtomicI64,
     ended: AtomicBool,
@@ -96,6 +102,7 @@ impl McpSession {
             config,
             to_client,
             state: Mutex::default(),
+            stateless: tokio::sync::OnceCell::new(),
             tools: Mutex::default(),
             next_down: AtomicI64::new(1),
             ended: AtomicBool::new(false),
@@ -217,8 +224,9 @@ impl McpSession {
             return refuse(jsonrpc::UPSTREAM_FAILED, "the session has ended".into());
         }
         let mut st = self.state();
+        let stateless = core::stateless::stateless_version(method, params).is_some();
         if method == "initialize" {
-            if st.initialized {
+            if st.initialized || self.is_stateless_started() {
                 return refuse(
                     jsonrpc::INVALID_REQUEST,
                     "the session is already initialized".into(),
@@ -226,14 +234,15 @@ impl McpSession {
             }
             return Ok(None);
         }
-        if !st.initialized && method != "ping" {
+        // A stateless (2026-07-28) request starts the session itself.
+        if !st.initialized && !stateless && method != "ping" {
             drop(st);
             self.count("request", "refused");
-            // A stateless (2026-07-28) request: the revision's own error,
-            // listing the versions the proxy speaks.
-            if let Some(requested) = core::stateless_version(method, params) {
-                return Err(json!({"jsonrpc": "2.0", "id": id.to_value(),
-                                  "error": core::unsupported_version(requested)}));
+            if self.is_stateless_started() {
+                return refuse(
+                    jsonrpc::INVALID_REQUEST,
+                    "this session speaks 2026-07-28: every request carries io.modelcontextprotocol/protocolVersion in its _meta".into(),
+                );
             }
             return refuse(
                 jsonrpc::INVALID_REQUEST,
@@ -291,6 +300,14 @@ impl McpSession {
             // `initialize`, admitted without an in-flight entry.
             return Some(self.initialize(&id, &params).await);
         };
+        if core::stateless::stateless_version(method, &params).is_some() {
+            if let stateless::Gate::Answer(a) = self.stateless_gate(&id, method, &params).await {
+                return Some(a);
+            }
+            if method == "tools/call" {
+                return self.parked_call(&id, params).await;
+            }
+        }
         match method {
             "tools/call" => self.tools_call(&id, params, cancel).await,
             "tools/list" => self.relay(&id, method, params, cancel).await.map(|a| {
@@ -334,6 +351,7 @@ impl McpSession {
         params: Value,
         mut cancel: watch::Receiver<bool>,
     ) -> Option<Value> {
+        let params = core::stateless::forwarded_meta(params);
         let pending = match self.link.start(method, params).await {
             Ok(p) => p,
             Err(f) => return Some(jsonrpc::error_response(Some(id), f.code(), f.to_string())),
@@ -445,6 +463,9 @@ impl McpSession {
         }
         if let Some(m) = &self.config.metrics {
             m.sessions(-1);
+        }
+        for p in self.state().parked.values() {
+            p.cancel();
         }
         // Requests in flight are not cancelled: their emissions finish
         // (the shutdown waits for them) and their upstream calls fail as

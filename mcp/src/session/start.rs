@@ -51,7 +51,7 @@ impl McpSession {
                     params: Value::Null,
                 })
                 .await?;
-            self.list_tools().await
+            self.list_tools(None).await
         };
         let tools = match started.await {
             Ok(tools) => tools,
@@ -86,15 +86,22 @@ impl McpSession {
         }
     }
 
-    /// Every page of the upstream's `tools/list`, bounded.
-    async fn list_tools(&self) -> Result<BTreeSet<String>, Failure> {
+    /// Every page of the upstream's `tools/list`, bounded; with the
+    /// stateless envelope of `stateless` when it names a version.
+    pub(super) async fn list_tools(
+        &self,
+        stateless: Option<&str>,
+    ) -> Result<BTreeSet<String>, Failure> {
         let mut names = BTreeSet::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_TOOL_PAGES {
-            let params = match &cursor {
+            let mut params = match &cursor {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
+            if let Some(v) = stateless {
+                params["_meta"] = core::stateless::own_meta(v);
+            }
             let result = match self.link.request("tools/list", params).await? {
                 Ok(r) => r,
                 Err(e) => {

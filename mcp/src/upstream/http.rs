@@ -179,13 +179,26 @@ impl Exchange {
         if let Some(s) = session {
             req = req.header("mcp-session-id", s);
         }
-        let version = self
-            .version
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if let Some(v) = version {
-            req = req.header("mcp-protocol-version", v);
+        // A stateless (2026-07-28) request's routing headers, made from
+        // the body as sent; a handshake session's negotiated version.
+        let routing = match message {
+            Message::Request { method, params, .. } => {
+                crate::core::stateless::upstream_headers(method, params)
+            }
+            _ => Vec::new(),
+        };
+        if routing.is_empty() {
+            let version = self
+                .version
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            if let Some(v) = version {
+                req = req.header("mcp-protocol-version", v);
+            }
+        }
+        for (name, value) in routing {
+            req = req.header(name, value);
         }
         let req = req
             .body(Full::new(Bytes::from(message.encode())))

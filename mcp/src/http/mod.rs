@@ -9,10 +9,8 @@
 //! ends a session, `GET` is 405: the proxy opens no server-initiated
 //! stream (docs/mcp.md says what that leaves out).
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
@@ -20,118 +18,20 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use hookwire_client::{Host, ShutdownReason};
+use hookwire_client::ShutdownReason;
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+mod proxy;
+mod stateless;
+
+pub use proxy::HttpProxy;
+use proxy::{Entry, SESSION_HEADER, count, json_response, refusal};
+
 use crate::Error;
-use crate::config::McpConfig;
-use crate::core;
 use crate::jsonrpc::{self, Message};
 use crate::session::McpSession;
-use crate::upstream::{HttpClient, UpstreamSpec};
-use hookwire_edge::clients::WatchedClients;
-
-/// The session id header.
-const SESSION_HEADER: &str = "mcp-session-id";
-
-struct Entry {
-    owner: String,
-    session: Arc<McpSession>,
-    last: Instant,
-}
-
-/// The shared state of the HTTP downstream.
-pub struct HttpProxy {
-    host: Host,
-    spec: UpstreamSpec,
-    client: HttpClient,
-    config: Arc<McpConfig>,
-    clients: WatchedClients,
-    table: Mutex<HashMap<String, Entry>>,
-    /// Places booked by `initialize`s still starting; changed under the
-    /// table's lock only, so that the bound holds across both.
-    booked: AtomicUsize,
-}
-
-/// A place in the session table booked for a session still starting,
-/// given back when dropped (the session then is in the table, or never
-/// will be).
-struct Booking<'a>(&'a AtomicUsize);
-
-impl Drop for Booking<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-impl HttpProxy {
-    /// A proxy for `spec` governed by `host`, open to `clients`.
-    pub fn new(
-        host: Host,
-        spec: UpstreamSpec,
-        config: Arc<McpConfig>,
-        clients: impl Into<WatchedClients>,
-    ) -> Arc<Self> {
-        Arc::new(Self {
-            host,
-            spec,
-            client: HttpClient::new(&config.upstream_tls),
-            config,
-            clients: clients.into(),
-            table: Mutex::default(),
-            booked: AtomicUsize::new(0),
-        })
-    }
-
-    fn table(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
-        self.table.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// How many sessions are open.
-    pub fn open_sessions(&self) -> usize {
-        self.table().len()
-    }
-
-    /// Books a place for one more session, if the bound leaves one.
-    fn book(&self) -> Option<Booking<'_>> {
-        let t = self.table();
-        if t.len() + self.booked.load(Ordering::Acquire) >= self.config.max_sessions {
-            return None;
-        }
-        self.booked.fetch_add(1, Ordering::AcqRel);
-        Some(Booking(&self.booked))
-    }
-
-    /// Ends every session idle past the timeout (or already ended).
-    pub async fn reap_idle(&self) {
-        let idle = self.config.idle_timeout;
-        let gone: Vec<Arc<McpSession>> = {
-            let mut t = self.table();
-            let keys: Vec<String> = t
-                .iter()
-                .filter(|(_, e)| e.session.is_ended() || e.last.elapsed() >= idle)
-                .map(|(k, _)| k.clone())
-                .collect();
-            keys.iter()
-                .filter_map(|k| t.remove(k))
-                .map(|e| e.session)
-                .collect()
-        };
-        for s in gone {
-            s.end(ShutdownReason::Completed).await;
-        }
-    }
-
-    /// Ends every session (the proxy is stopping).
-    pub async fn shutdown_all(&self) {
-        let all: Vec<Arc<McpSession>> = self.table().drain().map(|(_, e)| e.session).collect();
-        for s in all {
-            s.end(ShutdownReason::Cancelled).await;
-        }
-    }
-}
 
 /// Serves `/mcp` on `listener` until `stop`, then ends every session.
 pub async fn serve_http(
@@ -160,30 +60,6 @@ pub async fn serve_http(
     reaper.abort();
     proxy.shutdown_all().await;
     served
-}
-
-/// A JSON-RPC error answer with an HTTP status.
-fn refusal(status: StatusCode, code: i64, message: &str) -> Response {
-    let body = jsonrpc::error_response(None, code, message).to_string();
-    let mut r = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
-    if status == StatusCode::UNAUTHORIZED {
-        r.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    }
-    r
-}
-
-fn json_response(v: &Value, session: Option<&str>) -> Response {
-    let mut r = (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json")],
-        hookwire::json::encode(v),
-    )
-        .into_response();
-    if let Some(id) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
-        r.headers_mut().insert(SESSION_HEADER, id);
-    }
-    r
 }
 
 /// Refuses a request from a browser origin the proxy does not accept.
@@ -323,18 +199,10 @@ async fn post_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap, body:
     if matches!(&message, Message::Request { method, .. } if method == "initialize") {
         return initialize(&proxy, client, message).await;
     }
-    // A stateless (2026-07-28) request carries no session: the revision's
-    // unsupported-version error, listing the versions the proxy speaks,
-    // which a dual-era client reads as "initialize instead".
-    if let Message::Request { id, method, params } = &message
-        && headers.get(SESSION_HEADER).is_none()
-        && let Some(requested) = core::stateless_version(method, params)
-    {
-        let error = core::unsupported_version(requested);
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "error": error});
-        let mut r = json_response(&body, None);
-        *r.status_mut() = StatusCode::BAD_REQUEST;
-        return r;
+    // A stateless (2026-07-28) message carries no session: its client's
+    // credential (and conversation) names one.
+    if headers.get(SESSION_HEADER).is_none() && stateless::is_stateless(&headers, &message) {
+        return stateless::post(&proxy, client, &headers, message).await;
     }
     let (key, session) = match owned_session(&proxy, &headers, &client) {
         Ok(s) => s,
@@ -404,7 +272,7 @@ async fn initialize(proxy: &Arc<HttpProxy>, client: String, message: Message) ->
     // A version the proxy does not mediate is answered before anything
     // starts.
     if let Message::Request { id, params, .. } = &message
-        && let Err(error) = core::negotiate(params)
+        && let Err(error) = crate::core::negotiate(params)
     {
         let body = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "error": error});
         return json_response(&body, None);
@@ -506,10 +374,4 @@ async fn get_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap) -> Res
     r.headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
     r
-}
-
-fn count(proxy: &HttpProxy, outcome: &'static str) {
-    if let Some(m) = &proxy.config.metrics {
-        m.message("client", "unknown", outcome);
-    }
 }
