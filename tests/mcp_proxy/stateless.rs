@@ -6,7 +6,9 @@
 //! governed alike; a call waiting for an approver is parked and answered
 //! `input_required` until it is decided, and its `requestState` is bound
 //! to its caller and its arguments; what no SDK sends (headers that
-//! disagree with the body, an unknown version) is refused.
+//! disagree with the body, an unknown version) is refused. The official
+//! TypeScript SDK's client (handshake only) is governed alike on both
+//! transports.
 
 use std::ffi::OsString;
 use std::process::Stdio;
@@ -19,7 +21,7 @@ use super::approval::approver;
 use super::proxy::{HttpUpstream, token};
 use super::{
     Proxy, SECRET, Upstream, WAIT, assert_records_match, call, fixtures, point_of, python,
-    records_after_shutdown, upstream_calls,
+    records_after_shutdown, ts_upstream, upstream_calls,
 };
 
 const MODES: &str = "legacy,auto,2026-07-28";
@@ -165,6 +167,60 @@ async fn every_connect_mode_over_http_is_governed_and_one_credential_is_one_sess
         !listening.log().contains(token("alice")),
         "no token in the log"
     );
+}
+
+/// Runs tests/fixtures/mcp/ts/client.mjs (the TypeScript SDK's client)
+/// with `args`: its one line.
+async fn ts_client(scenario: &Value, args: Vec<OsString>) -> Value {
+    let out = tokio::time::timeout(
+        WAIT * 2,
+        tokio::process::Command::new("node")
+            .arg(ts_upstream().with_file_name("client.mjs"))
+            .args(
+                ["--scenario".into(), scenario.to_string().into()]
+                    .iter()
+                    .chain(&args),
+            )
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("client.mjs finishes")
+    .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|_| panic!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// The TypeScript client's line of the governed scenario.
+fn assert_ts_governed(line: &Value) {
+    assert!(line.get("fatal").is_none(), "{line}");
+    assert_governed(line, "2025-11-25");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdks_client_is_governed_over_stdio_and_http() {
+    let scenario = governed();
+    let proxy = Proxy::new().await;
+    let mut args: Vec<OsString> = vec!["--".into()];
+    args.extend(proxy.command(&[], &Upstream::Python));
+    assert_ts_governed(&ts_client(&scenario, args).await);
+    let upstream = HttpUpstream::start(&proxy.calls).await;
+    let listening = proxy.listen(&upstream.upstream()).await;
+    let args: Vec<OsString> = vec![
+        "--url".into(),
+        listening.url().into(),
+        "--token".into(),
+        token("alice").into(),
+    ];
+    assert_ts_governed(&ts_client(&scenario, args).await);
+    let once = [
+        ("echo".to_owned(), json!({"text": "write to [email]"})),
+        ("read_config".to_owned(), json!({})),
+        ("leak_error".to_owned(), json!({})),
+    ];
+    assert_eq!(upstream_calls(&proxy.calls), [once.clone(), once].concat());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
