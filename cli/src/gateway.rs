@@ -5,7 +5,8 @@
 //! points through the host the declaration builds. With `--metrics-addr`,
 //! the host's and the gateway's series at `/metrics`; with
 //! `RUST_LOG=hookwire_gateway=info`, an access line per request on stderr.
-//! See `docs/gateway.md`.
+//! With `--hooks-token-file`, the coding agents' hook routes beside the
+//! model routes, one session per agent session. See `docs/gateway.md`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -89,6 +90,17 @@ pub(crate) struct GatewayArgs {
     /// the pool's keys, as one shared identity.
     #[arg(long, conflicts_with = "clients_file")]
     allow_anonymous: bool,
+    /// Serve the coding agents' hook routes too (`POST /v1/hooks/{agent}`,
+    /// as `hookwire hooks serve` does), open to callers presenting the
+    /// bearer token in FILE, over the same host: a model request of an
+    /// agent session its hooks hold open (Claude Code, Codex) is governed
+    /// in that same session, and a tool result a hook denied is withheld
+    /// from the model. See `hookwire hooks install --gateway`.
+    #[arg(long, value_name = "FILE", conflicts_with = "hooks_token_env")]
+    hooks_token_file: Option<PathBuf>,
+    /// As `--hooks-token-file`, the token in this environment variable.
+    #[arg(long, value_name = "VAR")]
+    hooks_token_env: Option<String>,
     /// A conversation idle this long is shut down (`agent_shutdown`).
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     idle_timeout_s: u64,
@@ -209,6 +221,12 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     config.inert_members = args.inert_members.clone();
     config.metrics = gateway_metrics;
     config.clients = clients;
+    config.hooks = hooks_token(&args)?.map(|token| {
+        let hooks =
+            hookwire_hooks::HooksHost::new(host.clone(), hookwire_hooks::HooksConfig::default());
+        hookwire_gateway::SharedHooks::new(std::sync::Arc::new(hooks), token)
+    });
+    let hooks_served = config.hooks.is_some();
     let labels = pool.labels();
     let gateway = Gateway::new(host, config, pool)?;
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -236,6 +254,9 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
         },
         args.chain.describe()
     );
+    if hooks_served {
+        errln!("hookwire gateway: coding agents' hooks at http://{addr}/v1/hooks/{{agent}}");
+    }
     let metrics = MetricsEndpoint::serve_announced(
         metrics_listener,
         metrics_registry,
@@ -251,4 +272,22 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
     served?;
     stopped?;
     signed.finish(PrintTo::Stderr)
+}
+
+/// The hook routes' token (`--hooks-token-file`, `--hooks-token-env`),
+/// when the gateway serves them.
+fn hooks_token(args: &GatewayArgs) -> Result<Option<String>, CliError> {
+    let config = |m: String| CliError::from(hookwire_gateway::Error::Config(m));
+    match (&args.hooks_token_file, &args.hooks_token_env) {
+        (Some(path), _) => crate::hooks::token_from_file(path)
+            .map(Some)
+            .map_err(config),
+        (None, Some(var)) => match std::env::var(var) {
+            Ok(t) if !t.trim().is_empty() => Ok(Some(t.trim().to_owned())),
+            _ => Err(config(format!(
+                "the environment variable {var} (--hooks-token-env) is unset or empty"
+            ))),
+        },
+        (None, None) => Ok(None),
+    }
 }

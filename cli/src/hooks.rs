@@ -65,7 +65,10 @@ pub(crate) enum Transport {
 #[command(after_help = "Examples:\n  \
 hookwire hooks install --agent cursor --token-file ~/.config/hookwire/hooks-token --print\n  \
 # Claude Code posting to the daemon itself; the token comes from its environment\n  \
-hookwire hooks install --agent claude-code --endpoint http://127.0.0.1:8790 --token-env HOOKWIRE_HOOKS_TOKEN")]
+hookwire hooks install --agent claude-code --endpoint http://127.0.0.1:8790 --token-env HOOKWIRE_HOOKS_TOKEN\n  \
+# The complete path: hooks and model traffic through `hookwire gateway --hooks-token-env HOOKWIRE_HOOKS_TOKEN`\n  \
+hookwire hooks install --agent claude-code --gateway http://127.0.0.1:8080\n  \
+hookwire hooks install --agent codex --scope user --gateway http://127.0.0.1:8080 --token-file ~/.config/hookwire/hooks-token")]
 pub(crate) struct InstallArgs {
     /// The agent (`claude-code`, `codex`, `gemini-cli`, `cursor`, `copilot`).
     #[arg(long, value_name = "NAME")]
@@ -94,6 +97,19 @@ pub(crate) struct InstallArgs {
     /// daemon's token from (sent as `Authorization: Bearer $VAR`).
     #[arg(long, value_name = "VAR", default_value = "HOOKWIRE_HOOKS_TOKEN")]
     token_env: String,
+    /// Route the agent's model traffic through `hookwire gateway` at this
+    /// URL too (Claude Code: `env.ANTHROPIC_BASE_URL` in its settings;
+    /// Codex: a `hookwire` model provider in the `config.toml` beside its
+    /// hooks), so that the gateway withholds a tool result the hook
+    /// denied. The hooks then go to the same gateway (its `/v1/hooks/`
+    /// routes) unless `--endpoint` says otherwise. Claude Code and Codex
+    /// only.
+    #[arg(long, value_name = "URL")]
+    gateway: Option<String>,
+    /// With `--gateway`, Codex: the environment variable Codex reads the
+    /// API key it sends the gateway from.
+    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+    model_key_env: String,
 }
 
 /// A word of a shell command line, quoted when it needs to be.
@@ -113,6 +129,20 @@ fn shell_word(word: &str) -> String {
 pub(crate) fn install(args: &InstallArgs) -> Result<(), CliError> {
     let config_error = |m: String| CliError::Hooks(hookwire_hooks::Error::Config(m));
     let agent = Agent::from_name(&args.agent)?;
+    let gateway = match &args.gateway {
+        Some(url) => {
+            if let Some(why) = hookwire_hooks::unroutable(agent) {
+                return Err(config_error(format!(
+                    "--gateway cannot route {}'s model traffic: {why}",
+                    agent.name()
+                )));
+            }
+            Some(hookwire_hooks::gateway_root(url)?)
+        }
+        None => None,
+    };
+    // The gateway serves the hook routes too.
+    let endpoint = args.endpoint.clone().or_else(|| gateway.clone());
     let bin = std::env::current_exe()
         .map_err(|e| config_error(format!("cannot locate the hookwire binary: {e}")))?;
     // The small `hookwire-hook` when it sits beside this binary (a start
@@ -131,7 +161,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), CliError> {
             agent.name()
         )
     };
-    if let Some(endpoint) = &args.endpoint {
+    if let Some(endpoint) = &endpoint {
         command.push_str(&format!(" --endpoint {}", shell_word(endpoint)));
     }
     if let Some(token) = &args.token_file {
@@ -153,15 +183,8 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), CliError> {
             None => return Err(config_error("HOME is not set (use --settings FILE)".into())),
         },
     };
-    let existing = match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(config_error(format!("cannot read {}: {e}", path.display()))),
-    };
-    let http_endpoint = args
-        .endpoint
-        .as_deref()
-        .filter(|e| e.starts_with("http://"));
+    let existing = read_existing(&path)?;
+    let http_endpoint = endpoint.as_deref().filter(|e| e.starts_with("http://"));
     let http = match args.transport {
         Transport::Command => false,
         Transport::Http if args.token_file.is_some() => {
@@ -187,24 +210,91 @@ pub(crate) fn install(args: &InstallArgs) -> Result<(), CliError> {
         hookwire_hooks::merge_settings(agent, existing.as_deref(), &command)
     }
     .map_err(|e| config_error(format!("{}: {e}", path.display())))?;
+    // The model route: in the same file (Claude Code), or in the
+    // `config.toml` beside the hooks (Codex).
+    let mut files = vec![(path.clone(), merged)];
+    if let Some(root) = &gateway {
+        let routed = if agent == Agent::ClaudeCode {
+            let last = files.pop().map(|(_, text)| text);
+            (
+                path.clone(),
+                hookwire_hooks::merge_claude_base_url(last.as_deref(), root),
+            )
+        } else {
+            let config = path.with_file_name("config.toml");
+            let existing = read_existing(&config)?;
+            let merged = hookwire_hooks::merge_codex_provider(
+                existing.as_deref(),
+                root,
+                &args.model_key_env,
+            );
+            (config, merged)
+        };
+        let routed = match routed {
+            (file, Ok(text)) => (file, text),
+            (file, Err(e)) => return Err(config_error(format!("{}: {e}", file.display()))),
+        };
+        files.push(routed);
+    }
     if args.print {
-        out!("{merged}");
+        for (file, text) in &files {
+            if files.len() > 1 {
+                out!("# {}\n", file.display());
+            }
+            out!("{text}");
+        }
         return Ok(());
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| config_error(format!("cannot create {}: {e}", dir.display())))?;
+    for (file, text) in &files {
+        write_atomically(file, text)?;
     }
-    // Written beside the file and renamed over it: a reader sees the old
-    // settings or the new ones, never half of them.
-    let partial = path.with_extension("json.hookwire-partial");
-    std::fs::write(&partial, merged)
-        .and_then(|()| std::fs::rename(&partial, &path))
-        .map_err(|e| config_error(format!("cannot write {}: {e}", path.display())))?;
     outln!(
         "hookwire hooks: {} hooks of {} point at `{command}`",
         agent.name(),
         path.display()
     );
+    if let Some(root) = &gateway {
+        let (file, what) = if agent == Agent::ClaudeCode {
+            (path.clone(), "env.ANTHROPIC_BASE_URL")
+        } else {
+            (
+                path.with_file_name("config.toml"),
+                "model_provider \"hookwire\"",
+            )
+        };
+        outln!(
+            "hookwire hooks: {} model traffic goes through the gateway at {root} ({what} in {})",
+            agent.name(),
+            file.display()
+        );
+    }
     Ok(())
+}
+
+/// The text of `path`, or `None` when there is no such file.
+fn read_existing(path: &std::path::Path) -> Result<Option<String>, CliError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CliError::Hooks(hookwire_hooks::Error::Config(format!(
+            "cannot read {}: {e}",
+            path.display()
+        )))),
+    }
+}
+
+/// Writes `text` beside `path` and renames it over: a reader sees the
+/// old file or the new one, never half of it.
+fn write_atomically(path: &std::path::Path, text: &str) -> Result<(), CliError> {
+    let config_error = |m: String| CliError::Hooks(hookwire_hooks::Error::Config(m));
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| config_error(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".hookwire-partial");
+    let partial = PathBuf::from(partial);
+    std::fs::write(&partial, text)
+        .and_then(|()| std::fs::rename(&partial, path))
+        .map_err(|e| config_error(format!("cannot write {}: {e}", path.display())))
 }

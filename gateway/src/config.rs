@@ -7,6 +7,7 @@ use std::time::Duration;
 use hookwire_edge::https::UpstreamTls;
 
 use crate::error::Error;
+use crate::hooks::SharedHooks;
 use crate::metrics::GatewayMetrics;
 
 /// The header naming the conversation a request belongs to.
@@ -90,6 +91,10 @@ pub struct GatewayConfig {
     /// own session quota, and a pool is required (the token is never
     /// forwarded).
     pub clients: Option<std::sync::Arc<hookwire_edge::clients::WatchedClients>>,
+    /// The hooks of coding agents, served beside the model routes and
+    /// sharing one hookwire session per agent session with them (default
+    /// none; see `crate::hooks` and docs/hooks.md).
+    pub hooks: Option<SharedHooks>,
 }
 
 /// How many members an operator may declare inert.
@@ -117,6 +122,7 @@ impl GatewayConfig {
             inert_members: Vec::new(),
             retry_window: Duration::from_secs(120),
             clients: None,
+            hooks: None,
         }
     }
 

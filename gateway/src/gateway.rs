@@ -5,8 +5,9 @@
 //! `count_tokens` answered locally, `GET /v1/models` relayed, the session
 //! end route, and a fallback that answers every other route with a 404 in
 //! the API's own error shape naming the routes it governs (logged at
-//! `warn`, never forwarded). It reaps idle conversations, and on shutdown
-//! ends every open session (`agent_shutdown`, `cancelled`).
+//! `warn`, never forwarded); with [`GatewayConfig::hooks`], the hook
+//! routes beside them (`crate::hooks`). It reaps idle conversations, and
+//! on shutdown ends every open session (`agent_shutdown`, `cancelled`).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -20,6 +21,7 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use hookwire_client::{Host, ShutdownReason};
+use hookwire_hooks::HooksHost;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -33,6 +35,7 @@ use crate::core::{self, Inner, Sessions};
 use crate::count_tokens;
 use crate::credentials::CredentialPool;
 use crate::error::Error;
+use crate::hooks::SharedHooks;
 use crate::principal::Principal;
 use crate::upstream::Upstream;
 
@@ -40,6 +43,9 @@ use crate::upstream::Upstream;
 #[derive(Clone)]
 pub struct Gateway {
     inner: Arc<Inner>,
+    /// The hook routes served beside the model routes
+    /// ([`GatewayConfig::hooks`]).
+    hook_routes: Option<Router>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -70,6 +76,7 @@ impl Gateway {
             config.upstream_timeout,
             &config.upstream_tls,
         )?;
+        let hook_routes = config.hooks.as_ref().map(SharedHooks::routes).transpose()?;
         let callback_base = std::sync::OnceLock::new();
         if let Some(url) = &config.callback_base_url {
             let _ = callback_base.set(url.trim_end_matches('/').to_owned());
@@ -92,6 +99,7 @@ impl Gateway {
                 callback_base,
                 next_request: AtomicU64::new(0),
             }),
+            hook_routes,
         })
     }
 
@@ -116,6 +124,9 @@ impl Gateway {
         );
         governed.push("GET /v1/models".to_owned());
         governed.push("DELETE /v1/hookwire/sessions/{id}".to_owned());
+        if self.hook_routes.is_some() {
+            governed.push("POST /v1/hooks/{agent}".to_owned());
+        }
         let governed = Arc::new(governed);
         let router = router
             .route(
@@ -145,6 +156,12 @@ impl Gateway {
                 self.inner.config.clients.clone(),
                 crate::principal::authenticate,
             ));
+        // The hook routes check their own token: the agents' hooks are no
+        // clients of the model routes.
+        let router = match &self.hook_routes {
+            Some(hooks) => router.merge(hooks.clone()),
+            None => router,
+        };
         crate::access::layer(router, self.inner.config.metrics.clone())
     }
 
@@ -197,12 +214,20 @@ impl Gateway {
                 }
             })
         };
+        let hooks = self.inner.config.hooks.as_ref().map(|h| h.host.clone());
+        let hooks_reaper = hooks.as_ref().map(HooksHost::spawn_reaper);
         let served = axum::serve(listener, self.router())
             .with_graceful_shutdown(shutdown)
             .await
             .map_err(Error::Serve);
         reaper.abort();
         self.close_all().await;
+        if let Some(hooks) = hooks {
+            if let Some(r) = hooks_reaper {
+                r.abort();
+            }
+            hooks.shutdown_all().await;
+        }
         served
     }
 

@@ -34,6 +34,7 @@
 //! | `upstream` | the HTTP client to the provider |
 //! | `applied` | the gateway's own record of what it applied |
 //! | `access` | the access layer: every request timed, counted, logged |
+//! | `hooks` | [`SharedHooks`]: coding agents' hooks served beside the model routes, one session per agent session |
 //! | `metrics` | [`GatewayMetrics`]: the `hookwire_gateway_*` series |
 //! | `config`, `error` | configuration and the one error type |
 
@@ -52,6 +53,7 @@ mod extension;
 #[doc(hidden)]
 pub mod fuzzing;
 mod gateway;
+mod hooks;
 mod metrics;
 mod principal;
 mod sse;
@@ -74,6 +76,7 @@ pub use extension::{
     SystemPromptMode,
 };
 pub use gateway::{Gateway, RunningGateway};
+pub use hooks::SharedHooks;
 /// TLS toward the upstream ([`GatewayConfig::upstream_tls`]): the edges'
 /// shared client options.
 pub use hookwire_edge::clients::{Clients, WatchedClients};

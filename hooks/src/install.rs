@@ -11,6 +11,10 @@
 //! hook cannot (it only blocks on exit status 2), and no process starts
 //! per event ([`merge_http_settings`]).
 //!
+//! With `--gateway URL` the agent's model traffic is routed through
+//! `hookwire gateway` too (module `model_route`): Claude Code's
+//! `env.ANTHROPIC_BASE_URL`, Codex's `model_providers` entry.
+//!
 //! | agent | project file | user file | shape |
 //! |---|---|---|---|
 //! | Claude Code | `.claude/settings.json` | `~/.claude/settings.json` | `hooks.EVENT[]` groups `{matcher?, hooks: [{type, command}]}` |
@@ -25,6 +29,12 @@ use serde_json::{Map, Value, json};
 
 use crate::agents::Agent;
 use crate::error::Error;
+
+mod model_route;
+
+pub use model_route::{
+    CODEX_PROVIDER, gateway_root, merge_claude_base_url, merge_codex_provider, unroutable,
+};
 
 /// How an agent's configuration lists the handlers of one event.
 #[derive(Clone, Copy)]

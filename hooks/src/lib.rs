@@ -10,7 +10,7 @@
 //! | module | role |
 //! |---|---|
 //! | `event` | the agent-neutral hook call and outcome the core works on |
-//! | `host` | the core: one hookwire session per agent session, events → points, verdicts → outcomes |
+//! | `host` | the core: one hookwire session per agent session, events → points, verdicts → outcomes; a session lent to the gateway of the same process for its model requests |
 //! | `agents` | one adapter per agent (Claude Code and Codex, Gemini CLI, Cursor, Copilot): decode its payload, encode an outcome in its format |
 //! | `serve` | the HTTP daemon (`hookwire hooks serve`): one route per agent, bearer token or socket permissions |
 //! | `socket` | the daemon's Unix socket: 0600 in a directory only its user can write, stale sockets replaced, peers checked |
@@ -42,8 +42,14 @@ pub use agents::Agent;
 pub use call::{CallOutcome, Endpoint, MAX_ANSWER_BYTES, ask_daemon};
 pub use error::Error;
 pub use event::{Capabilities, Event, HookCall, Outcome};
-pub use host::{HooksConfig, HooksHost, Liftable, MAX_SESSION_ID_BYTES};
-pub use install::{merge_http_settings, merge_settings, project_settings, user_settings};
+pub use host::{
+    CLAUDE_CODE_SESSION_HEADER, CODEX_SESSION_HEADER, DecidedResult, HooksConfig, HooksHost,
+    Liftable, MAX_DECIDED_RESULTS, MAX_SESSION_ID_BYTES, SharedSession,
+};
+pub use install::{
+    CODEX_PROVIDER, gateway_root, merge_claude_base_url, merge_codex_provider, merge_http_settings,
+    merge_settings, project_settings, unroutable, user_settings,
+};
 pub use metrics::HooksMetrics;
 pub use serve::{
     FAILED_CLOSED_HEADER, Listener, MAX_PAYLOAD_BYTES, Routes, router, serve, socket_router,

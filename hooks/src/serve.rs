@@ -75,6 +75,20 @@ pub struct Routes {
     metrics: Option<HooksMetrics>,
 }
 
+impl Routes {
+    /// The routes as a plain router, for a server that serves them beside
+    /// its own on TCP (`hookwire gateway --hooks-token-file`): refused
+    /// unless they require a token, as [`serve`] refuses them on TCP.
+    pub fn into_router(self) -> Result<Router, Error> {
+        if !self.token_required {
+            return Err(Error::Config(
+                "hook routes served beside another server need a bearer token".into(),
+            ));
+        }
+        Ok(self.router)
+    }
+}
+
 /// The daemon's routes over `hooks`, open to callers presenting `token`
 /// (non-empty).
 pub fn router(hooks: Arc<HooksHost>, token: &str) -> Result<Routes, Error> {

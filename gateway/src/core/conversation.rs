@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hookwire_client::{Host, LabelLedger, Session, ShutdownReason};
+use hookwire_hooks::SharedSession;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use super::memo::Memo;
@@ -50,8 +51,14 @@ pub(crate) struct ConvState {
 
 /// One conversation.
 pub(crate) struct Conversation {
-    /// Its hookwire session.
-    pub(crate) session: Session,
+    /// Its hookwire session: its own, or the one the hooks of the same
+    /// process lent (`shared`).
+    pub(crate) session: Arc<Session>,
+    /// The agent session whose hooks own `session`, when the
+    /// conversation is an agent's model traffic (`crate::hooks`): the
+    /// hooks govern its prompts, tool calls and answers and its
+    /// lifecycle, the gateway its model calls.
+    pub(crate) shared: Option<SharedSession>,
     /// Held by the request that governs it (one at a time).
     pub(crate) state: Arc<AsyncMutex<ConvState>>,
     /// SHA-256 of the client's credential (of nothing when none).
@@ -81,6 +88,10 @@ impl Conversation {
     /// so a request that still does finds it ended).
     pub(crate) async fn close(&self, reason: ShutdownReason) {
         let _state = self.state.lock().await;
+        if self.shared.is_some() {
+            // The hooks end the agent session, not the gateway.
+            return;
+        }
         if !self.session.is_started() || self.session.is_closed() {
             return;
         }
@@ -228,8 +239,9 @@ impl Sessions {
         host: &Host,
         id: &str,
         owner: Owner,
+        shared: Option<SharedSession>,
     ) -> Result<Entered, Error> {
-        let opened = self.open_now(host, id, owner)?;
+        let opened = self.open_now(host, id, owner, shared)?;
         if let Some(evicted) = opened.evicted {
             evicted.close(ShutdownReason::Completed).await;
         }
@@ -249,10 +261,32 @@ impl Sessions {
     /// capability. A new one past the credential's quota (or the table's
     /// bound) takes the place of that credential's (the table's) least
     /// recently used conversation no request holds, which the caller
-    /// shuts down; it is refused when every one is in a request.
-    fn open_now(&self, host: &Host, id: &str, owner: Owner) -> Result<Opened, Error> {
+    /// shuts down; it is refused when every one is in a request. With
+    /// `shared`, the conversation is the agent session's the hooks lent
+    /// (`id` is its key): one of the gateway's own under that id is
+    /// refused, and one lent by an agent session since ended is replaced.
+    fn open_now(
+        &self,
+        host: &Host,
+        id: &str,
+        owner: Owner,
+        shared: Option<SharedSession>,
+    ) -> Result<Opened, Error> {
         let mut map = self.map();
+        let replaced = |c: &Conversation| {
+            shared
+                .as_ref()
+                .is_some_and(|s| c.shared.is_some() && !Arc::ptr_eq(&c.session, s.session()))
+        };
+        if map.by_key.get(id).is_some_and(|c| replaced(c)) {
+            map.remove(id);
+        }
         if let Some(c) = map.by_key.get(id) {
+            if c.shared.is_some() != shared.is_some() {
+                return Err(Error::BadRequest(format!(
+                    "the session {id} is an agent session's and another of the gateway's at once"
+                )));
+            }
             if c.owner != owner {
                 return Err(Error::Denied {
                     point: hookwire::InterceptionPoint::AgentStartup,
@@ -278,8 +312,13 @@ impl Sessions {
             let lru = map.least_recent(None).ok_or(Error::Overloaded(self.max))?;
             evicted = map.remove(&lru);
         }
+        let session = match &shared {
+            Some(s) => s.session().clone(),
+            None => Arc::new(host.session_builder(id).remember_calls().open()?),
+        };
         let conv = Arc::new(Conversation {
-            session: host.session_builder(id).remember_calls().open()?,
+            session,
+            shared,
             state: Arc::default(),
             owner,
             last_active: Mutex::new(Instant::now()),
@@ -472,15 +511,18 @@ mod tests {
         // The request that opens a1 holds it before the table's lock is
         // let go, so another new conversation past the quota cannot take
         // its place while that request is on its way to governing it.
-        let mut a1 = s.open_now(&host, "a1", O).unwrap();
+        let mut a1 = s.open_now(&host, "a1", O, None).unwrap();
         assert!(a1.held.is_some());
-        assert!(matches!(s.open_now(&host, "a2", O), Err(Error::Quota(1))));
+        assert!(matches!(
+            s.open_now(&host, "a2", O, None),
+            Err(Error::Quota(1))
+        ));
         // A second request for a1 while the first holds it waits for it.
-        let again = s.open_now(&host, "a1", O).unwrap();
+        let again = s.open_now(&host, "a1", O, None).unwrap();
         assert!(again.held.is_none() && Arc::ptr_eq(&again.conv, &a1.conv));
         // When the request ends, a1 can be displaced.
         a1.held = None;
-        let a2 = s.open_now(&host, "a2", O).unwrap();
+        let a2 = s.open_now(&host, "a2", O, None).unwrap();
         assert!(Arc::ptr_eq(&a2.evicted.unwrap(), &a1.conv));
     }
 
@@ -489,7 +531,7 @@ mod tests {
         let host = Host::builder("gateway-test", "hookwire").build().unwrap();
         let s = Sessions::new(4, 2, Duration::from_secs(60));
         // Each request here ends at once: its hold on the state is let go.
-        let open = |id: &str, owner: Owner| released(s.open_now(&host, id, owner));
+        let open = |id: &str, owner: Owner| released(s.open_now(&host, id, owner, None));
         let a1 = open("a1", O).unwrap();
         assert!(a1.opened && a1.evicted.is_none());
         let again = open("a1", O).unwrap();
@@ -520,7 +562,7 @@ mod tests {
         let host = Host::builder("gateway-test", "hookwire").build().unwrap();
         let s = Sessions::new(3, 2, Duration::from_secs(60));
         // Each request here ends at once: its hold on the state is let go.
-        let open = |id: &str, owner: Owner| released(s.open_now(&host, id, owner));
+        let open = |id: &str, owner: Owner| released(s.open_now(&host, id, owner, None));
         let a1 = open("a1", O).unwrap();
         std::thread::sleep(Duration::from_millis(5));
         open("b1", [8; 32]).unwrap();

@@ -9,8 +9,10 @@
 //!    (`Api::decode_request`, which checks it). A request with a callback
 //!    token skips 2–6 and is relayed as it is (module `callback`).
 //! 2. The conversation is found or opened (module `session_key`,
-//!    `conversation`); its session's `agent_startup` runs on its first
-//!    request, with the names of the request's tools. A continued answer
+//!    `conversation`; an agent session the hooks of this process hold
+//!    open is shared instead, `crate::hooks`); its session's
+//!    `agent_startup` runs on its first request, with the names of the
+//!    request's tools. A continued answer
 //!    this instance never served is read back from the upstream and its
 //!    history put ahead of the request's entries (module `stored`).
 //! 3. Every entry, in order (module `transcript`): one the conversation's
@@ -31,7 +33,7 @@
 //!
 //! What the steps share about an emission (its deny as the request's
 //! error, the `extensions.hookwire` members it carries) is module
-//! `emitted`.
+//! `emitted`; what a request carries through them, module `governed`.
 //!
 //! A deny or failure before step 5 forwards nothing upstream. Errors reach
 //! the client in the API's own shape (`Api::error_body`). Every request
@@ -41,6 +43,7 @@ mod body;
 mod conversation;
 mod emitted;
 mod flight;
+mod governed;
 mod memo;
 mod relay;
 mod render;
@@ -62,8 +65,8 @@ use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use hookwire::InterceptionPoint;
-use hookwire_client::{Host, LabelLedger};
-use serde_json::{Map, Value, json};
+use hookwire_client::Host;
+use serde_json::{Value, json};
 use tokio::sync::OwnedMutexGuard;
 
 pub(crate) use body::{error_response, read_body};
@@ -74,6 +77,7 @@ use conversation::{ConvState, Conversation};
 use emitted::{denied, hookwire_member};
 pub(crate) use flight::Flights;
 pub use flight::{MAX_FLIGHTS, MAX_FLIGHTS_PER_CLIENT};
+pub(crate) use governed::Governed;
 use stream::Mediation;
 pub(crate) use upstream_request::{depth_of, forwarded_headers};
 
@@ -112,47 +116,6 @@ pub(crate) struct Inner {
     pub(crate) flights: Flights,
     /// The next `request_id`.
     pub(crate) next_request: AtomicU64,
-}
-
-/// What one governed request carries through its emissions.
-pub(crate) struct Governed<'a> {
-    /// The shared state.
-    pub(crate) inner: &'a Inner,
-    /// The conversation.
-    pub(crate) conv: &'a Conversation,
-    /// Its key.
-    pub(crate) key: String,
-    /// `request_id` of the model points.
-    pub(crate) request_id: String,
-    /// The `extensions` member of the request's contexts (the callback).
-    pub(crate) extensions: Option<Value>,
-    /// The gateway's record of the request.
-    pub(crate) applied: Applied,
-}
-
-impl Governed<'_> {
-    /// The members the request adds to an emission at `point`: its
-    /// `request_id` at the model points, the callback extension, and the
-    /// labels persisted so far at the points that derive from them
-    /// (`pre_model_call`, `pre_tool_call`, `output`; §5.4).
-    pub(crate) fn extra(
-        &self,
-        labels: &LabelLedger,
-        point: InterceptionPoint,
-    ) -> Map<String, Value> {
-        use InterceptionPoint as P;
-        let mut m = Map::new();
-        if matches!(point, P::PreModelCall | P::PostModelCall) {
-            m.insert("request_id".into(), Value::from(self.request_id.clone()));
-        }
-        if let Some(ext) = &self.extensions {
-            m.insert("extensions".into(), ext.clone());
-        }
-        if matches!(point, P::PreModelCall | P::PreToolCall | P::Output) {
-            m = labels.resurface(m);
-        }
-        m
-    }
 }
 
 /// Revokes a request's callback token when the request ends, however it
@@ -286,12 +249,30 @@ impl Inner {
         if !self.pool.is_empty() {
             req.tag_owner(stored::OWNER_TAG, &stored::owner_tag(&owner))?;
         }
-        let key = session_key::key(headers, &owner, req.view(), continued)?;
+        // An agent session the hooks of this process hold open is shared
+        // (`crate::hooks`); any other request is a conversation of its own.
+        let shared = self
+            .config
+            .hooks
+            .as_ref()
+            .and_then(|h| h.host.shared_session(headers));
+        let key = match &shared {
+            Some(s) => s.key().to_owned(),
+            None => session_key::key(headers, &owner, req.view(), continued)?,
+        };
         let conversation::Entered {
             conv,
             opened,
             mut state,
-        } = self.sessions.get_or_open(&self.host, &key, owner).await?;
+        } = self
+            .sessions
+            .get_or_open(&self.host, &key, owner, shared)
+            .await?;
+        // The hooks' events of a shared session wait for this request.
+        let held = match &conv.shared {
+            Some(s) => Some(s.hold().await),
+            None => None,
+        };
         if conv.session.is_closed() || !self.sessions.is_current(&key, &conv) {
             self.sessions.forget(&key, &conv);
             return Err(Error::BadRequest(
@@ -342,7 +323,7 @@ impl Inner {
                 let minted = revoke.minted.take();
                 return Ok(Ran::Live(self.spawn_mediation::<A>(
                     conv.clone(),
-                    state,
+                    (state, held),
                     job,
                     carried,
                     minted,
@@ -363,6 +344,7 @@ impl Inner {
         };
         let failed = result.is_err() || g.applied.outcome.starts_with("upstream_error:");
         self.applied.push(g.applied);
+        drop(held);
         if opened && failed {
             // A failing request (refused, denied, or one the upstream
             // would not serve, e.g. an unknown key) holds no slot.
@@ -526,7 +508,7 @@ impl Inner {
     fn spawn_mediation<A: Api>(
         self: &Arc<Self>,
         conv: Arc<Conversation>,
-        mut state: OwnedMutexGuard<ConvState>,
+        (mut state, held): (OwnedMutexGuard<ConvState>, Option<OwnedMutexGuard<()>>),
         job: Mediation,
         (key, request_id, extensions, applied): (String, String, Option<Value>, Applied),
         minted: Option<Minted>,
@@ -538,6 +520,7 @@ impl Inner {
                 tokens: &inner.tokens,
                 minted,
             };
+            let _held = held;
             let mut g = Governed {
                 inner: &inner,
                 conv: &conv,

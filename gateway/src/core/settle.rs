@@ -159,7 +159,8 @@ pub(crate) async fn post_model(
     Ok(released)
 }
 
-/// `pre_tool_call` per proposed call, then `output` for a final answer.
+/// `pre_tool_call` per proposed call, then `output` for a final answer;
+/// in a shared agent session neither (the agent's hooks emit them).
 /// `upstream_text` is the answer's text as the upstream wrote it: an
 /// answer whose text a transform changed (at `post_model_call` or
 /// `output`) is [`Settled::rewritten`]; a blocked call's notice adds to
@@ -174,6 +175,9 @@ pub(crate) async fn settle(
     let mut kept = Vec::new();
     let mut notices = Vec::new();
     state.removed_calls.clear();
+    if g.conv.shared.is_some() {
+        return Ok(unjudged(response, upstream_text));
+    }
     for call in &response.tool_calls {
         let extra = g.extra(&state.labels, InterceptionPoint::PreToolCall);
         let e = session.pre_tool_call_with(call, extra).await?;
@@ -232,6 +236,27 @@ pub(crate) async fn settle(
     let mut settled = final_answer(&response.finish_reason, &submitted, released);
     settled.rewritten |= post_rewrote;
     Ok(settled)
+}
+
+/// An answer of a shared agent session (`crate::hooks`), released as
+/// `post_model_call` left it: the agent's hooks govern each proposed call
+/// (`pre_tool_call`) and the final answer (`output`) when the agent
+/// reaches them.
+fn unjudged(response: ModelResponse, upstream_text: &str) -> Settled {
+    let text = text_of(&response.content);
+    let rewritten = text != upstream_text;
+    if response.tool_calls.is_empty() {
+        let mut settled =
+            final_answer(&response.finish_reason, &text, Released::Text(text.clone()));
+        settled.rewritten |= rewritten;
+        return settled;
+    }
+    Settled {
+        rewritten,
+        text,
+        tool_calls: response.tool_calls,
+        finish: Finish::ToolCalls,
+    }
 }
 
 #[cfg(test)]

@@ -23,11 +23,17 @@
 //!   the chain at `pre_model_call`, and a model turn's calls with the
 //!   results that answer them.
 //!
+//! In an agent session shared with the hooks of the same process
+//! (`crate::hooks`), a user entry is no `input` of the gateway's (the
+//! agent's prompt event was), and a tool result a hook decided gets that
+//! decision.
+//!
 //! With nothing that opens a turn (a retry), the last user entry's `input`
 //! is emitted again. A request that continues from an answer id carries
 //! new entries only; their addresses start from that id.
 
 use hookwire_client::{InputRole, ToolCall, ToolResult};
+use hookwire_hooks::DecidedResult;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -162,13 +168,20 @@ pub(crate) async fn govern<A: Api>(
                 call_id,
                 result,
                 is_error,
-            } => {
-                let sent = ToolResult {
-                    value: result,
-                    is_error,
-                };
-                tool_result(g, state, &entries[..i], &call_id, &sent).await?
-            }
+            } => match hooked_result(g, &call_id) {
+                // A hook of the shared agent session decided it already.
+                Some(decided) => decided,
+                None => {
+                    let sent = ToolResult {
+                        value: result,
+                        is_error,
+                    };
+                    tool_result(g, state, &entries[..i], &call_id, &sent).await?
+                }
+            },
+            // In a shared agent session the agent's prompt event governed
+            // the user's words (`crate::hooks`).
+            Entry::User(_) if g.conv.shared.is_some() => continue,
             Entry::User(text) => {
                 if session.is_turn_open() {
                     // A new user entry begins a new turn; the one before
@@ -283,6 +296,20 @@ fn blocked(
         text: blocked_result(point, reason, message),
         is_error: true,
     })
+}
+
+/// What a hook of the shared agent session decided for the result of
+/// call `call_id` (`crate::hooks`): `Some(None)` released as it is,
+/// `Some(notice)` withheld; `None` when no hook decided it.
+fn hooked_result(g: &Governed<'_>, call_id: &str) -> Option<Option<Rewrite>> {
+    match g.conv.shared.as_ref()?.decided_result(call_id)? {
+        DecidedResult::Released => Some(None),
+        DecidedResult::Withheld { reason, message } => Some(blocked(
+            InterceptionPoint::PostToolCall,
+            Some(&reason),
+            message.as_deref(),
+        )),
+    }
 }
 
 /// The call a tool result answers, as the history before it proposed it

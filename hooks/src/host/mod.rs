@@ -27,10 +27,15 @@
 //! | `table` | the bounded table of agent sessions and their turn state |
 //! | `turn` | one hook call governed: emission, synthetic order, outcome |
 //! | `model` | the model events: a request and its streamed chunks |
+//! | `shared` | an agent session lent to the gateway of the same process for its model requests |
 
 mod model;
+mod shared;
 mod table;
 mod turn;
+
+pub use shared::{CLAUDE_CODE_SESSION_HEADER, CODEX_SESSION_HEADER, SharedSession};
+pub use table::{DecidedResult, MAX_DECIDED_RESULTS};
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! idle-out. The open-session gauge (when metrics are on) moves with
 //! every entry opened and removed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -20,12 +20,45 @@ use crate::metrics::HooksMetrics;
 pub(super) struct Entry {
     /// The agent it belongs to (the gauge's label).
     agent: Agent,
-    /// Its hookwire session.
-    pub(super) session: Session,
-    /// Held while one of its hook events is governed.
-    pub(super) turn: AsyncMutex<()>,
+    /// Its hookwire session (shared with the gateway of the same process
+    /// for the model requests of this agent session: module `shared`).
+    pub(super) session: Arc<Session>,
+    /// Held while one of its hook events (or a model request the gateway
+    /// governs in it) is governed.
+    pub(super) turn: Arc<AsyncMutex<()>>,
     last_active: Mutex<Instant>,
     state: Mutex<TurnState>,
+    /// What each tool result's `post_tool_call` decided, by tool use id
+    /// (the newest [`MAX_DECIDED_RESULTS`]).
+    results: Mutex<DecidedResults>,
+}
+
+/// How many tool results' decisions a session remembers for the gateway.
+pub const MAX_DECIDED_RESULTS: usize = 1024;
+
+/// What a hook's `post_tool_call` decided about one tool result, which
+/// the gateway of the same process applies to the result in the model
+/// request instead of deciding again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecidedResult {
+    /// The result may reach the model as it is.
+    Released,
+    /// The result must not reach the model: the blocked notice with this
+    /// reason (and the interceptor's message, when it gave one) stands
+    /// in for it.
+    Withheld {
+        /// The verdict's reason (`policy:…`, `host_error:…`).
+        reason: String,
+        /// The interceptor's message for the agent.
+        message: Option<String>,
+    },
+}
+
+/// The bounded map of decided results, oldest forgotten first.
+#[derive(Debug, Default)]
+struct DecidedResults {
+    by_id: HashMap<String, DecidedResult>,
+    order: VecDeque<String>,
 }
 
 /// What the core remembers of a session's current turn between its hook
@@ -63,6 +96,31 @@ impl Entry {
     /// Records the open model request's chunk count (`None`: closed).
     pub(super) fn set_open_model(&self, chunks: Option<u64>) {
         self.state().open_model = chunks;
+    }
+
+    /// Remembers what `post_tool_call` decided for the result of tool use
+    /// `id`.
+    pub(super) fn decided(&self, id: &str, decided: DecidedResult) {
+        let mut r = self.results.lock().unwrap_or_else(PoisonError::into_inner);
+        if r.by_id.insert(id.to_owned(), decided).is_none() {
+            r.order.push_back(id.to_owned());
+        }
+        while r.order.len() > MAX_DECIDED_RESULTS {
+            if let Some(old) = r.order.pop_front() {
+                r.by_id.remove(&old);
+            }
+        }
+    }
+
+    /// What `post_tool_call` decided for the result of tool use `id`, when
+    /// a hook of this session governed it.
+    pub(super) fn decided_result(&self, id: &str) -> Option<DecidedResult> {
+        self.results
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .by_id
+            .get(id)
+            .cloned()
     }
 
     fn touch(&self) {
@@ -138,16 +196,25 @@ impl Table {
         }
         let entry = Arc::new(Entry {
             agent,
-            session: host.session_builder(key).remember_calls().open()?,
-            turn: AsyncMutex::new(()),
+            session: Arc::new(host.session_builder(key).remember_calls().open()?),
+            turn: Arc::new(AsyncMutex::new(())),
             last_active: Mutex::new(Instant::now()),
             state: Mutex::new(TurnState::default()),
+            results: Mutex::new(DecidedResults::default()),
         });
         map.insert(key.to_owned(), entry.clone());
         if let Some(m) = &self.metrics {
             m.sessions_moved(agent, 1);
         }
         Ok(entry)
+    }
+
+    /// Session `key`, when it is open (its last activity refreshed).
+    pub(super) fn get(&self, key: &str) -> Option<Arc<Entry>> {
+        let map = self.map();
+        let e = map.get(key)?;
+        e.touch();
+        Some(e.clone())
     }
 
     /// Removes session `key`.

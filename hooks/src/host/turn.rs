@@ -10,7 +10,7 @@ use hookwire::Decision;
 use hookwire_client::{Emission, InputRole, Session, ToolCall, ToolResult};
 use serde_json::{Map, Value, json};
 
-use super::table::Entry;
+use super::table::{DecidedResult, Entry};
 use super::{HooksConfig, Liftable, NAMESPACE, denied, reason_of, unapplied};
 use crate::agents::Agent;
 use crate::error::Error;
@@ -161,6 +161,7 @@ impl Turn<'_> {
                     caps.rewrite_tool_output,
                     false,
                 );
+                self.entry.decided(id, decided_result(&e, &outcome));
                 Ok(self.quarantine_unless(caps.block_post_tool, outcome))
             }
             Event::PreModel { model, messages } => self.pre_model(model, messages).await,
@@ -298,5 +299,24 @@ impl Turn<'_> {
         } else {
             Outcome::Block { reason }
         }
+    }
+}
+
+/// What the gateway of the same process applies to a tool result whose
+/// `post_tool_call` emission `e` settled as `outcome`: released only when
+/// the agent was told to proceed with it unchanged; a deny withheld under
+/// its reason; a rewrite the agent was not told to apply withheld too
+/// (the gateway does not apply a hook's rewrite).
+fn decided_result(e: &Emission, outcome: &Outcome) -> DecidedResult {
+    match outcome {
+        Outcome::Proceed => DecidedResult::Released,
+        _ if !e.proceeds() => DecidedResult::Withheld {
+            reason: e.reason().unwrap_or("denied").to_owned(),
+            message: hookwire::notice_message(e.verdict().message.as_deref()),
+        },
+        _ => DecidedResult::Withheld {
+            reason: "hookwire:tool_result_rewritten".to_owned(),
+            message: None,
+        },
     }
 }

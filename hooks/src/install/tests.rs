@@ -267,3 +267,103 @@ fn claude_code_can_call_the_daemon_over_http_and_blocks_when_it_fails() {
         );
     }
 }
+
+#[test]
+fn the_gateway_url_is_its_root_whatever_the_user_wrote() {
+    use super::gateway_root;
+    for (given, root) in [
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+        ("http://127.0.0.1:8080/", "http://127.0.0.1:8080"),
+        ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080"),
+        ("https://gw.internal/v1/", "https://gw.internal"),
+    ] {
+        assert_eq!(gateway_root(given).unwrap(), root, "{given}");
+    }
+    for bad in [
+        "127.0.0.1:8080",
+        "http://",
+        "http://a/b",
+        "http://u@a",
+        "ftp://a",
+        "http://a b",
+    ] {
+        assert!(gateway_root(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn claude_codes_model_route_joins_its_hooks_and_keeps_the_users_env() {
+    use super::merge_claude_base_url;
+    let cc = Agent::ClaudeCode;
+    let existing = json!({"env": {"DISABLE_TELEMETRY": "1"}, "model": "opus"}).to_string();
+    let hooked = merge_settings(cc, Some(&existing), &cmd(cc)).unwrap();
+    let once = merge_claude_base_url(Some(&hooked), "http://127.0.0.1:8080").unwrap();
+    let twice = merge_claude_base_url(Some(&once), "http://127.0.0.1:8080").unwrap();
+    assert_eq!(once, twice);
+    // The hooks merged again over the routed file change nothing either.
+    assert_eq!(merge_settings(cc, Some(&once), &cmd(cc)).unwrap(), once);
+    let v: Value = serde_json::from_str(&once).unwrap();
+    assert_eq!(v["env"]["ANTHROPIC_BASE_URL"], "http://127.0.0.1:8080");
+    assert_eq!(v["env"]["DISABLE_TELEMETRY"], "1");
+    assert_eq!(v["model"], "opus");
+    assert_eq!(v["hooks"].as_object().unwrap().len(), 6);
+    // A moved gateway replaces the old address.
+    let moved = merge_claude_base_url(Some(&once), "http://127.0.0.1:9090").unwrap();
+    let v: Value = serde_json::from_str(&moved).unwrap();
+    assert_eq!(v["env"]["ANTHROPIC_BASE_URL"], "http://127.0.0.1:9090");
+    assert!(merge_claude_base_url(Some(r#"{"env": []}"#), "http://a").is_err());
+    assert!(merge_claude_base_url(Some("[]"), "http://a").is_err());
+}
+
+#[test]
+fn codexs_provider_is_merged_into_its_config_keeping_the_users_settings() {
+    use super::{CODEX_PROVIDER, merge_codex_provider};
+    let existing = "# my settings\nmodel = \"gpt-5\"\napproval_policy = \"on-request\"\n\n\
+                    [model_providers.azure]\nname = \"Azure\" # mine\nbase_url = \"https://x\"\n\n\
+                    [features]\nweb_search = true\n";
+    let once =
+        merge_codex_provider(Some(existing), "http://127.0.0.1:8080", "OPENAI_API_KEY").unwrap();
+    let twice =
+        merge_codex_provider(Some(&once), "http://127.0.0.1:8080", "OPENAI_API_KEY").unwrap();
+    assert_eq!(once, twice);
+    assert!(once.starts_with("# my settings\n"), "{once}");
+    assert!(once.contains("name = \"Azure\" # mine"), "{once}");
+    let v: toml_edit::DocumentMut = once.parse().unwrap();
+    assert_eq!(v["model_provider"].as_str(), Some(CODEX_PROVIDER));
+    assert_eq!(v["model"].as_str(), Some("gpt-5"));
+    assert_eq!(v["approval_policy"].as_str(), Some("on-request"));
+    let p = &v["model_providers"][CODEX_PROVIDER];
+    assert_eq!(p["base_url"].as_str(), Some("http://127.0.0.1:8080/v1"));
+    assert_eq!(p["wire_api"].as_str(), Some("responses"));
+    assert_eq!(p["env_key"].as_str(), Some("OPENAI_API_KEY"));
+    assert_eq!(
+        v["model_providers"]["azure"]["base_url"].as_str(),
+        Some("https://x")
+    );
+    assert_eq!(v["features"]["hooks"].as_bool(), Some(true));
+    assert_eq!(v["features"]["web_search"].as_bool(), Some(true));
+    // `model_provider` is a top-level key, not one of a table's.
+    let top = once.find("model_provider =").unwrap();
+    assert!(top < once.find('[').unwrap(), "{once}");
+
+    let fresh = merge_codex_provider(None, "https://gw", "K").unwrap();
+    let v: toml_edit::DocumentMut = fresh.parse().unwrap();
+    assert_eq!(
+        v["model_providers"][CODEX_PROVIDER]["base_url"].as_str(),
+        Some("https://gw/v1")
+    );
+    assert!(merge_codex_provider(Some("model_providers = 1"), "http://a", "K").is_err());
+    assert!(merge_codex_provider(Some("features = \"x\""), "http://a", "K").is_err());
+    assert!(merge_codex_provider(Some("not toml ="), "http://a", "K").is_err());
+    assert!(merge_codex_provider(None, "http://a", "BAD VAR").is_err());
+}
+
+#[test]
+fn agents_whose_model_traffic_cannot_be_routed_say_why() {
+    use super::unroutable;
+    assert!(unroutable(Agent::ClaudeCode).is_none());
+    assert!(unroutable(Agent::Codex).is_none());
+    for agent in [Agent::GeminiCli, Agent::Cursor, Agent::Copilot] {
+        assert!(unroutable(agent).is_some_and(|why| why.contains("withh")));
+    }
+}
