@@ -4,6 +4,7 @@
 //! beside it are the conformance run and the network-namespace faults, and
 //! `logged.rs` holds the tests that capture the process's logs.
 
+mod agent_gateway;
 mod agent_hooks;
 mod approval_common;
 mod approval_stream;
