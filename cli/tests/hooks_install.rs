@@ -3,7 +3,10 @@
 //! file again on a second run, nothing written with `--print`, and the
 //! installed command, run as Claude Code runs it (`sh -c`), answering
 //! from the daemon; the same round trip for Codex, Gemini CLI, Cursor
-//! and Copilot, each in its own file and shape.
+//! and Copilot, each in its own file and shape. With `--gateway`: the
+//! model route beside the hooks (Codex's `config.toml`, Claude Code's
+//! `env`), the agents it cannot route refused, and the installed hook
+//! answered by `hookwire gateway --hooks-token-file`.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -305,4 +308,129 @@ fn claude_code_is_installed_as_an_http_hook_that_blocks_when_the_daemon_fails() 
         ],
     );
     assert!(!codex.status.success());
+}
+
+#[test]
+fn install_with_a_gateway_routes_the_model_beside_the_hooks_and_refuses_what_it_cannot_route() {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("config.toml");
+    std::fs::write(&config, "# mine\nmodel = \"gpt-5\"\n").unwrap();
+    let codex = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_hookwire"))
+            .args(["hooks", "install", "--agent", "codex", "--scope", "user"])
+            .args(["--gateway", "http://127.0.0.1:8080/v1"])
+            .args(extra)
+            .env("HOME", home.path())
+            .env("CODEX_HOME", home.path())
+            .output()
+            .unwrap()
+    };
+    // --print shows both files and writes neither.
+    let printed = codex(&["--print"]);
+    assert!(printed.status.success(), "{printed:?}");
+    let shown = String::from_utf8_lossy(&printed.stdout);
+    assert!(
+        shown.contains("base_url = \"http://127.0.0.1:8080/v1\""),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("--endpoint http://127.0.0.1:8080"),
+        "{shown}"
+    );
+    assert!(!home.path().join("hooks.json").exists());
+    let out = codex(&[]);
+    assert!(out.status.success(), "{out:?}");
+    let once = std::fs::read_to_string(&config).unwrap();
+    assert!(once.starts_with("# mine\nmodel = \"gpt-5\"\n"), "{once}");
+    assert!(once.contains("model_provider = \"hookwire\""), "{once}");
+    assert!(once.contains("[features]\nhooks = true"), "{once}");
+    let hooks: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.path().join("hooks.json")).unwrap())
+            .unwrap();
+    let command = hooks["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(
+        command.ends_with("--endpoint http://127.0.0.1:8080"),
+        "{command}"
+    );
+    // Twice changes nothing.
+    assert!(codex(&[]).status.success());
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), once);
+
+    for (agent, why) in [
+        ("cursor", "Cursor's own service"),
+        ("copilot", "GitHub's service"),
+        ("gemini-cli", "Gemini API"),
+    ] {
+        let out = install_as(agent, &["--gateway", "http://127.0.0.1:8080", "--print"]);
+        assert!(!out.status.success(), "{agent}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--gateway cannot route") && err.contains(why),
+            "{err}"
+        );
+    }
+    let out = install(&["--gateway", "127.0.0.1:8080", "--print"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("http://HOST:PORT"));
+}
+
+#[test]
+fn the_hook_the_gateway_install_writes_is_answered_by_hookwire_gateway() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("hooks-token");
+    std::fs::write(&token, "gateway-hooks-token").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        .args(["gateway", "--listen", "127.0.0.1:0"])
+        .args(["--upstream", "http://127.0.0.1:9/v1", "--policy"])
+        .arg(fixtures().join("policy"))
+        .arg("--hooks-token-file")
+        .arg(&token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run hookwire gateway");
+    let said = crate::operable::stderr_lines(&mut child);
+    let _gateway = crate::gateway::Running(child);
+    let banner = crate::gateway::line_starting(&said, "hookwire gateway: ");
+    let root = banner
+        .split_whitespace()
+        .nth(2)
+        .expect("the banner names the address")
+        .trim_end_matches("/v1")
+        .to_owned();
+
+    let settings = dir.path().join("settings.json");
+    let out = install(&[
+        "--settings",
+        settings.to_str().unwrap(),
+        "--gateway",
+        &root,
+        "--token-file",
+        token.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(v["env"]["ANTHROPIC_BASE_URL"], root.as_str());
+    let command = v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    let out = run_installed("sh", command, &golden("pre-tool-use-bash-destructive"));
+    assert_eq!(pre_tool_decision(&crate::hooks::answer(&out)).0, "deny");
+    // Another token: the gateway's hook route refuses the caller.
+    let wrong = dir.path().join("wrong-token");
+    std::fs::write(&wrong, "not-the-hooks-token").unwrap();
+    let out = crate::hooks::hook(
+        &root,
+        Some(&wrong),
+        &golden("pre-tool-use-bash-destructive"),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("401"),
+        "{out:?}"
+    );
 }
