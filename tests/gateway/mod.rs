@@ -9,7 +9,8 @@
 //!
 //! This module holds the shared fixtures (the SDK runner, the host and
 //! gateway builders, raw HTTP, a spying interceptor); the cases are in
-//! its children by concern.
+//! its children by concern (`shared_hooks`: the coding agents' hook
+//! routes served beside the model routes, one session per agent session).
 
 mod clients;
 mod conversation;
@@ -18,6 +19,7 @@ mod extension;
 mod history;
 mod retries;
 mod routes;
+mod shared_hooks;
 mod stored;
 mod streaming;
 

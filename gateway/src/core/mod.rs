@@ -258,7 +258,18 @@ impl Inner {
             .and_then(|h| h.host.shared_session(headers));
         let key = match &shared {
             Some(s) => s.key().to_owned(),
-            None => session_key::key(headers, &owner, req.view(), continued)?,
+            None => {
+                let key = session_key::key(headers, &owner, req.view(), continued)?;
+                if let Some(h) = &self.config.hooks
+                    && h.host.holds_session(&key)
+                {
+                    // One session id, one trail: not a second session.
+                    return Err(Error::BadRequest(format!(
+                        "{key} is an agent session its hooks hold; its model requests name it in the agent's own header"
+                    )));
+                }
+                key
+            }
         };
         let conversation::Entered {
             conv,

@@ -283,3 +283,5 @@ pub(super) fn reason_of(e: &Emission, point: &str) -> String {
 mod tests;
 #[cfg(test)]
 mod tests_agents;
+#[cfg(test)]
+mod tests_shared;

@@ -66,6 +66,12 @@ impl SharedSession {
 }
 
 impl HooksHost {
+    /// Whether the hooks hold the hookwire session `key` open (so that no
+    /// other conversation may take its id).
+    pub fn holds_session(&self, key: &str) -> bool {
+        self.table.contains(key)
+    }
+
     /// The open agent session a model request belongs to, by the header
     /// its agent names it in ([`CLAUDE_CODE_SESSION_HEADER`],
     /// [`CODEX_SESSION_HEADER`]); `None` when the request names none or

@@ -217,6 +217,11 @@ impl Table {
         Some(e.clone())
     }
 
+    /// Whether session `key` is open.
+    pub(super) fn contains(&self, key: &str) -> bool {
+        self.map().contains_key(key)
+    }
+
     /// Removes session `key`.
     pub(super) fn remove(&self, key: &str) -> Option<Arc<Entry>> {
         let gone = self.map().remove(key);
