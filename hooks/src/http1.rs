@@ -8,7 +8,9 @@
 //!
 //! The answer is read strictly: a status line, headers up to
 //! [`MAX_HEAD_BYTES`], then a body framed by `Content-Length`, by
-//! `Transfer-Encoding: chunked`, or by the connection's end.
+//! `Transfer-Encoding: chunked`, or by the connection's end. An answer
+//! the daemon sent before reading the whole payload (a refused token) is
+//! read even when the payload's write found the connection closed.
 
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
@@ -88,16 +90,39 @@ pub(crate) fn exchange<C: Timed>(
         _ => format!("unreachable: {e}"),
     };
     conn.bound(left()?).map_err(io)?;
-    conn.write_all(head.as_bytes()).map_err(io)?;
-    conn.write_all(req.body).map_err(io)?;
-    conn.flush().map_err(io)?;
+    // The daemon may answer before it has read the payload (a refused
+    // token is answered from the head) and close: a write that finds the
+    // connection closed still reads the answer already sent, and fails
+    // with the write's error only when there is none.
+    let sent = conn
+        .write_all(head.as_bytes())
+        .and_then(|()| conn.write_all(req.body))
+        .and_then(|()| conn.flush());
+    let cut_off = match sent {
+        Ok(()) => None,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+            ) =>
+        {
+            Some(e)
+        }
+        Err(e) => return Err(io(e)),
+    };
 
     let limit = MAX_HEAD_BYTES + req.max_body + 64 * 1024;
     let mut raw = Vec::with_capacity(4096);
     let mut chunk = [0u8; 8192];
     loop {
         conn.bound(left()?).map_err(io)?;
-        let n = conn.read(&mut chunk).map_err(io)?;
+        let n = match (conn.read(&mut chunk), cut_off.as_ref()) {
+            (Ok(n), _) => n,
+            (Err(_), Some(write)) if raw.is_empty() => {
+                return Err(format!("unreachable: {write}"));
+            }
+            (Err(e), _) => return Err(io(e)),
+        };
         if n == 0 {
             break;
         }
@@ -288,5 +313,30 @@ mod tests {
         }
         let cut = b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n{}";
         assert!(parse_to_end(cut, &req()).is_err(), "broke off");
+    }
+
+    #[test]
+    fn an_answer_sent_before_the_payload_was_read_is_still_read() {
+        use std::io::{BufRead, BufReader};
+        let (mut client, server) = std::os::unix::net::UnixStream::pair().unwrap();
+        // The daemon reads the head only, refuses, and closes.
+        let refuse = std::thread::spawn(move || {
+            let mut reader = BufReader::new(server);
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap() > 2 {
+                line.clear();
+            }
+            let mut server = reader.into_inner();
+            server
+                .write_all(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n")
+                .unwrap();
+        });
+        // More than a socket buffer holds: the write finds it closed.
+        let body = vec![b' '; 4 << 20];
+        let mut r = req();
+        r.body = &body;
+        let answer = exchange(&mut client, &r, Instant::now() + Duration::from_secs(10)).unwrap();
+        assert_eq!(answer.status, 401);
+        refuse.join().unwrap();
     }
 }
