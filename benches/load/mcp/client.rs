@@ -1,6 +1,7 @@
-//! The `mcp` section's client: one MCP session, initialized, then
-//! `tools/call`s one at a time, over a child's stdin/stdout or over
-//! Streamable HTTP. The same code talks to the upstream directly and to
+//! The `mcp` section's client: one MCP session, initialized (or, in the
+//! stateless revision 2026-07-28, each request carrying its envelope and
+//! routing headers), then `tools/call`s one at a time, over a child's
+//! stdin/stdout or over Streamable HTTP. The same code talks to the upstream directly and to
 //! the proxy, so both paths pay the client alike; it is a minimal
 //! JSON-RPC client rather than an SDK's so that what it costs is small
 //! and plain. Every answer is checked: a call that fails or answers
@@ -22,6 +23,8 @@ use crate::measure::Op;
 
 /// The protocol version the client asks for.
 const PROTOCOL: &str = "2025-11-25";
+/// The stateless revision's version.
+const STATELESS: &str = "2026-07-28";
 /// One exchange's bound.
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest answer read.
@@ -47,6 +50,8 @@ pub struct McpClient {
     wire: Wire,
     next_id: u64,
     text: String,
+    /// Speaks the stateless revision (no `initialize`).
+    stateless: bool,
 }
 
 impl McpClient {
@@ -70,6 +75,7 @@ impl McpClient {
                 stdout,
             },
             text,
+            false,
         )
         .await
     }
@@ -77,6 +83,24 @@ impl McpClient {
     /// Speaks MCP to the Streamable HTTP endpoint `url`, with `token` as
     /// its bearer credential when given.
     pub async fn http(url: String, token: Option<&str>, text: &str) -> Result<Self, String> {
+        Self::http_in(url, token, text, false).await
+    }
+
+    /// As [`Self::http`], in the stateless revision 2026-07-28.
+    pub async fn http_stateless(
+        url: String,
+        token: Option<&str>,
+        text: &str,
+    ) -> Result<Self, String> {
+        Self::http_in(url, token, text, true).await
+    }
+
+    async fn http_in(
+        url: String,
+        token: Option<&str>,
+        text: &str,
+        stateless: bool,
+    ) -> Result<Self, String> {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new()).build(connector);
@@ -88,16 +112,25 @@ impl McpClient {
                 session: None,
             },
             text,
+            stateless,
         )
         .await
     }
 
-    async fn initialized(wire: Wire, text: &str) -> Result<Self, String> {
+    async fn initialized(wire: Wire, text: &str, stateless: bool) -> Result<Self, String> {
         let mut c = Self {
             wire,
             next_id: 0,
             text: text.to_owned(),
+            stateless,
         };
+        if stateless {
+            let found = c.request("server/discover", json!({})).await?;
+            if !found.to_string().contains(STATELESS) {
+                return Err(format!("server/discover answered {found}"));
+            }
+            return c.listed().await;
+        }
         let init = c
             .request(
                 "initialize",
@@ -109,11 +142,15 @@ impl McpClient {
             return Err(format!("initialize answered {init}"));
         }
         c.notify("notifications/initialized").await?;
-        let tools = c.request("tools/list", json!({})).await?;
+        c.listed().await
+    }
+
+    async fn listed(mut self) -> Result<Self, String> {
+        let tools = self.request("tools/list", json!({})).await?;
         if !tools.to_string().contains("\"echo\"") {
             return Err(format!("tools/list answered {tools}"));
         }
-        Ok(c)
+        Ok(self)
     }
 
     /// One `tools/call` of `echo`, checked.
@@ -147,7 +184,13 @@ impl McpClient {
     }
 
     /// One request and its result (a JSON-RPC error is an `Err`).
-    async fn request(&mut self, method: &str, params: Value) -> Result<Value, String> {
+    async fn request(&mut self, method: &str, mut params: Value) -> Result<Value, String> {
+        if self.stateless {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": STATELESS,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            });
+        }
         self.next_id += 1;
         let id = self.next_id;
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -194,6 +237,7 @@ impl McpClient {
     /// POSTs one message; returns the status, content type and body, and
     /// keeps the session id the server assigns.
     async fn post(&mut self, message: &Value) -> Result<(u16, String, Bytes), String> {
+        let stateless = self.stateless;
         let Wire::Http {
             client,
             url,
@@ -205,8 +249,17 @@ impl McpClient {
         };
         let mut req = hyper::Request::post(url.as_str())
             .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", PROTOCOL);
+            .header("accept", "application/json, text/event-stream");
+        if stateless {
+            req = req
+                .header("mcp-protocol-version", STATELESS)
+                .header("mcp-method", message["method"].as_str().unwrap_or_default());
+            if let Some(name) = message["params"]["name"].as_str() {
+                req = req.header("mcp-name", name);
+            }
+        } else {
+            req = req.header("mcp-protocol-version", PROTOCOL);
+        }
         if let Some(t) = token {
             req = req.header("authorization", format!("Bearer {t}"));
         }

@@ -17,7 +17,10 @@
 //! Each transport is measured twice: the proxy's host bound to the load
 //! bench's remote allow interceptor (target: added p50 ≤ 0.5 ms), and
 //! deciding with a Rego folder in its own process, as `hookwire mcp
-//! --policy DIR` does (`embedded.rs`; target ≤ 0.25 ms).
+//! --policy DIR` does (`embedded.rs`; target ≤ 0.25 ms). Streamable HTTP
+//! is measured once more in the stateless revision 2026-07-28 (no
+//! session: every request carries its envelope and routing headers), with
+//! the remote allow.
 
 mod children;
 mod client;
@@ -79,6 +82,8 @@ fn bindings(ep: &Endpoints, dir: &PolicyDir) -> [(&'static str, String); 2] {
 }
 
 const REMOTE: &str = "1 remote allow";
+/// The stateless revision's row.
+const STATELESS_HTTP: &str = "Streamable HTTP, 2026-07-28";
 const IN_PROCESS: &str = "Rego in process";
 
 /// Runs the section: its rows go to `headline`, its table to `tables`.
@@ -154,6 +159,25 @@ pub async fn section(
         });
     }
 
+    eprintln!(
+        "mcp: tools/call over Streamable HTTP in 2026-07-28, direct and through the proxy ..."
+    );
+    let (_proxy, ports) = spawn(PROXY_FLAG, &["http", &ep.allow, &upstream_url])?;
+    let proxy_url = format!("http://127.0.0.1:{}/mcp", ports[0]);
+    let direct = McpClient::http_stateless(upstream_url.clone(), None, &text)
+        .await
+        .map_err(|e| format!("the upstream in 2026-07-28: {e}"))?;
+    let proxied = McpClient::http_stateless(proxy_url, Some(children::TOKEN), &text)
+        .await
+        .map_err(|e| format!("through the HTTP proxy in 2026-07-28: {e}"))?;
+    let (d, p) = measure(proxied, direct).await;
+    rows.push(Row {
+        transport: STATELESS_HTTP,
+        decided_by: REMOTE,
+        direct: d,
+        proxied: p,
+    });
+
     let row = |transport: &str, decided_by: &str| {
         rows.iter()
             .find(|r| r.transport == transport && r.decided_by == decided_by)
@@ -165,6 +189,11 @@ pub async fn section(
             "Streamable HTTP",
             "mcp_http_vs_direct",
             "mcp_http_added_p50_ms",
+        ),
+        (
+            STATELESS_HTTP,
+            "mcp_stateless_http_vs_direct",
+            "mcp_stateless_http_added_p50_ms",
         ),
     ] {
         let r = row(transport, REMOTE);
