@@ -1,12 +1,14 @@
 //! TLS and client authentication for the commands that serve interceptor
-//! services over gRPC (`policy serve`): one set of flags, applied to the
-//! SDK server's builder (`hookwire_server::Server::tls` and `client_ca`).
+//! services over gRPC (`policy serve`): one set of flags, read into the
+//! PEM documents the service's settings carry (which the service applies
+//! to the SDK server's builder, `hookwire_server::Server::tls` and
+//! `client_ca`).
 //! With `--client-ca`, a host without a certificate from that authority is
 //! refused at the handshake and no hook runs.
 
 use std::path::{Path, PathBuf};
 
-use hookwire_server::Server;
+use hookwire_policy::settings::ServerTls;
 
 use crate::error::CliError;
 
@@ -32,16 +34,16 @@ impl ServerTlsArgs {
         self.tls_cert.is_some()
     }
 
-    /// `server` with the TLS settings applied (unchanged without them).
-    pub(crate) fn apply(&self, server: Server) -> Result<Server, CliError> {
+    /// The PEM documents the flags name, read (`None` without TLS).
+    pub(crate) fn pem(&self) -> Result<Option<ServerTls>, CliError> {
         let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) else {
-            return Ok(server);
+            return Ok(None);
         };
-        let mut server = server.tls(read(cert)?, read(key)?)?;
-        if let Some(ca) = &self.client_ca {
-            server = server.client_ca(read(ca)?)?;
-        }
-        Ok(server)
+        Ok(Some(ServerTls {
+            cert_pem: read(cert)?,
+            key_pem: read(key)?,
+            client_ca_pem: self.client_ca.as_deref().map(read).transpose()?,
+        }))
     }
 }
 

@@ -119,6 +119,17 @@ impl JsonLines {
     }
 }
 
+/// A writer chosen at run time (the served service's `Writer` sink).
+impl LogWriter for Box<dyn LogWriter> {
+    fn write_entry(&mut self, entry: &Value) -> io::Result<()> {
+        (**self).write_entry(entry)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        (**self).flush()
+    }
+}
+
 impl LogWriter for JsonLines {
     fn write_entry(&mut self, entry: &Value) -> io::Result<()> {
         serde_json::to_writer(&mut self.out, entry)?;

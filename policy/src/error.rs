@@ -123,4 +123,12 @@ pub enum Error {
         /// What was wrong.
         message: String,
     },
+    /// The service's settings were refused before anything started (TLS
+    /// on a Unix socket, no policy source).
+    #[error("policy serve: {0}")]
+    InvalidSettings(String),
+    /// The service could not be served: a busy port, a refused socket, an
+    /// unusable TLS certificate.
+    #[error(transparent)]
+    Serve(#[from] hookwire_server::Error),
 }

@@ -26,6 +26,10 @@
 //!   call may build, the evaluation workers that answer at the bound, the
 //!   load-time refusal of calls to built-ins regorus lacks.
 //! - `service`: [`PolicyService`], the interceptor service.
+//! - [`settings`]: [`Settings`], what the served service needs, validated
+//!   from [`settings::RawSettings`]; `serve`: [`run`], the service served
+//!   with its reloads, decision log, metrics and status until shut down
+//!   (what `hookwire policy serve` runs); `announce`: the lines it prints.
 //! - [`embedded`]: the same service bound inside a host by a declaration
 //!   (kinds `hookwire.rego`, `hookwire.cedar`), and the one-process
 //!   declaration behind `--policy DIR`.
@@ -46,6 +50,7 @@
 //! a policy running past its bound fails the call with an error status,
 //! which the host records as a fail-closed deny.
 
+mod announce;
 pub mod bundle;
 mod cedar;
 pub mod contract;
@@ -60,8 +65,10 @@ pub mod metrics;
 mod patterns;
 mod reload;
 mod report;
+mod serve;
 mod service;
 mod set;
+pub mod settings;
 pub mod status;
 mod testing;
 
@@ -73,6 +80,8 @@ pub use eval::{
 };
 pub use reload::{Policies, RELOAD_DEBOUNCE, ReloadEvent, ReloadStatus, Watcher};
 pub use report::{DecisionPackage, PolicyOptions, TestOutcome, TestRule, TestStatus};
+pub use serve::run;
 pub use service::{FailureReporter, PolicyService, SERVICE_NAME};
 pub use set::PolicySet;
+pub use settings::Settings;
 pub use testing::{Coverage, FileCoverage};

@@ -10,4 +10,5 @@ mod contract;
 mod decision_log;
 mod embedded;
 mod examples;
+mod run;
 mod service;

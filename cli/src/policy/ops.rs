@@ -2,17 +2,16 @@
 //! policies come from when not a directory (a bundle file or URL, its
 //! polling and signature key), the decision log (where it goes, what of the
 //! input it carries, its buffer), TLS and client authentication, and the
-//! OTLP export the decision log may use. Each turns into the policy crate's
-//! building blocks here.
+//! OTLP export the decision log may use. Each turns into the policy
+//! service's raw settings here (`hookwire_policy::settings`).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use hookwire_policy::PolicyOptions;
 use hookwire_policy::bundle::{BundleLimits, BundleOptions, Verification};
-use hookwire_policy::decision_log::{DEFAULT_BUFFER, DecisionLog, Inclusion, JsonLines, LogWriter};
-use hookwire_server::prometheus_client::metrics::counter::Counter;
+use hookwire_policy::decision_log::{DEFAULT_BUFFER, LogWriter};
+use hookwire_policy::settings::{DecisionLogSink, RawDecisionLog};
 use hookwire_telemetry::{OtlpEventLogger, Telemetry};
 use serde_json::Value;
 
@@ -169,32 +168,29 @@ impl LogWriter for OtlpWriter {
 }
 
 impl DecisionLogArgs {
-    /// The decision log asked for, started, or `None`.
-    /// Drops are counted in `drops` too (the metric) when given.
-    pub(crate) fn start(
+    /// The decision log asked for, or `None`; `otlp` needs `telemetry`.
+    pub(crate) fn raw(
         &self,
         telemetry: Option<&Telemetry>,
-        drops: Option<Counter>,
-    ) -> Result<Option<Arc<DecisionLog>>, CliError> {
+    ) -> Result<Option<RawDecisionLog>, CliError> {
         let Some(sink) = &self.decision_log else {
             return Ok(None);
         };
-        let inclusion = Inclusion::new(&self.decision_log_include, &self.decision_log_mask)?;
-        let buffer = self.decision_log_buffer;
-        let log = match sink {
-            Sink::Stdout => DecisionLog::start(JsonLines::stdout(), buffer, inclusion)?,
-            Sink::File(path) => DecisionLog::start(JsonLines::file(path)?, buffer, inclusion)?,
+        let sink = match sink {
+            Sink::Stdout => DecisionLogSink::Stdout,
+            Sink::File(path) => DecisionLogSink::File(path.clone()),
             Sink::Otlp => {
                 let telemetry = telemetry.ok_or_else(|| {
                     CliError::PolicyServe("--decision-log otlp needs --otlp-endpoint".into())
                 })?;
-                DecisionLog::start(OtlpWriter(telemetry.event_logger()), buffer, inclusion)?
+                DecisionLogSink::Writer(Box::new(OtlpWriter(telemetry.event_logger())))
             }
         };
-        let log = match drops {
-            Some(counter) => log.count_drops_in(counter),
-            None => log,
-        };
-        Ok(Some(Arc::new(log)))
+        Ok(Some(RawDecisionLog {
+            sink,
+            include: self.decision_log_include.clone(),
+            mask: self.decision_log_mask.clone(),
+            buffer: self.decision_log_buffer,
+        }))
     }
 }
