@@ -16,6 +16,7 @@
 //! | `http` | the Streamable HTTP downstream: authentication, session binding, the session table |
 //! | `origin` | the browser origins the HTTP downstream accepts |
 //! | `hidden` | hidden tools as a binding kind of the chain |
+//! | `ids` | the random session ids every downstream and the parked session use |
 //! | `lines` | bounded newline-delimited reading (stdio) |
 //! | `metrics` | the `hookwire_mcp_*` series |
 //!
@@ -30,6 +31,7 @@ mod core;
 mod error;
 mod hidden;
 mod http;
+mod ids;
 pub mod jsonrpc;
 mod lines;
 pub mod mediation;
@@ -57,10 +59,9 @@ pub use session::McpSession;
 pub use stdio::serve_stdio;
 pub use upstream::{Failure, HttpClient, UpstreamSpec};
 
-/// 128 random bits as hex: session ids.
-pub(crate) fn random_id() -> Result<String, Error> {
-    hookwire_edge::token::random_hex::<16>().map_err(|e| Error::Config(e.to_string()))
-}
+/// Kept for callers that still name it at the crate root; `ids` is its
+/// home.
+pub(crate) use ids::random_id;
 
 /// Entry points for the fuzz targets of `fuzz/` (not an API).
 #[cfg(feature = "fuzzing")]

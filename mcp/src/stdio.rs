@@ -42,7 +42,7 @@ pub async fn serve_stdio(
             }
         }
     });
-    let key = format!("mcp-stdio-{}", crate::random_id()?);
+    let key = format!("mcp-stdio-{}", crate::ids::random_id()?);
     let session = McpSession::open(
         &host,
         key,

@@ -6,8 +6,8 @@ use hookwire::InterceptionPoint;
 use hookwire_client::LabelLedger;
 use serde_json::{Map, Value};
 
-use super::Inner;
 use super::conversation::Conversation;
+use super::state::Inner;
 use crate::applied::Applied;
 
 /// What one governed request carries through its emissions.

@@ -33,7 +33,8 @@
 //!
 //! What the steps share about an emission (its deny as the request's
 //! error, the `extensions.hookwire` members it carries) is module
-//! `emitted`; what a request carries through them, module `governed`.
+//! `emitted`; what a request carries through them, module `governed`; the
+//! state every request shares, module `state`.
 //!
 //! A deny or failure before step 5 forwards nothing upstream. Errors reach
 //! the client in the API's own shape (`Api::error_body`). Every request
@@ -49,6 +50,7 @@ mod relay;
 mod render;
 mod session_key;
 mod settle;
+mod state;
 mod stored;
 mod stream;
 mod tool_decls;
@@ -56,7 +58,7 @@ mod transcript;
 mod upstream_request;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use axum::body::Body;
 use axum::extract::{Extension, State};
@@ -65,7 +67,6 @@ use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use hookwire::InterceptionPoint;
-use hookwire_client::Host;
 use serde_json::{Value, json};
 use tokio::sync::OwnedMutexGuard;
 
@@ -78,45 +79,18 @@ use emitted::{denied, hookwire_member};
 pub(crate) use flight::Flights;
 pub use flight::{MAX_FLIGHTS, MAX_FLIGHTS_PER_CLIENT};
 pub(crate) use governed::Governed;
+pub(crate) use state::Inner;
 use stream::Mediation;
-pub(crate) use upstream_request::{depth_of, forwarded_headers};
+use upstream_request::depth_of;
 
 use crate::api::{Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter};
-use crate::applied::{Applied, AppliedLog};
+use crate::applied::Applied;
 use crate::callback::{CallbackTokens, Minted};
-use crate::config::{CALLBACK_HEADER, GatewayConfig};
-use crate::credentials::CredentialPool;
+use crate::config::CALLBACK_HEADER;
 use crate::error::Error;
 use crate::extension::{Asked, NAMESPACE};
 use crate::principal::Principal;
-use crate::upstream::{self, Upstream};
-
-/// The state every request shares.
-pub(crate) struct Inner {
-    /// The host every emission goes through.
-    pub(crate) host: Host,
-    /// The operator's configuration.
-    pub(crate) config: GatewayConfig,
-    /// The HTTP client to the provider.
-    pub(crate) upstream: Upstream,
-    /// The upstream keys.
-    pub(crate) pool: CredentialPool,
-    /// Callback tokens (recursion protection).
-    pub(crate) tokens: CallbackTokens,
-    /// The bindings granted a callback token, each minted its own
-    /// (`Host::callback_bindings`, read once).
-    pub(crate) callback_bindings: Vec<String>,
-    /// The conversations.
-    pub(crate) sessions: Sessions,
-    /// What the gateway applied to recent requests.
-    pub(crate) applied: AppliedLog,
-    /// The URL interceptors call back on.
-    pub(crate) callback_base: std::sync::OnceLock<String>,
-    /// The running requests a retry joins (module `flight`).
-    pub(crate) flights: Flights,
-    /// The next `request_id`.
-    pub(crate) next_request: AtomicU64,
-}
+use crate::upstream;
 
 /// Revokes a request's callback token when the request ends, however it
 /// ends.
@@ -251,11 +225,11 @@ impl Inner {
         }
         // An agent session the hooks of this process hold open is shared
         // (`crate::hooks`); any other request is a conversation of its own.
-        let shared = self
-            .config
-            .hooks
-            .as_ref()
-            .and_then(|h| h.host.shared_session(headers));
+        // Only its owner may join it (`SharedHooks::join`).
+        let shared = match &self.config.hooks {
+            Some(h) => h.join(headers, &owner, self.config.clients.is_some())?,
+            None => None,
+        };
         let key = match &shared {
             Some(s) => s.key().to_owned(),
             None => {

@@ -13,7 +13,8 @@ use bytes::Bytes;
 use http_body_util::Limited;
 use serde_json::json;
 
-use super::{Inner, depth_of, forwarded_headers, upstream_request};
+use super::state::Inner;
+use super::upstream_request::{self, depth_of, forwarded_headers};
 use crate::api::Api;
 use crate::applied::Applied;
 use crate::config::DEPTH_HEADER;

@@ -10,9 +10,9 @@ use hookwire::{InterceptionPoint, notice_message};
 use hookwire_client::{ModelResponse, ToolCall};
 use serde_json::{Value, json};
 
-use super::Governed;
 use super::conversation::ConvState;
 use super::emitted::{denied, hookwire_member};
+use super::governed::Governed;
 use crate::api::{Finish, Settled};
 use crate::error::Error;
 

@@ -20,8 +20,8 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::Inner;
 use super::settle::blocked_result;
+use super::state::Inner;
 use super::upstream_request;
 use crate::api::{Api, Entry, TurnRequest};
 use crate::bounds::MAX_MESSAGES;

@@ -21,8 +21,8 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use tokio::sync::mpsc::Sender;
 
-use super::Governed;
 use super::conversation::ConvState;
+use super::governed::Governed;
 use super::settle::{self, withheld_notice};
 use crate::api::{Api, ApiResponse, EventAssembler, EventWriter, Finish, Settled};
 use crate::error::Error;

@@ -37,9 +37,9 @@ use hookwire_hooks::DecidedResult;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::Governed;
 use super::conversation::ConvState;
 use super::emitted::{denied, hookwire_member};
+use super::governed::Governed;
 use super::memo::EntryDigest;
 use super::memo::{self, Decided};
 use super::settle::blocked_result;

@@ -10,7 +10,7 @@ use axum::http::{HeaderMap, HeaderValue};
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::Governed;
+use super::governed::Governed;
 use crate::api::{Api, ApiRequest};
 use crate::config::DEPTH_HEADER;
 use crate::credentials::{Chosen, CredentialPool};

@@ -30,6 +30,7 @@
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::derived::derived_id;
 use crate::error::Error;
 use crate::event::{Capabilities, Event, HookCall, Outcome};
 
@@ -120,7 +121,7 @@ pub(super) fn decode(payload: &[u8]) -> Result<HookCall, Error> {
             m.get("toolArgs")
                 .ok_or_else(|| bad("`toolArgs` is missing".into()))?,
         );
-        Ok((super::derived_id("copilot", &name, &input), name, input))
+        Ok((derived_id("copilot", &name, &input), name, input))
     };
     let event = match event_name {
         "sessionStart" => Event::SessionStart {

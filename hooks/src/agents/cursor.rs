@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value, json};
 
+use super::derived::derived_id;
 use crate::error::Error;
 use crate::event::{Capabilities, Event, HookCall, Outcome};
 
@@ -60,7 +61,7 @@ fn arguments(value: Option<&Value>, key: &str) -> Result<Value, String> {
 /// A pre-tool call no post event pairs: its id is its own.
 fn unpaired(name: String, input: Value) -> Event {
     let n = UNPAIRED.fetch_add(1, Ordering::Relaxed);
-    let id = format!("{}:{n}", super::derived_id("cursor", &name, &input));
+    let id = format!("{}:{n}", derived_id("cursor", &name, &input));
     Event::PreTool { id, name, input }
 }
 

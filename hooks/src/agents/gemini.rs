@@ -29,6 +29,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::derived::derived_id;
 use crate::error::Error;
 use crate::event::{Capabilities, Event, HookCall, Outcome};
 
@@ -96,7 +97,7 @@ pub(super) fn decode(payload: &[u8]) -> Result<HookCall, Error> {
             Some(_) => return Err(bad("`tool_input` is not an object".into())),
             None => return Err(bad("`tool_input` is missing".into())),
         };
-        Ok((super::derived_id("gemini", &name, &input), name, input))
+        Ok((derived_id("gemini", &name, &input), name, input))
     };
     let event = match event_name.as_str() {
         "SessionStart" => Event::SessionStart {

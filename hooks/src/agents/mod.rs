@@ -6,10 +6,10 @@
 mod claude;
 mod copilot;
 mod cursor;
+mod derived;
 mod gemini;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::error::Error;
 use crate::event::{Capabilities, Event, HookCall, Outcome};
@@ -120,17 +120,4 @@ impl Agent {
             _ => (None, 2),
         }
     }
-}
-
-/// The pairing id of a call of `name` with `input`, for agents that give
-/// a tool call no id: `PREFIX:` and the first 16 hex digits of the
-/// SHA-256 of both, so that the pre and post events of one call meet.
-fn derived_id(prefix: &str, name: &str, input: &Value) -> String {
-    let mut h = Sha256::new();
-    h.update(name.as_bytes());
-    h.update([0]);
-    h.update(input.to_string().as_bytes());
-    let digest = h.finalize();
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}:{hex}")
 }

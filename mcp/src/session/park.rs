@@ -124,7 +124,7 @@ impl McpSession {
         params: Value,
         digest: String,
     ) -> Result<(String, watch::Receiver<Option<Outcome>>), Value> {
-        let state = crate::random_id().map_err(|e| {
+        let state = crate::ids::random_id().map_err(|e| {
             jsonrpc::error_response(Some(id), jsonrpc::UPSTREAM_FAILED, e.to_string())
         })?;
         let (cancel, cancelled) = watch::channel(false);
