@@ -62,6 +62,11 @@ pub enum Error {
     /// that cannot be bound, the transport, the serving task.
     #[error(transparent)]
     Server(#[from] hookwire_server::Error),
+    /// The service's settings were refused before anything started
+    /// (tokens in plaintext beyond loopback, notifications with no page to
+    /// link to). Never quotes a token, hash or key.
+    #[error("approvals: {0}")]
+    InvalidSettings(String),
 }
 
 impl Error {
@@ -80,7 +85,8 @@ impl Error {
             | Self::AccessConfig(_)
             | Self::NotifyConfig(_)
             | Self::Tls(_)
-            | Self::Random(_) => Status::internal("interceptor server error"),
+            | Self::Random(_)
+            | Self::InvalidSettings(_) => Status::internal("interceptor server error"),
         }
     }
 }

@@ -21,6 +21,10 @@
 //! - [`web`]: the approval web page and its JSON/SSE API.
 //! - [`serve`]: [`ApprovalServer`], which runs the gRPC service and the web
 //!   page side by side over one queue.
+//! - [`settings`]: [`Settings`], what the served service needs, validated
+//!   from [`settings::RawSettings`]; `run`: [`run`], the service with its
+//!   notifications and metrics served until shut down (what `hookwire
+//!   approvals serve` runs); `announce`: the lines it prints.
 //! - [`auth`]: [`Access`], who may submit (hosts) and who may decide
 //!   (approvers, within their rules), by token hash or client certificate;
 //!   `decide`: the rules check and audit every decision passes, from
@@ -57,6 +61,7 @@
 //! # }
 //! ```
 
+mod announce;
 pub mod auth;
 mod decide;
 mod error;
@@ -65,7 +70,9 @@ mod grpc;
 mod metrics;
 pub mod notify;
 mod queue;
+mod run;
 mod serve;
+pub mod settings;
 pub mod store;
 mod tls;
 mod trace;
@@ -83,7 +90,9 @@ pub use queue::{
     MAX_APPROVER_NAME, MAX_DEADLINE, MAX_HISTORY, PendingApproval, QueueEvent, REATTACH_GRACE,
     Reattached, Subscription,
 };
+pub use run::run;
 pub use serve::{ApprovalServer, RunningApprovalServer, SHUTDOWN_FLUSH_BOUND};
+pub use settings::Settings;
 pub use store::{ApprovalStore, ReattachFound, StoreChange, StoredRequest, StoredState};
 pub use tls::ServiceTls;
 

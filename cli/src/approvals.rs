@@ -18,23 +18,23 @@
 //! The service refuses to start without an approver (nothing could ever
 //! be decided), and refuses to serve tokens in plaintext on an address
 //! other than loopback unless told `--allow-plaintext`. Its settings
-//! (flags, config file, access list) are `settings`'; serving them is
-//! here.
+//! (flags, config file, access list) are `settings`'; they are mapped
+//! here onto `hookwire_approvals::Settings` and served by
+//! `hookwire_approvals::run`, with the shared PostgreSQL queue and the
+//! access list's reload on `SIGHUP`, which stay the command's.
 
 mod client;
 mod settings;
 
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError};
 
 use hookwire::Verdict;
 use hookwire::approval::ApprovalOutcome;
+use hookwire_approvals::ApprovalQueue;
 use hookwire_approvals::auth::{new_token, token_sha256};
-use hookwire_approvals::{ApprovalQueue, ApprovalServer};
-use hookwire_server::metrics::SharedRegistry;
+use hookwire_approvals::settings::RawSettings;
 
 use crate::error::CliError;
-use crate::metrics_endpoint::{self, MetricsEndpoint};
 /// The default addresses, for the command's table of them (`args`).
 #[cfg(test)]
 pub(crate) use settings::{APPROVALS_GRPC_ADDR, APPROVALS_WEB_ADDR};
@@ -222,80 +222,49 @@ fn token(name: &str, host: bool) -> Result<(), CliError> {
 
 async fn serve(s: Settings) -> Result<(), CliError> {
     let access = s.access.clone();
-    if s.tls.is_none() && !s.allow_plaintext {
-        let exposed = std::iter::once(s.grpc)
-            .chain(s.web)
-            .find(|a| !a.ip().is_loopback());
-        if let Some(addr) = exposed {
-            return Err(config_error(format!(
-                "{addr} is not a loopback address: serve it over TLS (--tls-cert, --tls-key), \
-                 or pass --allow-plaintext behind a TLS-terminating proxy"
-            )));
-        }
+    let mut settings = hookwire_approvals::Settings::try_from(RawSettings {
+        grpc: s.grpc,
+        web: s.web,
+        name: s.name,
+        heartbeat: s.heartbeat,
+        tls: s.tls,
+        allow_plaintext: s.allow_plaintext,
+        access: s.access,
+        metrics_addr: s.metrics,
+        notify: s.notify,
+        webhook_tls: s.webhook_tls,
+    })?;
+    if let Some(url) = &s.database_url {
+        settings = settings.with_queue(shared_queue(url).await?);
     }
-    let queue = match &s.database_url {
-        Some(url) => shared_queue(url).await?,
-        None => ApprovalQueue::new(),
-    };
-    let mut server = ApprovalServer::with_queue(queue, s.access);
-    if let Some(name) = s.name {
-        server = server.name(name);
-    }
-    if let Some(h) = s.heartbeat {
-        server = server.heartbeat_interval(h);
-    }
-    if let Some(tls) = s.tls {
-        server = server.tls(tls);
-    }
-    let registry: SharedRegistry = Arc::default();
-    if s.metrics.is_some() {
-        server = server.metrics(&mut registry.lock().unwrap_or_else(PoisonError::into_inner));
-    }
-    if let Some(notify) = &s.notify {
-        if notify.page_url.is_none() && s.web.is_none() {
-            return Err(config_error(
-                "notify: the page is not served here (--no-web): give notify.page_url, \
-                 the page's public URL, for the notifications' links",
-            ));
-        }
-        let notifications = notify.load(&access)?.with_tls(s.webhook_tls.clone());
-        notifications
-            .register_metrics(&mut registry.lock().unwrap_or_else(PoisonError::into_inner));
-        println!("notifications:    {} channel(s)", notify.channels.len());
-        server = server.notify(notifications);
-    }
-    // Bound before serving, so that a busy port fails the start.
-    let metrics_listener = metrics_endpoint::bind(s.metrics).await?;
-    let running = server.spawn(s.grpc, s.web).await?;
-    outln!("approval service: {}", running.endpoint());
-    if let Some(url) = running.web_url() {
-        outln!("approval page:    {url}");
-    }
-    let metrics = MetricsEndpoint::serve(metrics_listener, registry, "approval metrics: ")?;
-    stop_requested(|| reload(&s.access_files, &access)).await?;
-    running.shutdown().await?;
-    metrics.stop().await
+    let access_files = s.access_files;
+    let stop = stop_requested(move || reload(&access_files, &access))?;
+    hookwire_approvals::run(settings, stop).await?;
+    Ok(())
 }
 
-/// Waits for Ctrl-C (`SIGINT`) or `SIGTERM`, either of which asks for a
-/// graceful shutdown (what process managers send on a rolling restart),
-/// calling `on_hangup` for every `SIGHUP` meanwhile.
-async fn stop_requested(on_hangup: impl Fn()) -> Result<(), CliError> {
+/// Watches Ctrl-C (`SIGINT`) and `SIGTERM`, either of which asks for a
+/// graceful shutdown (what process managers send on a rolling restart):
+/// the future resolves on the first, calling `on_hangup` for every
+/// `SIGHUP` meanwhile. Refused when a signal cannot be watched.
+fn stop_requested(on_hangup: impl Fn()) -> Result<impl std::future::Future<Output = ()>, CliError> {
     use tokio::signal::unix::{SignalKind, signal};
     let watch = |kind: SignalKind, name: &str| {
         signal(kind).map_err(|e| config_error(format!("cannot watch {name}: {e}")))
     };
     let mut terminate = watch(SignalKind::terminate(), "SIGTERM")?;
     let mut hangup = watch(SignalKind::hangup(), "SIGHUP")?;
-    let interrupted = tokio::signal::ctrl_c();
-    tokio::pin!(interrupted);
-    loop {
-        tokio::select! {
-            _ = &mut interrupted => return Ok(()),
-            _ = terminate.recv() => return Ok(()),
-            _ = hangup.recv() => on_hangup(),
+    Ok(async move {
+        let interrupted = tokio::signal::ctrl_c();
+        tokio::pin!(interrupted);
+        loop {
+            tokio::select! {
+                _ = &mut interrupted => return,
+                _ = terminate.recv() => return,
+                _ = hangup.recv() => on_hangup(),
+            }
         }
-    }
+    })
 }
 
 /// The queue shared in PostgreSQL (docs/approvals-postgres.md). Its errors
