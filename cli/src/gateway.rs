@@ -95,7 +95,12 @@ pub(crate) struct GatewayArgs {
     /// bearer token in FILE, over the same host: a model request of an
     /// agent session its hooks hold open (Claude Code, Codex) is governed
     /// in that same session, and a tool result a hook denied is withheld
-    /// from the model. See `hookwire hooks install --gateway`.
+    /// from the model. Each agent session is bound to the principal that
+    /// opened it: with --clients-file the routes accept the clients'
+    /// tokens too and only the owning client's model requests join its
+    /// sessions; without one, served on loopback only, a session is bound
+    /// to the first API key that joins it. See `hookwire hooks install
+    /// --gateway`.
     #[arg(long, value_name = "FILE", conflicts_with = "hooks_token_env")]
     hooks_token_file: Option<PathBuf>,
     /// As `--hooks-token-file`, the token in this environment variable.

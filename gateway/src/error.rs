@@ -104,6 +104,12 @@ pub enum Error {
         "the gateway cannot check client tokens now (its clients file is unusable); retry later"
     )]
     ClientsUnavailable,
+    /// The request names an agent session its principal may not join
+    /// (another principal's, or it presented no credential;
+    /// `crate::hooks`): refused, neither joined nor governed as a
+    /// conversation of its own.
+    #[error("{0} is an agent session of another principal; present the credential that owns it")]
+    NotOwner(String),
     /// The request is nested deeper than the configured bound.
     #[error("request depth {depth} exceeds the bound {max}")]
     TooDeep {
@@ -158,7 +164,7 @@ impl Error {
         match self {
             Self::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BadRequest(_) | Self::TooDeep { .. } => StatusCode::BAD_REQUEST,
-            Self::Denied { .. } => StatusCode::FORBIDDEN,
+            Self::Denied { .. } | Self::NotOwner(_) => StatusCode::FORBIDDEN,
             Self::CallbackRefused(_) | Self::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
             Self::Overloaded(_) | Self::ClientsUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::Quota(_) | Self::RequestQuota(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -182,6 +188,7 @@ impl Error {
             Self::BodyTooLarge { .. } => ("invalid_request_error", "request_too_large".into()),
             Self::BadRequest(_) => ("invalid_request_error", "invalid_request".into()),
             Self::TooDeep { .. } => ("invalid_request_error", "hookwire_depth_exceeded".into()),
+            Self::NotOwner(_) => ("permission_error", "hookwire_session_not_owned".into()),
             Self::Denied { reason, .. } => ("hookwire_denied", reason.clone()),
             Self::CallbackRefused(_) => ("authentication_error", "invalid_callback_token".into()),
             Self::Unauthenticated(_) => ("invalid_request_error", "invalid_api_key".into()),

@@ -35,7 +35,6 @@ use crate::core::{self, Inner, Sessions};
 use crate::count_tokens;
 use crate::credentials::CredentialPool;
 use crate::error::Error;
-use crate::hooks::SharedHooks;
 use crate::principal::Principal;
 use crate::upstream::Upstream;
 
@@ -76,7 +75,11 @@ impl Gateway {
             config.upstream_timeout,
             &config.upstream_tls,
         )?;
-        let hook_routes = config.hooks.as_ref().map(SharedHooks::routes).transpose()?;
+        let hook_routes = config
+            .hooks
+            .as_ref()
+            .map(|h| h.routes(config.clients.clone()))
+            .transpose()?;
         let callback_base = std::sync::OnceLock::new();
         if let Some(url) = &config.callback_base_url {
             let _ = callback_base.set(url.trim_end_matches('/').to_owned());
@@ -201,6 +204,7 @@ impl Gateway {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
         if let Ok(addr) = listener.local_addr() {
+            self.check_listen(addr)?;
             let _ = self.inner.callback_base.set(format!("http://{addr}/v1"));
         }
         let reaper = {
@@ -231,6 +235,23 @@ impl Gateway {
         served
     }
 
+    /// Refuses to serve the hook routes off loopback without a clients
+    /// file: without one, an agent session is bound to the first key that
+    /// joins it (`crate::hooks`), so only processes of this machine may
+    /// try.
+    fn check_listen(&self, addr: SocketAddr) -> Result<(), Error> {
+        if self.hook_routes.is_some()
+            && self.inner.config.clients.is_none()
+            && !addr.ip().is_loopback()
+        {
+            return Err(Error::Config(format!(
+                "the hook routes on {addr}, not loopback, need a clients file (--clients-file): \
+                 without one, who may join an agent session is not authenticated"
+            )));
+        }
+        Ok(())
+    }
+
     /// Binds `addr` (port 0: any free port) and serves in the background.
     pub async fn spawn(self, addr: SocketAddr) -> Result<RunningGateway, Error> {
         let listener = TcpListener::bind(addr)
@@ -239,6 +260,7 @@ impl Gateway {
         let addr = listener
             .local_addr()
             .map_err(|source| Error::Bind { addr, source })?;
+        self.check_listen(addr)?;
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(self.serve(listener, async {
             let _ = stopped.await;

@@ -90,7 +90,7 @@ pub(crate) fn owner_of_credential(credential: Option<&[u8]>) -> Owner {
 /// The owner of a listed client's sessions. The prefix holds control
 /// bytes no header value can, so no credential's owner is ever a
 /// client's.
-fn owner_of_client(name: &str) -> Owner {
+pub(crate) fn owner_of_client(name: &str) -> Owner {
     let mut h = Sha256::new();
     h.update(b"\x01client\x00");
     h.update(name.as_bytes());

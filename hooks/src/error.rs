@@ -25,6 +25,10 @@ pub enum Error {
     /// The session table is full: the event fails closed.
     #[error("{0} agent sessions are open: no room for another")]
     Overloaded(usize),
+    /// The agent session is open for another principal: its events come
+    /// from that principal's credential only.
+    #[error("the agent session belongs to another principal")]
+    NotOwner,
     /// The hookwire host refused an emission.
     #[error("the hookwire host failed closed: {0}")]
     Host(#[from] hookwire_client::Error),

@@ -43,8 +43,8 @@ pub use call::{CallOutcome, Endpoint, MAX_ANSWER_BYTES, ask_daemon};
 pub use error::Error;
 pub use event::{Capabilities, Event, HookCall, Outcome};
 pub use host::{
-    CLAUDE_CODE_SESSION_HEADER, CODEX_SESSION_HEADER, DecidedResult, HooksConfig, HooksHost,
-    Liftable, MAX_DECIDED_RESULTS, MAX_SESSION_ID_BYTES, SharedSession,
+    CLAUDE_CODE_SESSION_HEADER, CODEX_SESSION_HEADER, DecidedResult, HooksConfig, HooksHost, Join,
+    Joined, Liftable, MAX_DECIDED_RESULTS, MAX_SESSION_ID_BYTES, Owner, SharedSession,
 };
 pub use install::{
     CODEX_PROVIDER, gateway_root, merge_claude_base_url, merge_codex_provider, merge_http_settings,
@@ -52,6 +52,7 @@ pub use install::{
 };
 pub use metrics::HooksMetrics;
 pub use serve::{
-    FAILED_CLOSED_HEADER, Listener, MAX_PAYLOAD_BYTES, Routes, router, serve, socket_router,
+    Authenticate, FAILED_CLOSED_HEADER, Listener, MAX_PAYLOAD_BYTES, Routes, router, router_with,
+    serve, socket_router,
 };
 pub use socket::{MAX_SOCKET_PATH_BYTES, UnixSocket};

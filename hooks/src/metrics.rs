@@ -174,6 +174,7 @@ fn cause_label(error: &Error) -> &'static str {
         Error::Payload { .. } | Error::UnknownAgent(_) => "payload",
         Error::PayloadTooLarge(_) => "too_large",
         Error::Overloaded(_) => "overloaded",
+        Error::NotOwner => "not_owner",
         Error::Host(_) => "host_error",
         _ => "other",
     }

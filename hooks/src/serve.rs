@@ -6,7 +6,10 @@
 //! SHA-256); without it the answer is 401, since a local process must not
 //! forge another session's events. On a Unix socket (`socket`), the
 //! socket's permissions and its peer check authenticate the caller, and
-//! a token is optional (required when configured).
+//! a token is optional (required when configured). A server serving
+//! these routes beside its own may accept its own principals' tokens too
+//! ([`router_with`]): each call is then governed as its principal's
+//! ([`Owner`]), whose sessions no other principal's call touches.
 //!
 //! A payload that cannot be read (too large, not JSON, an event hookwire
 //! does not govern) is answered 200 with the agent's "stop" output and
@@ -29,7 +32,7 @@ use serde_json::Value;
 use crate::agents::Agent;
 use crate::error::Error;
 use crate::event::Outcome;
-use crate::host::HooksHost;
+use crate::host::{HooksHost, Owner};
 use crate::metrics::{HooksMetrics, outcome_label};
 use crate::socket::UnixSocket;
 
@@ -45,7 +48,15 @@ struct Shared {
     hooks: Arc<HooksHost>,
     /// The token's hash, when callers must present one.
     token: Option<[u8; 32]>,
+    /// The other principals' tokens accepted, when any.
+    others: Option<Authenticate>,
 }
+
+/// The principal a bearer token other than the daemon's own
+/// authenticates (`None`: nobody), so that a server serving the routes
+/// beside its own (`hookwire gateway --clients-file`) admits its own
+/// clients to them, each owning its agent sessions.
+pub type Authenticate = Arc<dyn Fn(&str) -> Option<Owner> + Send + Sync>;
 
 /// Where the daemon listens: loopback TCP, or a Unix socket.
 #[derive(Debug)]
@@ -92,17 +103,32 @@ impl Routes {
 /// The daemon's routes over `hooks`, open to callers presenting `token`
 /// (non-empty).
 pub fn router(hooks: Arc<HooksHost>, token: &str) -> Result<Routes, Error> {
-    routes(hooks, Some(token))
+    routes(hooks, Some(token), None)
+}
+
+/// The daemon's routes over `hooks`, open to callers presenting `token`
+/// (the [`Owner::TOKEN_HOLDER`]) or a token `others` authenticates (that
+/// principal).
+pub fn router_with(
+    hooks: Arc<HooksHost>,
+    token: &str,
+    others: Authenticate,
+) -> Result<Routes, Error> {
+    routes(hooks, Some(token), Some(others))
 }
 
 /// The routes of a Unix socket: with `None`, any caller the socket lets
 /// in (its owner) is served; with a token, it is required as on TCP.
 /// [`serve`] refuses these routes without a token on a TCP listener.
 pub fn socket_router(hooks: Arc<HooksHost>, token: Option<&str>) -> Result<Routes, Error> {
-    routes(hooks, token)
+    routes(hooks, token, None)
 }
 
-fn routes(hooks: Arc<HooksHost>, token: Option<&str>) -> Result<Routes, Error> {
+fn routes(
+    hooks: Arc<HooksHost>,
+    token: Option<&str>,
+    others: Option<Authenticate>,
+) -> Result<Routes, Error> {
     let token = match token {
         Some(t) if t.trim().is_empty() => {
             return Err(Error::Config("the hook token is empty".into()));
@@ -117,7 +143,11 @@ fn routes(hooks: Arc<HooksHost>, token: Option<&str>) -> Result<Routes, Error> {
         None => None,
     };
     let metrics = hooks.metrics().cloned();
-    let shared = Arc::new(Shared { hooks, token });
+    let shared = Arc::new(Shared {
+        hooks,
+        token,
+        others,
+    });
     Ok(Routes {
         token_required: shared.token.is_some(),
         metrics,
@@ -156,20 +186,21 @@ pub async fn serve(
     .map_err(Error::Serve)
 }
 
-fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
+/// The principal the request authenticates as, or `None` (refused).
+fn authorized(shared: &Shared, headers: &HeaderMap) -> Option<Owner> {
     let Some(expected) = &shared.token else {
-        return true;
+        return Some(Owner::TOKEN_HOLDER);
     };
     // A missing or malformed header (RFC 6750's rules, `token::bearer`)
     // is refused like a wrong token.
-    let Some(presented) = headers
+    let presented = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| token::bearer(v).ok())
-    else {
-        return false;
-    };
-    token::constant_time_eq(&token::sha256(presented), expected)
+        .and_then(|v| token::bearer(v).ok())?;
+    if token::constant_time_eq(&token::sha256(presented), expected) {
+        return Some(Owner::TOKEN_HOLDER);
+    }
+    shared.others.as_ref().and_then(|others| others(presented))
 }
 
 async fn hook(
@@ -184,7 +215,7 @@ async fn hook(
         Err(e) => return (StatusCode::NOT_FOUND, e.to_string()).into_response(),
     };
     let metrics = shared.hooks.metrics();
-    if !authorized(&shared, &headers) {
+    let Some(owner) = authorized(&shared, &headers) else {
         if let Some(m) = metrics {
             m.refused(Some(agent), "token");
         }
@@ -194,7 +225,7 @@ async fn hook(
             "hookwire hooks: a valid bearer token is required",
         )
             .into_response();
-    }
+    };
     let call = match axum::body::to_bytes(body, MAX_PAYLOAD_BYTES).await {
         Ok(payload) => agent.decode(&payload),
         Err(_) => Err(Error::PayloadTooLarge(MAX_PAYLOAD_BYTES)),
@@ -214,7 +245,7 @@ async fn hook(
             return json(&agent.fail_closed(&reason), Some(&reason));
         }
     };
-    let outcome = shared.hooks.handle(agent, &call).await;
+    let outcome = shared.hooks.handle_as(agent, &call, owner).await;
     let answer = json(&agent.encode(&call.event, &outcome), None);
     if let Some(m) = metrics {
         m.answered(agent, &call.event_name, &outcome, arrived.elapsed());

@@ -10,7 +10,8 @@
 //! This module holds the shared fixtures (the SDK runner, the host and
 //! gateway builders, raw HTTP, a spying interceptor); the cases are in
 //! its children by concern (`shared_hooks`: the coding agents' hook
-//! routes served beside the model routes, one session per agent session).
+//! routes served beside the model routes, one session per agent session;
+//! `shared_hooks_owner`: each such session bound to its principal).
 
 mod clients;
 mod conversation;
@@ -20,6 +21,7 @@ mod history;
 mod retries;
 mod routes;
 mod shared_hooks;
+mod shared_hooks_owner;
 mod stored;
 mod streaming;
 

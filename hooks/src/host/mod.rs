@@ -24,17 +24,20 @@
 //!
 //! | module | role |
 //! |---|---|
+//! | `owner` | the principal an agent session is bound to |
 //! | `table` | the bounded table of agent sessions and their turn state |
 //! | `turn` | one hook call governed: emission, synthetic order, outcome |
 //! | `model` | the model events: a request and its streamed chunks |
 //! | `shared` | an agent session lent to the gateway of the same process for its model requests |
 
 mod model;
+mod owner;
 mod shared;
 mod table;
 mod turn;
 
-pub use shared::{CLAUDE_CODE_SESSION_HEADER, CODEX_SESSION_HEADER, SharedSession};
+pub use owner::Owner;
+pub use shared::{CLAUDE_CODE_SESSION_HEADER, CODEX_SESSION_HEADER, Join, Joined, SharedSession};
 pub use table::{DecidedResult, MAX_DECIDED_RESULTS};
 
 use std::sync::Arc;
@@ -138,10 +141,18 @@ impl HooksHost {
         format!("{}:{session_id}", agent.name())
     }
 
-    /// Governs one hook call. Never fails: what cannot be governed is
+    /// Governs one hook call of the daemon's token holder
+    /// ([`Owner::TOKEN_HOLDER`]). Never fails: what cannot be governed is
     /// blocked, with the reason.
     pub async fn handle(&self, agent: Agent, call: &HookCall) -> Outcome {
-        match self.govern(agent, call).await {
+        self.handle_as(agent, call, Owner::TOKEN_HOLDER).await
+    }
+
+    /// Governs one hook call of `owner`, the principal its credential
+    /// authenticated: a session it opens is bound to it, and an event
+    /// naming another owner's session is blocked without touching it.
+    pub async fn handle_as(&self, agent: Agent, call: &HookCall, owner: Owner) -> Outcome {
+        match self.govern(agent, call, owner).await {
             Ok(outcome) => outcome,
             Err(e) => {
                 tracing::warn!(agent = agent.name(), event = %call.event_name, error = %e, "hook event failed closed");
@@ -155,17 +166,17 @@ impl HooksHost {
         }
     }
 
-    async fn govern(&self, agent: Agent, call: &HookCall) -> Result<Outcome, Error> {
+    async fn govern(&self, agent: Agent, call: &HookCall, owner: Owner) -> Result<Outcome, Error> {
         check_session_id(agent, &call.session_id)?;
         let key = Self::session_key(agent, &call.session_id);
         if call.event == Event::SessionEnd {
-            if let Some(entry) = self.table.remove(&key) {
+            if let Some(entry) = self.table.remove_owned(&key, owner)? {
                 let _held = entry.turn.lock().await;
                 close(&entry.session, ShutdownReason::Completed).await;
             }
             return Ok(Outcome::Proceed);
         }
-        let entry = self.table.get_or_open(&self.host, agent, &key)?;
+        let entry = self.table.get_or_open(&self.host, agent, &key, owner)?;
         let _held = entry.turn.lock().await;
         let turn = Turn {
             entry: &entry,

@@ -10,6 +10,12 @@
 //! `x-claude-code-session-id`, Codex's `session-id`, each the
 //! `session_id` of its hook payloads. Only a session the hooks hold open
 //! is shared; any other request is the gateway's own.
+//!
+//! A name is no credential: a session is lent only to the principal it
+//! is bound to (its [`Owner`]), by the rule the gateway states ([`Join`]).
+//! A request naming an open session of someone else, or naming one
+//! without a credential, is [`Joined::Refused`] — never lent, and never
+//! a conversation of its own under that name either.
 
 use std::sync::Arc;
 
@@ -18,6 +24,7 @@ use hookwire_client::Session;
 use tokio::sync::OwnedMutexGuard;
 
 use super::HooksHost;
+use super::owner::Owner;
 use super::table::{DecidedResult, Entry};
 use crate::agents::Agent;
 
@@ -25,6 +32,38 @@ use crate::agents::Agent;
 pub const CLAUDE_CODE_SESSION_HEADER: &str = "x-claude-code-session-id";
 /// The header in which Codex's model requests carry its session id.
 pub const CODEX_SESSION_HEADER: &str = "session-id";
+
+/// Which model-route principal may join an agent session: the gateway
+/// states it by how it authenticates its model requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Join {
+    /// Only the session's owner: the model route and the hook routes
+    /// authenticate the same principals (a gateway with a clients file,
+    /// whose client tokens the hook routes accept). A session opened with
+    /// the daemon's own token is joined by nobody.
+    Owner,
+    /// The session's owner, and for a session opened with the daemon's
+    /// own token ([`Owner::TOKEN_HOLDER`], no identity on the model
+    /// route), the first credential that joins it, and then only that
+    /// one (a gateway without a clients file, on loopback).
+    FirstCredential,
+}
+
+/// What a model request's session header found.
+#[derive(Debug)]
+pub enum Joined {
+    /// The request names no agent session the hooks hold open: a
+    /// conversation of the gateway's own.
+    NotShared,
+    /// The request's principal may join the session: governed in it.
+    Shared(SharedSession),
+    /// The request names an open agent session its principal may not
+    /// join (another owner's, or no credential): refused.
+    Refused {
+        /// The hookwire `session.id` named (`AGENT:SESSION_ID`).
+        key: String,
+    },
+}
 
 /// One open agent session, lent to the gateway for a model request.
 pub struct SharedSession {
@@ -72,12 +111,12 @@ impl HooksHost {
         self.table.contains(key)
     }
 
-    /// The open agent session a model request belongs to, by the header
-    /// its agent names it in ([`CLAUDE_CODE_SESSION_HEADER`],
-    /// [`CODEX_SESSION_HEADER`]); `None` when the request names none or
-    /// the hooks hold no such session open.
-    pub fn shared_session(&self, headers: &HeaderMap) -> Option<SharedSession> {
-        [
+    /// The open agent session a model request of principal `who`
+    /// (`None`: it presented no credential) belongs to, by the header its
+    /// agent names it in ([`CLAUDE_CODE_SESSION_HEADER`],
+    /// [`CODEX_SESSION_HEADER`]), when `who` may join it by `rule`.
+    pub fn join_session(&self, headers: &HeaderMap, who: Option<Owner>, rule: Join) -> Joined {
+        let named = [
             (CLAUDE_CODE_SESSION_HEADER, Agent::ClaudeCode),
             (CODEX_SESSION_HEADER, Agent::Codex),
         ]
@@ -86,7 +125,38 @@ impl HooksHost {
             let id = headers.get(name)?.to_str().ok()?;
             let key = Self::session_key(agent, id);
             let entry = self.table.get(&key)?;
-            (!entry.session.is_closed()).then_some(SharedSession { key, entry })
-        })
+            (!entry.session.is_closed()).then_some((key, entry))
+        });
+        let Some((key, entry)) = named else {
+            return Joined::NotShared;
+        };
+        if may_join(&entry, who, rule) {
+            Joined::Shared(SharedSession { key, entry })
+        } else {
+            Joined::Refused { key }
+        }
+    }
+}
+
+/// Whether `who` may join the session of `entry` by `rule` (binding the
+/// first credential when the rule says so).
+fn may_join(entry: &Entry, who: Option<Owner>, rule: Join) -> bool {
+    let Some(who) = who else { return false };
+    if who == entry.owner {
+        return true;
+    }
+    if rule != Join::FirstCredential || !entry.owner.is_token_holder() {
+        return false;
+    }
+    let mut joiner = entry
+        .joiner
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    match *joiner {
+        Some(bound) => bound == who,
+        None => {
+            *joiner = Some(who);
+            true
+        }
     }
 }

@@ -2,8 +2,9 @@
 //! agent session key, a lock that serializes that session's hook events
 //! (so that a synthetic turn is opened once, and a post-tool event sees
 //! its pre-tool event settled), and the time of its last event for the
-//! idle-out. The open-session gauge (when metrics are on) moves with
-//! every entry opened and removed.
+//! idle-out. Each session is bound to the [`Owner`] that opened it: an
+//! event of another owner never reaches it. The open-session gauge (when
+//! metrics are on) moves with every entry opened and removed.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -16,10 +17,18 @@ use crate::agents::Agent;
 use crate::error::Error;
 use crate::metrics::HooksMetrics;
 
+use super::owner::Owner;
+
 /// One agent session.
 pub(super) struct Entry {
     /// The agent it belongs to (the gauge's label).
     agent: Agent,
+    /// The principal whose hook event opened it.
+    pub(super) owner: Owner,
+    /// The model-route principal bound to a session its owner cannot be
+    /// recognized by on the model route ([`Owner::TOKEN_HOLDER`]): the
+    /// first that joined it (module `shared`).
+    pub(super) joiner: Mutex<Option<Owner>>,
     /// Its hookwire session (shared with the gateway of the same process
     /// for the model requests of this agent session: module `shared`).
     pub(super) session: Arc<Session>,
@@ -179,15 +188,20 @@ impl Table {
         self.map().len()
     }
 
-    /// The session `key`, opened when new; refused when the table is full.
+    /// The session `key`, opened for `owner` when new; refused when the
+    /// table is full or the session is another owner's.
     pub(super) fn get_or_open(
         &self,
         host: &Host,
         agent: Agent,
         key: &str,
+        owner: Owner,
     ) -> Result<Arc<Entry>, Error> {
         let mut map = self.map();
         if let Some(e) = map.get(key) {
+            if e.owner != owner {
+                return Err(Error::NotOwner);
+            }
             e.touch();
             return Ok(e.clone());
         }
@@ -196,6 +210,8 @@ impl Table {
         }
         let entry = Arc::new(Entry {
             agent,
+            owner,
+            joiner: Mutex::new(None),
             session: Arc::new(host.session_builder(key).remember_calls().open()?),
             turn: Arc::new(AsyncMutex::new(())),
             last_active: Mutex::new(Instant::now()),
@@ -220,6 +236,27 @@ impl Table {
     /// Whether session `key` is open.
     pub(super) fn contains(&self, key: &str) -> bool {
         self.map().contains_key(key)
+    }
+
+    /// Removes session `key` when it is `owner`'s; refused when it is
+    /// another owner's.
+    pub(super) fn remove_owned(
+        &self,
+        key: &str,
+        owner: Owner,
+    ) -> Result<Option<Arc<Entry>>, Error> {
+        let gone = {
+            let mut map = self.map();
+            match map.get(key) {
+                Some(e) if e.owner != owner => return Err(Error::NotOwner),
+                Some(_) => map.remove(key),
+                None => None,
+            }
+        };
+        if let Some(e) = &gone {
+            self.removed(std::slice::from_ref(e));
+        }
+        Ok(gone)
     }
 
     /// Removes session `key`.
