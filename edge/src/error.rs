@@ -34,6 +34,18 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A session key names a session another owner opened: a key is not
+    /// a credential (module `sessions`).
+    #[error("the session belongs to another principal")]
+    SessionNotOwned,
+    /// The session table holds as many sessions as it may, none of which
+    /// could make room.
+    #[error("{0} sessions are open: no room for another")]
+    SessionsFull(usize),
+    /// The owner holds as many sessions as one owner may, none of which
+    /// could make room.
+    #[error("every one of the {0} sessions one owner may hold is open")]
+    SessionQuota(usize),
     /// The operating system's random generator gave nothing.
     #[error("no randomness from the operating system: {0}")]
     Random(String),

@@ -10,6 +10,7 @@
 //! | `token` | `Authorization: Bearer` parsing (RFC 6750 / RFC 9110), SHA-256 hashes, constant-time comparison, random tokens and ids |
 //! | `https` | the pooled HTTP/1.1 client to upstreams: web PKI roots, an extra CA, a client certificate |
 //! | `unix` | a Unix socket only its owner can reach: safe bind (0600, private directory, stale-socket rules), peer user-id check on accept |
+//! | `sessions` | the bounded session table every edge keeps: per-owner quotas, displacement or refusal when full, places booked before a slow start, idle-out by a reaper, each evicted session ended |
 //! | `sse` | the incremental server-sent event parser (WHATWG rules), failing closed on an event over its bound |
 //!
 //! The crate depends on no other hookwire crate: every edge may depend on
@@ -18,6 +19,7 @@
 pub mod clients;
 mod error;
 pub mod https;
+pub mod sessions;
 pub mod sse;
 pub mod token;
 pub mod unix;
