@@ -54,6 +54,9 @@ pub enum Error {
     /// The HTTP server stopped on an I/O error.
     #[error("serving failed: {0}")]
     Serve(std::io::Error),
+    /// The metrics endpoint beside the routes could not be served.
+    #[error(transparent)]
+    Metrics(#[from] hookwire_server::Error),
     /// The daemon could not be asked or gave no usable answer.
     #[error("the hookwire hooks daemon at {endpoint}: {reason}")]
     Daemon {

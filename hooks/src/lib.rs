@@ -13,6 +13,8 @@
 //! | `host` | the core: one hookwire session per agent session, events → points, verdicts → outcomes; a session lent to the gateway of the same process for its model requests |
 //! | `agents` | one adapter per agent (Claude Code and Codex, Gemini CLI, Cursor, Copilot): decode its payload, encode an outcome in its format |
 //! | `serve` | the HTTP daemon (`hookwire hooks serve`): one route per agent, bearer token or socket permissions |
+//! | `settings` | [`Settings`]: the daemon's host, bounds, listen address, token and metrics, validated from [`settings::RawSettings`] |
+//! | `run` | [`run`]: the daemon served from its settings until shut down, every open session then ended (what `hookwire hooks serve` runs) |
 //! | `socket` | the daemon's Unix socket: 0600 in a directory only its user can write, stale sockets replaced, peers checked |
 //! | `metrics` | the daemon's Prometheus series (`hookwire_hooks_*`) |
 //! | `call` | the command hook's side: one bounded request to the daemon, over TCP or the socket |
@@ -35,7 +37,9 @@ mod http1;
 mod install;
 mod metrics;
 pub mod relay;
+mod run;
 mod serve;
+pub mod settings;
 mod socket;
 
 pub use agents::Agent;
@@ -51,8 +55,10 @@ pub use install::{
     merge_settings, project_settings, unroutable, user_settings,
 };
 pub use metrics::HooksMetrics;
+pub use run::run;
 pub use serve::{
     Authenticate, FAILED_CLOSED_HEADER, Listener, MAX_PAYLOAD_BYTES, Routes, router, router_with,
     serve, socket_router,
 };
+pub use settings::Settings;
 pub use socket::{MAX_SOCKET_PATH_BYTES, UnixSocket};

@@ -2,21 +2,22 @@
 //! on loopback TCP (a bearer token required) or a Unix socket (its
 //! permissions authenticate callers; a token optional), with the host's
 //! and the daemon's own metrics, signed records and approvals wired as
-//! for `hookwire gateway`.
+//! for `hookwire gateway`. The host is built here (`governed`, shared
+//! with the gateway and the MCP proxy); the flags are mapped onto
+//! `hookwire_hooks::Settings`, which `hookwire_hooks::run` serves.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire_hooks::{Agent, HooksConfig, HooksHost, HooksMetrics, Liftable, UnixSocket};
+use hookwire_hooks::settings::{Listen, MetricsEndpoint, RawSettings, Settings, check_listen};
+use hookwire_hooks::{HooksConfig, HooksMetrics, Liftable};
 
 use super::{HOOKS_ADDR, token_from_file};
 use crate::args::{ListenAddr, RegistryArgs};
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
 use crate::governed::{ChainArgs, Governed, HostOptions, governed_host};
-use crate::metrics_endpoint::MetricsEndpoint;
 use crate::output::PrintTo;
 
 /// What a liftable deny left standing becomes (`--liftable`).
@@ -110,22 +111,15 @@ fn token(args: &ServeArgs) -> Result<Option<String>, String> {
 /// Serves the hook routes until Ctrl-C, then ends every open session.
 pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
     let config_error = |m: String| CliError::Hooks(hookwire_hooks::Error::Config(m));
-    if let ListenAddr::Tcp(addr) = &args.listen
-        && !args.allow_remote
-        && !addr.ip().is_loopback()
-    {
-        return Err(config_error(format!(
-            "{addr} is not a loopback address (pass --allow-remote to listen there)"
-        )));
-    }
+    let listen = match &args.listen {
+        ListenAddr::Tcp(addr) => Listen::Tcp(*addr),
+        ListenAddr::Unix(path) => Listen::Unix(path.clone()),
+    };
+    // Refused before the token is read and the host built, as the
+    // settings would: the address first, then a missing token.
+    check_listen(&listen, args.allow_remote, true)?;
     let token = token(&args).map_err(config_error)?;
-    if token.is_none() && matches!(args.listen, ListenAddr::Tcp(_)) {
-        return Err(config_error(
-            "a token (--token-file or --token-env) is required on TCP; \
-             only a Unix socket (--listen unix:/path) can do without one"
-                .into(),
-        ));
-    }
+    check_listen(&listen, args.allow_remote, token.is_some())?;
     let options = HostOptions {
         agent_id: &args.agent_id,
         chain: &args.chain,
@@ -142,71 +136,26 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), CliError> {
         metrics_registry,
         metrics_listener,
     } = governed;
-    let config = HooksConfig {
-        max_sessions: args.max_sessions.max(1),
-        idle_timeout: Duration::from_secs(args.idle_timeout_s.max(1)),
-        liftable: match args.liftable {
-            LiftableArg::Deny => Liftable::Deny,
-            LiftableArg::Ask => Liftable::Ask,
+    let settings = Settings::try_from(RawSettings {
+        host,
+        governed_by: args.chain.describe(),
+        listen,
+        allow_remote: args.allow_remote,
+        token,
+        config: HooksConfig {
+            max_sessions: args.max_sessions.max(1),
+            idle_timeout: Duration::from_secs(args.idle_timeout_s.max(1)),
+            liftable: match args.liftable {
+                LiftableArg::Deny => Liftable::Deny,
+                LiftableArg::Ask => Liftable::Ask,
+            },
         },
-    };
-    let mut hooks = HooksHost::new(host, config);
-    if let Some(m) = hooks_metrics {
-        hooks = hooks.with_metrics(m);
-    }
-    let hooks = Arc::new(hooks);
-    let reaper = hooks.spawn_reaper();
-    let (listener, shown, routes) = match &args.listen {
-        ListenAddr::Tcp(want) => {
-            let bind_error = |source| hookwire_hooks::Error::Bind {
-                addr: *want,
-                source,
-            };
-            let listener = tokio::net::TcpListener::bind(want)
-                .await
-                .map_err(bind_error)?;
-            let addr = listener.local_addr().map_err(bind_error)?;
-            // `token` is Some here (checked above).
-            let routes = hookwire_hooks::router(hooks.clone(), token.as_deref().unwrap_or(""))?;
-            (
-                hookwire_hooks::Listener::from(listener),
-                format!("http://{addr}"),
-                routes,
-            )
-        }
-        ListenAddr::Unix(path) => {
-            let socket = UnixSocket::bind(path)?;
-            let shown = format!("unix:{}", socket.path().display());
-            let routes = hookwire_hooks::socket_router(hooks.clone(), token.as_deref())?;
-            (hookwire_hooks::Listener::from(socket), shown, routes)
-        }
-    };
-    let agents: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
-    let access = match (&args.listen, token.is_some()) {
-        (ListenAddr::Unix(_), false) => "callers authenticated by the socket's permissions",
-        _ => "callers present the bearer token",
-    };
-    // Stdout carries only records (`--print-records`): what the command
-    // says goes to stderr.
-    errln!(
-        "hookwire hooks: {shown} (routes /v1/hooks/{{{}}}; {access}), governed by {}",
-        agents.join(","),
-        args.chain.describe()
-    );
-    let metrics = MetricsEndpoint::serve_announced(
-        metrics_listener,
-        metrics_registry,
-        "hookwire hooks metrics: ",
-        true,
-    )?;
-    let served = hookwire_hooks::serve(listener, routes, async {
-        crate::shutdown::requested().await;
-    })
-    .await;
-    reaper.abort();
-    hooks.shutdown_all().await;
-    let stopped = metrics.stop().await;
-    served?;
-    stopped?;
+        metrics: hooks_metrics,
+        metrics_endpoint: metrics_listener.map(|listener| MetricsEndpoint {
+            listener,
+            registry: metrics_registry,
+        }),
+    })?;
+    hookwire_hooks::run(settings, crate::shutdown::requested()).await?;
     signed.finish(PrintTo::Stderr)
 }
