@@ -15,8 +15,13 @@
 //! at most [`MAX_OPEN_CALLS`] open calls per pair and forgets the oldest
 //! past that). There is no opt-out on the typed methods: even a host
 //! that declares a subset of the points keeps `input` (§3.2), so every
-//! turn has one; [`Session::emit`] is the raw path that books without
-//! refusing.
+//! turn has one. A host that sees no turns at all (an MCP proxy, which
+//! sees only tool calls) opens its session
+//! [`SessionBuilder::tool_calls_only`]: its `pre_tool_call` needs no turn,
+//! its pairs are checked as everywhere, and the turn points are refused.
+//! [`Session::emit`] is the raw path that books without refusing, kept
+//! for the tools that replay contexts they did not build (`hookwire
+//! emit`, the fuzz targets, the tests), not for an edge.
 //!
 //! **Extra members.** Each typed method has a `*_with` variant that adds
 //! members to the point's context (a `request_id` pairing a model call,

@@ -13,6 +13,7 @@ use hookwire::{Composition, InterceptionPoint, Mode};
 use serde_json::{Map, Value};
 
 use super::handle::Session;
+use super::order::OrderOptions;
 use super::overrides::Overrides;
 use crate::error::Error;
 use crate::host_state::HostState;
@@ -25,7 +26,7 @@ pub struct SessionBuilder {
     id: String,
     members: Map<String, Value>,
     overrides: Overrides,
-    remember_calls: bool,
+    order: OrderOptions,
 }
 
 impl SessionBuilder {
@@ -35,7 +36,7 @@ impl SessionBuilder {
             id,
             members: Map::new(),
             overrides: Overrides::default(),
-            remember_calls: false,
+            order: OrderOptions::default(),
         }
     }
 
@@ -77,7 +78,19 @@ impl SessionBuilder {
     /// later request). Off by default, since it copies every permitted
     /// call's arguments; it changes no verdict, so a sealed host allows it.
     pub fn remember_calls(mut self) -> Self {
-        self.remember_calls = true;
+        self.order.remember_calls = true;
+        self
+    }
+
+    /// Declares a session without turns: a host that sees only an agent's
+    /// tool calls (an MCP proxy) opens it. Its `pre_tool_call` needs no
+    /// `input` before it, while each `post_tool_call` still needs its own
+    /// permitted `pre_tool_call` and a call id is not reused while its
+    /// pair is open (§3.1 rule 5, §12.2); `input`, the model points and
+    /// `output` are refused ([`Error::OutOfOrder`]). It changes no
+    /// verdict, so a sealed host allows it.
+    pub fn tool_calls_only(mut self) -> Self {
+        self.order.tool_calls_only = true;
         self
     }
 
@@ -95,7 +108,7 @@ impl SessionBuilder {
             self.id,
             self.members,
             self.overrides,
-            self.remember_calls,
+            self.order,
         ))
     }
 }

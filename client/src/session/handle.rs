@@ -1,5 +1,6 @@
 //! [`Session`], the handle an agent holds for one run: the typed API of
-//! each interception point, the raw [`Session::emit`], and the `Drop` that
+//! each interception point (each checked in order), the raw
+//! [`Session::emit`] of the tools that replay contexts, and the `Drop` that
 //! hands an unclosed session's state to a task emitting its
 //! `agent_shutdown` (see the `session` module docs).
 
@@ -13,7 +14,7 @@ use super::members::{
     input_members, output_members, post_model_members, post_tool_members, pre_model_members,
     pre_tool_members, undecodable,
 };
-use super::order::PostModel;
+use super::order::{OrderOptions, PostModel};
 use super::output::OutputDecision;
 use super::overrides::Overrides;
 use crate::emission::Emission;
@@ -35,16 +36,10 @@ impl Session {
         id: String,
         members: Map<String, Value>,
         overrides: Overrides,
-        remember_calls: bool,
+        order: OrderOptions,
     ) -> Self {
         Self {
-            state: Arc::new(SessionState::new(
-                host,
-                id,
-                members,
-                overrides,
-                remember_calls,
-            )),
+            state: Arc::new(SessionState::new(host, id, members, overrides, order)),
         }
     }
 
@@ -139,13 +134,43 @@ impl Session {
             .await
     }
 
+    /// One `post_model_call` of a response the caller receives in
+    /// chunks, one call per chunk, rather than as a stream it can hand to
+    /// [`Session::mediate_stream`] (a hook daemon told of each chunk by a
+    /// separate hook; §12.1): checked like [`Session::post_model_call`]
+    /// against the open `pre_model_call`, which a segment that is not
+    /// `last` keeps open for the next one. The `last` segment closes the
+    /// pair, and so does a denied one (nothing after a deny is released).
+    pub async fn post_model_call_segment_with(
+        &self,
+        model_id: &str,
+        response: &ModelResponse,
+        extra: Map<String, Value>,
+        last: bool,
+    ) -> Result<Emission, Error> {
+        let members = with_extra(post_model_members(model_id, response.to_json()), extra);
+        if last {
+            return self.stream_segment(members, PostModel::Closing).await;
+        }
+        let mut pair = Map::new();
+        if let Some(id) = members.get("request_id") {
+            pair.insert("request_id".into(), id.clone());
+        }
+        let e = self.stream_segment(members, PostModel::Segment).await?;
+        if !e.proceeds() {
+            self.close_model_pair(&pair);
+        }
+        Ok(e)
+    }
+
     /// `post_model_call` over the model's response as the JSON text it
     /// arrived in, decoded exactly (§4.4): a text the host cannot carry
     /// without rounding (an integer literal beyond the 64-bit range, a
     /// duplicate member, malformed text) is the emission denied
     /// `host_error:context_invalid` before any interceptor runs, with null
-    /// identities (§6.3), never a silently rounded context.
-    pub async fn post_model_call_json(
+    /// identities (§6.3), never a silently rounded context. The reference
+    /// agent loop's, which reads its model's answer as text.
+    pub(crate) async fn post_model_call_json(
         &self,
         model_id: &str,
         response_text: &str,
@@ -311,14 +336,18 @@ impl Session {
     }
 
     /// Emits any point between startup and shutdown with the given
-    /// conditional and optional members (e.g. `request_id`, `usage`): the
-    /// raw path. It books the §3.1 pairs like the typed methods but does
-    /// not refuse an emission out of order, and an `output` emitted here
-    /// is an ordinary [`Emission`], not the gated [`OutputDecision`]: the
-    /// caller takes on §3.1 and §12.1a itself. `agent_startup` and
-    /// `agent_shutdown` carry the lifecycle and are refused here
-    /// ([`Error::LifecyclePoint`]): use [`Session::start`] and
-    /// [`Session::shutdown`].
+    /// conditional and optional members: the raw path, which exists for
+    /// what replays contexts it did not build — the `hookwire emit`
+    /// command, the fuzz targets and the tests (conformance, trust,
+    /// polyglot) — and is not an edge's way to emit: hidden from the
+    /// docs, and the typed methods are the API. It books the §3.1 pairs
+    /// like the typed methods but does not refuse an emission out of
+    /// order, and an `output` emitted here is an ordinary [`Emission`],
+    /// not the gated [`OutputDecision`]: the caller takes on §3.1 and
+    /// §12.1a itself. `agent_startup` and `agent_shutdown` carry the
+    /// lifecycle and are refused here ([`Error::LifecyclePoint`]): use
+    /// [`Session::start`] and [`Session::shutdown`].
+    #[doc(hidden)]
     pub async fn emit(
         &self,
         point: InterceptionPoint,

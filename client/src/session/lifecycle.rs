@@ -15,7 +15,7 @@ use tokio::sync::{RwLock, RwLockReadGuard};
 use super::cancel::Unsettled;
 use super::context::ContextBase;
 use super::members::{shutdown_members, startup_members};
-use super::order::{Forgotten, MAX_OPEN_CALLS, Order, PostModel};
+use super::order::{Forgotten, MAX_OPEN_CALLS, Order, OrderOptions, PostModel};
 use super::overrides::Overrides;
 use crate::emission::Emission;
 use crate::error::Error;
@@ -53,14 +53,14 @@ pub(super) struct SessionState {
 
 impl SessionState {
     /// A fresh session `id` of `host`, opened with `members` and
-    /// `overrides`; `remember_calls` keeps its open tool calls
-    /// ([`SessionBuilder::remember_calls`](super::SessionBuilder::remember_calls)).
+    /// `overrides`; `order` says how its ledger keeps calls and whether it
+    /// has turns ([`SessionBuilder`](super::SessionBuilder)).
     pub(super) fn new(
         host: Arc<HostState>,
         id: String,
         members: Map<String, Value>,
         overrides: Overrides,
-        remember_calls: bool,
+        order: OrderOptions,
     ) -> Self {
         Self {
             _open: host.metrics.as_ref().map(|m| m.session_opened()),
@@ -68,7 +68,7 @@ impl SessionState {
             host,
             id,
             overrides,
-            order: Mutex::new(Order::new(remember_calls)),
+            order: Mutex::new(Order::new(order)),
             next_sequence: AtomicU64::new(0),
             lifecycle: RwLock::new(Lifecycle::Fresh),
             settled: Mutex::new((Lifecycle::Fresh, None)),

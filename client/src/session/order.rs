@@ -77,6 +77,19 @@ pub(crate) enum PostModel {
     Segment,
 }
 
+/// What a session's ledger is asked to do beyond the rules every session
+/// keeps: set by [`SessionBuilder`](crate::SessionBuilder).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct OrderOptions {
+    /// Keep each permitted call whole, not only its id
+    /// ([`SessionBuilder::remember_calls`](crate::SessionBuilder::remember_calls)).
+    pub(crate) remember_calls: bool,
+    /// The session has no turns: only tool calls are emitted, and their
+    /// pairs are checked without a turn
+    /// ([`SessionBuilder::tool_calls_only`](crate::SessionBuilder::tool_calls_only)).
+    pub(crate) tool_calls_only: bool,
+}
+
 /// The open pairs of one session.
 #[derive(Debug)]
 pub(crate) struct Order {
@@ -94,14 +107,17 @@ pub(crate) struct Order {
     /// Whether a permitted call is kept whole for
     /// [`Order::open_tool_call`], not only its id.
     remember_calls: bool,
+    /// Whether the session has no turns (tool calls only).
+    tool_calls_only: bool,
 }
 
 impl Order {
     /// The ledger of a session, holding at most [`MAX_OPEN_CALLS`] open
-    /// calls per pair; `remember_calls` keeps each open tool call whole.
-    pub(crate) fn new(remember_calls: bool) -> Self {
+    /// calls per pair, with its `options`.
+    pub(crate) fn new(options: OrderOptions) -> Self {
         Self {
-            remember_calls,
+            remember_calls: options.remember_calls,
+            tool_calls_only: options.tool_calls_only,
             ..Self::bounded(MAX_OPEN_CALLS)
         }
     }
@@ -116,14 +132,16 @@ impl Order {
             forgotten_models: 0,
             forgotten_tools: 0,
             remember_calls: false,
+            tool_calls_only: false,
         }
     }
 
     /// Checks that `point` may be emitted now with `members` and books it.
     /// With `enforce` false the booking happens but nothing is refused
-    /// (the raw [`Session::emit`](crate::Session::emit) path). Booking a
-    /// `pre_tool_call` past the bound forgets the oldest open one, which
-    /// is returned.
+    /// (the raw [`Session::emit`](crate::Session::emit) path), except a
+    /// point a tool-calls-only session never takes. In a tool-calls-only
+    /// session a `pre_tool_call` needs no turn. Booking a `pre_tool_call`
+    /// past the bound forgets the oldest open one, which is returned.
     pub(crate) fn admit(
         &mut self,
         point: InterceptionPoint,
@@ -132,7 +150,18 @@ impl Order {
         enforce: bool,
     ) -> Result<Option<Forgotten>, String> {
         use InterceptionPoint as P;
-        let needs_turn = matches!(point, P::PreModelCall | P::PreToolCall | P::Output);
+        if self.tool_calls_only
+            && matches!(
+                point,
+                P::Input | P::PreModelCall | P::PostModelCall | P::Output
+            )
+        {
+            return Err(format!(
+                "{point} is not emitted in a session opened tool_calls_only: it has no turns and no model calls, only tool calls"
+            ));
+        }
+        let needs_turn =
+            matches!(point, P::PreModelCall | P::PreToolCall | P::Output) && !self.tool_calls_only;
         if enforce && needs_turn && self.open_turns == 0 {
             return Err(format!(
                 "{point} has no open turn: an input that permitted a turn must come first, and each output closes its turn (§3.1 rule 3)"

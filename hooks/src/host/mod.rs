@@ -10,9 +10,10 @@
 //! tool or stop event with no open turn emits a synthetic `input` (role
 //! `external`, `extensions.agent_hooks.synthetic` naming the cause) that
 //! opens one, and is blocked when that input is denied; a post-tool event
-//! whose pre-tool call is not open is emitted unpaired
-//! (`extensions.agent_hooks.unpaired`). Every one of them is recorded;
-//! none is a silent allow.
+//! whose pre-tool call is not open is governed after a `pre_tool_call`
+//! emitted for it then, both marked `extensions.agent_hooks.unpaired` (a
+//! deny there withholds the result), so no post is emitted without its
+//! pre. Every one of them is recorded; none is a silent allow.
 //!
 //! Verdicts: a permit proceeds; a rewrite the agent cannot apply blocks
 //! (an unapplied transform must not pass); a liftable deny left standing

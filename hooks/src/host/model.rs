@@ -1,14 +1,15 @@
 //! The model events of agents that report them (Gemini CLI's
 //! `BeforeModel` and `AfterModel`). A request is a `pre_model_call` over
 //! its messages. Its response arrives in streamed chunks, each governed as
-//! it arrives (before the agent shows it): the first chunk is the
-//! `post_model_call` paired with the request, each later one a further
-//! `post_model_call` of the same request emitted on the raw path with
-//! `extensions.agent_hooks.chunk` numbering it, and a chunk with no
-//! permitted request open is emitted with `extensions.agent_hooks.unpaired`.
-//! The chunk carrying a finish reason closes the request.
+//! it arrives (before the agent shows it): each chunk is a
+//! `post_model_call` segment of the request
+//! (`Session::post_model_call_segment_with`, checked against it), with
+//! `extensions.agent_hooks.chunk` numbering it; the chunk carrying a
+//! finish reason, or a denied one, closes the request. A chunk with no
+//! permitted request open is governed after a `pre_model_call` emitted for
+//! it then (no messages: the request was not seen), both with
+//! `extensions.agent_hooks.unpaired`; a deny there withholds the chunk.
 
-use hookwire::InterceptionPoint;
 use hookwire_client::ModelResponse;
 use serde_json::{Value, json};
 
@@ -65,32 +66,33 @@ impl Turn<'_> {
             "tool_calls": [],
             "finish_reason": response.finish_reason,
         });
-        let open = self.entry.open_model();
-        let e = match open {
-            Some(0) => {
-                self.session
-                    .post_model_call_with(model, &response, self.extra(Some(("chunk", 0.into()))))
-                    .await?
-            }
-            _ => {
-                let marker = match open {
-                    Some(n) => ("chunk", n.into()),
-                    None => (
-                        "unpaired",
-                        "no permitted pre_model_call is open for this response".into(),
-                    ),
-                };
-                let mut members = self.extra(Some(marker));
-                members.insert("model".into(), json!({"id": model}));
-                members.insert("response".into(), original.clone());
-                self.session
-                    .emit(InterceptionPoint::PostModelCall, members)
-                    .await?
+        let last = finish_reason.is_some();
+        let (n, marker) = match self.entry.open_model() {
+            Some(n) => (n, ("chunk", n.into())),
+            None => {
+                // No permitted request is open for this chunk: its
+                // request, unseen, is governed now, so that the chunk
+                // follows its own pre (§3.1 rule 4); a deny withholds it.
+                let marker = (
+                    "unpaired",
+                    "no permitted pre_model_call was open for this response: its pre_model_call is emitted now".into(),
+                );
+                let pre = self
+                    .session
+                    .pre_model_call_with(model, json!([]), self.extra(Some(marker.clone())))
+                    .await?;
+                if !pre.proceeds() {
+                    return Ok(self.settle(&pre, "pre_model_call", &json!([]), false, false));
+                }
+                (0, marker)
             }
         };
-        let finished = finish_reason.is_some() || !e.proceeds();
-        self.entry
-            .set_open_model(if finished { None } else { open.map(|n| n + 1) });
+        let e = self
+            .session
+            .post_model_call_segment_with(model, &response, self.extra(Some(marker)), last)
+            .await?;
+        let finished = last || !e.proceeds();
+        self.entry.set_open_model((!finished).then_some(n + 1));
         let caps = self.agent.capabilities();
         Ok(
             match self.settle(

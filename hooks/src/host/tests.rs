@@ -299,23 +299,41 @@ async fn a_denied_synthetic_input_blocks_the_tool() {
 }
 
 #[tokio::test]
-async fn a_post_tool_without_its_pre_is_emitted_unpaired() {
-    let seen = Arc::new(std::sync::Mutex::new(None));
+async fn a_post_tool_without_its_pre_is_governed_after_its_pre_both_unpaired() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let log = seen.clone();
     let (h, records) = hooks(HooksConfig::default(), move |ctx| {
-        if ctx.point() == P::PostToolCall {
-            *log.lock().unwrap() = ctx.get("extensions").cloned();
+        if matches!(ctx.point(), P::PreToolCall | P::PostToolCall) {
+            log.lock()
+                .unwrap()
+                .push(ctx.get("extensions").cloned().unwrap());
         }
         Verdict::allow()
     });
     h.handle(CC, &prompt()).await;
     assert_eq!(h.handle(CC, &post("never-pre")).await, Outcome::Proceed);
+    // The post follows its own pre (§3.1 rule 5), emitted for it now.
     assert_eq!(
         points(&records),
-        [P::AgentStartup, P::Input, P::PostToolCall]
+        [P::AgentStartup, P::Input, P::PreToolCall, P::PostToolCall]
     );
-    let ext = seen.lock().unwrap().clone().unwrap();
-    assert!(ext["agent_hooks"]["unpaired"].is_string());
+    for ext in seen.lock().unwrap().iter() {
+        assert!(ext["agent_hooks"]["unpaired"].is_string(), "{ext}");
+    }
+}
+
+#[tokio::test]
+async fn a_denied_pre_for_an_unpaired_post_withholds_the_result() {
+    let (h, records) = hooks(
+        HooksConfig::default(),
+        at(P::PreToolCall, Verdict::deny("no_tools")),
+    );
+    h.handle(CC, &prompt()).await;
+    assert!(blocked(h.handle(CC, &post("never-pre")).await).contains("no_tools"));
+    assert_eq!(
+        points(&records),
+        [P::AgentStartup, P::Input, P::PreToolCall]
+    );
 }
 
 #[tokio::test]

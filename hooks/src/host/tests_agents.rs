@@ -142,7 +142,8 @@ async fn model_events_pair_a_request_with_its_streamed_chunks() {
         h.handle(g, &chunk("lo", Some("STOP"))).await,
         Outcome::Proceed
     );
-    // A chunk after the request closed is emitted unpaired.
+    // A chunk after the request closed is governed after a pre_model_call
+    // emitted for it, both unpaired.
     assert_eq!(h.handle(g, &chunk("late", None)).await, Outcome::Proceed);
     let log = records.session("gemini-cli:s-1");
     let got: Vec<P> = log.iter().map(|r| r.interception_point).collect();
@@ -154,6 +155,7 @@ async fn model_events_pair_a_request_with_its_streamed_chunks() {
             P::PreModelCall,
             P::PostModelCall,
             P::PostModelCall,
+            P::PreModelCall,
             P::PostModelCall
         ]
     );

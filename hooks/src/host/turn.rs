@@ -130,30 +130,17 @@ impl Turn<'_> {
                     value: response.clone(),
                     is_error: *is_error,
                 };
-                let e = match self.session.open_tool_call(id) {
-                    Some(call) => {
-                        self.session
-                            .post_tool_call_with(&call, &result, self.extra(None))
-                            .await?
-                    }
-                    None => {
-                        let mut members = self.extra(Some((
-                            "unpaired",
-                            "no permitted pre_tool_call is open for this tool use".into(),
-                        )));
-                        members.insert(
-                            "tool_call".into(),
-                            json!({"id": id, "name": name, "args": input}),
-                        );
-                        members.insert(
-                            "tool_result".into(),
-                            json!({"value": response, "is_error": is_error}),
-                        );
-                        self.session
-                            .emit(hookwire::InterceptionPoint::PostToolCall, members)
-                            .await?
-                    }
+                let (call, marker) = match self.session.open_tool_call(id) {
+                    Some(call) => (call, None),
+                    None => match self.unpaired_pre(id, name, input).await? {
+                        Ok(call) => (call, Some(unpaired_marker())),
+                        Err(withheld) => return Ok(withheld),
+                    },
                 };
+                let e = self
+                    .session
+                    .post_tool_call_with(&call, &result, self.extra(marker))
+                    .await?;
                 let outcome = self.settle(
                     &e,
                     "post_tool_call",
@@ -194,6 +181,52 @@ impl Turn<'_> {
             }
             Event::SessionStart { .. } | Event::SessionEnd => Ok(Outcome::Proceed),
         }
+    }
+
+    /// The `pre_tool_call` a tool result with no permitted pre open is
+    /// governed after, as if the call were proposed now
+    /// (`extensions.agent_hooks.unpaired`), so that its `post_tool_call`
+    /// follows its own pre (§3.1 rule 5). `Err` is the result withheld: the
+    /// pre was denied (a deny the agent cannot enforce quarantines the
+    /// turn), or permitted only with other arguments than the tool ran
+    /// with, whose pair is then closed with no result.
+    async fn unpaired_pre(
+        &self,
+        id: &str,
+        name: &str,
+        input: &Value,
+    ) -> Result<Result<ToolCall, Outcome>, Error> {
+        let call = ToolCall::new(id.to_owned(), name.to_owned(), input.clone());
+        let pre = self
+            .session
+            .pre_tool_call_with(&call, self.extra(Some(unpaired_marker())))
+            .await?;
+        let block_post = self.agent.capabilities().block_post_tool;
+        if !pre.proceeds() {
+            let outcome = self.settle(&pre, "pre_tool_call", input, false, false);
+            self.entry.decided(id, decided_result(&pre, &outcome));
+            return Ok(Err(self.quarantine_unless(block_post, outcome)));
+        }
+        if pre.target().is_some_and(|args| args != input) {
+            self.session
+                .post_tool_call_unavailable(
+                    &call,
+                    "the tool ran with other arguments than permitted",
+                )
+                .await?;
+            let outcome = Outcome::Block {
+                reason: "hookwire: pre_tool_call (unpaired) permitted other arguments than the tool ran with".into(),
+            };
+            self.entry.decided(
+                id,
+                DecidedResult::Withheld {
+                    reason: "hookwire:tool_call_arguments_changed".into(),
+                    message: None,
+                },
+            );
+            return Ok(Err(self.quarantine_unless(block_post, outcome)));
+        }
+        Ok(Ok(call))
     }
 
     /// Emits the synthetic `agent_startup` of a session whose first event
@@ -307,6 +340,16 @@ impl Turn<'_> {
 /// the agent was told to proceed with it unchanged; a deny withheld under
 /// its reason; a rewrite the agent was not told to apply withheld too
 /// (the gateway does not apply a hook's rewrite).
+/// The `extensions.agent_hooks.unpaired` member of a tool result governed
+/// with no permitted pre open, on the pre emitted for it and on its post.
+fn unpaired_marker() -> (&'static str, Value) {
+    (
+        "unpaired",
+        "no permitted pre_tool_call was open for this tool use: its pre_tool_call is emitted now"
+            .into(),
+    )
+}
+
 fn decided_result(e: &Emission, outcome: &Outcome) -> DecidedResult {
     match outcome {
         Outcome::Proceed => DecidedResult::Released,

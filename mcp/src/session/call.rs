@@ -14,8 +14,7 @@ use std::future::Future;
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
-use hookwire::InterceptionPoint;
-use hookwire_client::{Emission, ToolCall};
+use hookwire_client::{Emission, ToolCall, ToolResult};
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
@@ -81,11 +80,9 @@ impl McpSession {
         cancel: &mut watch::Receiver<bool>,
     ) -> (Option<Result<Value, Value>>, CallOutcome) {
         let call = ToolCall::new(id.as_call_id(), p.name.clone(), p.arguments.clone());
-        let pre = self.emit(
-            InterceptionPoint::PreToolCall,
-            json!({"tool_call": call_json(&call)}),
-            Map::new(),
-        );
+        let pre = self
+            .hw
+            .pre_tool_call_with(&call, self.extensions(Map::new()));
         let pre = match self.waited(pre, p, "pre_tool_call", cancel).await {
             Waited::Cancelled => return (None, CallOutcome::Cancelled),
             Waited::Done(Ok(e)) => e,
@@ -144,11 +141,10 @@ impl McpSession {
                 (core::error_content(error), true)
             }
         };
-        let post = self.emit(
-            InterceptionPoint::PostToolCall,
-            json!({"tool_call": call_json(&sent), "tool_result": {"value": value, "is_error": is_error}}),
-            extra,
-        );
+        let sent_result = ToolResult { value, is_error };
+        let post = self
+            .hw
+            .post_tool_call_with(&sent, &sent_result, self.extensions(extra));
         let post = match self.waited(post, p, "post_tool_call", cancel).await {
             Waited::Cancelled => return (None, CallOutcome::Cancelled),
             Waited::Done(Ok(e)) => e,
@@ -209,21 +205,14 @@ impl McpSession {
         }
     }
 
-    /// An emission on the raw path, with this proxy's extensions.
-    fn emit(
-        &self,
-        point: InterceptionPoint,
-        members: Value,
-        mut mcp: Map<String, Value>,
-    ) -> impl Future<Output = Result<Emission, hookwire_client::Error>> + '_ {
-        let mut members = match members {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        };
+    /// The extra members of a tool call's emissions: this proxy's
+    /// `extensions.mcp`, the session and method beside `mcp`'s own.
+    fn extensions(&self, mut mcp: Map<String, Value>) -> Map<String, Value> {
         mcp.insert("session".into(), self.key.clone().into());
         mcp.insert("method".into(), "tools/call".into());
+        let mut members = Map::new();
         members.insert("extensions".into(), json!({"mcp": mcp}));
-        self.hw.emit(point, members)
+        members
     }
 
     /// Waits for an emission, reporting progress when the client asked
@@ -276,10 +265,6 @@ enum Upstream {
     Error(Value),
     Failed(String),
     Cancelled,
-}
-
-fn call_json(call: &ToolCall) -> Value {
-    json!({"id": call.id, "name": call.name, "args": call.args})
 }
 
 /// The verdict of an emission, as the core reads it.

@@ -4,10 +4,12 @@
 //! directions with the ids mapped, cancellations, and the end
 //! (`agent_shutdown`) exactly once. `tools/call` is in `call`.
 //!
-//! The tool calls of an MCP session are emitted on the raw path
-//! ([`Session::emit`]): the proxy sees no agent turns (no `input`, no
-//! `output`), so §3.1's turn rule cannot apply; the pre/post pairs are
-//! still booked, and each call's `tool_call.id` is its JSON-RPC id.
+//! The proxy sees no agent turns (no `input`, no `output`), so §3.1's
+//! turn rule cannot apply: its hookwire session is opened
+//! [`tool_calls_only`](hookwire_client::SessionBuilder::tool_calls_only),
+//! and the tool calls go through the typed, checked
+//! `pre_tool_call`/`post_tool_call`: a post needs its own permitted pre,
+//! and each call's `tool_call.id` is its JSON-RPC id.
 
 mod call;
 mod inbound;
@@ -84,7 +86,7 @@ impl McpSession {
         config: Arc<McpConfig>,
         to_client: Option<Notifier>,
     ) -> Result<Arc<Self>, crate::Error> {
-        let hw = host.session(key.clone())?;
+        let hw = host.session_builder(key.clone()).tool_calls_only().open()?;
         let (inbound_tx, inbound) = mpsc::channel(64);
         let link = Link::open(
             spec,

@@ -1,4 +1,5 @@
-//! The state queries and the `*_with` variants of the typed emissions:
+//! The state queries, the `*_with` variants of the typed emissions and
+//! sessions without turns:
 //! what a caller mapping another protocol onto the points asks the
 //! session instead of keeping its own copy.
 
@@ -155,4 +156,66 @@ async fn extra_members_reach_the_context_and_never_replace_the_points_own() {
     assert_eq!(seen[1].2, Some(json!({"content": "real", "role": "user"})));
     assert_eq!(seen[2].1, Some(json!("r1")));
     assert_eq!(seen[3].1, Some(json!("r1")));
+}
+
+#[tokio::test]
+async fn a_tool_calls_only_session_checks_its_pairs_without_turns() {
+    let session = deny_tools()
+        .session_builder("mcp")
+        .tool_calls_only()
+        .open()
+        .unwrap();
+    session.start(["ls", "rm"]).await.unwrap();
+    let ls = ToolCall::new("1", "ls", json!({}));
+    let rm = ToolCall::new("2", "rm", json!({}));
+    let ok = ToolResult {
+        value: json!("out"),
+        is_error: false,
+    };
+    // No input opens a turn, yet the pre is admitted.
+    assert!(session.pre_tool_call(&ls).await.unwrap().proceeds());
+    let err = session.pre_tool_call(&ls).await.unwrap_err();
+    assert!(out_of_order(&err, InterceptionPoint::PreToolCall).contains("already has"));
+    session.post_tool_call(&ls, &ok).await.unwrap();
+    let err = session.post_tool_call(&ls, &ok).await.unwrap_err();
+    out_of_order(&err, InterceptionPoint::PostToolCall);
+    assert!(!session.pre_tool_call(&rm).await.unwrap().proceeds());
+    let err = session.post_tool_call(&rm, &ok).await.unwrap_err();
+    out_of_order(&err, InterceptionPoint::PostToolCall);
+    // The turn points are not this session's.
+    let err = session
+        .input(json!("go"), InputRole::User)
+        .await
+        .unwrap_err();
+    assert!(out_of_order(&err, InterceptionPoint::Input).contains("tool_calls_only"));
+    let err = session.output(json!("done")).await.unwrap_err();
+    out_of_order(&err, InterceptionPoint::Output);
+    let err = session.pre_model_call("m", json!([])).await.unwrap_err();
+    out_of_order(&err, InterceptionPoint::PreModelCall);
+    session.shutdown(ShutdownReason::Completed).await.unwrap();
+}
+
+#[tokio::test]
+async fn segments_keep_their_model_call_open_until_the_last() {
+    let session = deny_tools().session("seg").unwrap();
+    session.start(["ls"]).await.unwrap();
+    session.input(json!("go"), InputRole::User).await.unwrap();
+    session.pre_model_call("m", json!([])).await.unwrap();
+    let chunk = |text: &str| ModelResponse {
+        content: json!(text),
+        tool_calls: Vec::new(),
+        finish_reason: String::new(),
+    };
+    for (text, last) in [("a", false), ("b", false), ("c", true)] {
+        let e = session
+            .post_model_call_segment_with("m", &chunk(text), Map::new(), last)
+            .await
+            .unwrap();
+        assert!(e.proceeds());
+    }
+    let err = session
+        .post_model_call_segment_with("m", &chunk("late"), Map::new(), false)
+        .await
+        .unwrap_err();
+    out_of_order(&err, InterceptionPoint::PostModelCall);
 }
