@@ -66,3 +66,17 @@ pub enum Error {
         reason: String,
     },
 }
+
+/// The shared session table's refusals, in the daemon's terms: a full
+/// table fails the event closed, another owner's session is not touched.
+impl From<hookwire_edge::Error> for Error {
+    fn from(e: hookwire_edge::Error) -> Self {
+        match e {
+            hookwire_edge::Error::SessionNotOwned => Self::NotOwner,
+            hookwire_edge::Error::SessionsFull(n) | hookwire_edge::Error::SessionQuota(n) => {
+                Self::Overloaded(n)
+            }
+            other => Self::Config(other.to_string()),
+        }
+    }
+}

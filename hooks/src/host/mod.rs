@@ -44,13 +44,13 @@ pub use table::{DecidedResult, MAX_DECIDED_RESULTS};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire_client::{Emission, Host, Session, ShutdownReason};
+use hookwire_client::{Emission, Host, ShutdownReason};
 
 use crate::agents::Agent;
 use crate::error::Error;
 use crate::event::{Event, HookCall, Outcome};
 use crate::metrics::HooksMetrics;
-use table::Table;
+use table::{Table, close};
 use turn::Turn;
 
 /// The longest agent `session_id` accepted, in bytes.
@@ -107,7 +107,7 @@ impl HooksHost {
     pub fn new(host: Host, config: HooksConfig) -> Self {
         Self {
             host,
-            table: Table::new(config.max_sessions.max(1)),
+            table: Table::new(config.max_sessions.max(1), config.idle_timeout),
             config,
             metrics: None,
         }
@@ -177,7 +177,10 @@ impl HooksHost {
             }
             return Ok(Outcome::Proceed);
         }
-        let entry = self.table.get_or_open(&self.host, agent, &key, owner)?;
+        let entry = self
+            .table
+            .get_or_open(&self.host, agent, &key, owner)
+            .await?;
         let _held = entry.turn.lock().await;
         let turn = Turn {
             entry: &entry,
@@ -193,38 +196,21 @@ impl HooksHost {
         outcome
     }
 
-    /// Shuts down every session idle past the timeout; returns how many.
+    /// Shuts down every session idle past the timeout (not in the middle
+    /// of an event); returns how many.
     pub async fn reap_idle(&self) -> usize {
-        let idle = self.table.take_idle(self.config.idle_timeout);
-        for entry in &idle {
-            let _held = entry.turn.lock().await;
-            close(&entry.session, ShutdownReason::Completed).await;
-        }
-        idle.len()
+        self.table.reap_idle().await
     }
 
     /// Shuts down every open session (the daemon is stopping).
     pub async fn shutdown_all(&self) {
-        for entry in self.table.take_all() {
-            let _held = entry.turn.lock().await;
-            close(&entry.session, ShutdownReason::Cancelled).await;
-        }
+        self.table.shutdown_all().await;
     }
 
-    /// Runs [`HooksHost::reap_idle`] periodically until the host is
-    /// dropped by everyone else.
+    /// Runs [`HooksHost::reap_idle`] periodically (every quarter of the
+    /// idle timeout, within 10 ms and 30 s) until the table is dropped.
     pub fn spawn_reaper(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
-        let weak = Arc::downgrade(self);
-        let period = (self.config.idle_timeout / 4)
-            .clamp(Duration::from_millis(10), Duration::from_secs(30));
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(period);
-            loop {
-                tick.tick().await;
-                let Some(host) = weak.upgrade() else { return };
-                host.reap_idle().await;
-            }
-        })
+        self.table.spawn_reaper()
     }
 }
 
@@ -245,16 +231,6 @@ fn check_session_id(agent: Agent, id: &str) -> Result<(), Error> {
         return Err(bad("has control characters"));
     }
     Ok(())
-}
-
-/// Emits `agent_shutdown` unless the session never started or is closed.
-async fn close(session: &Session, reason: ShutdownReason) {
-    if !session.is_started() || session.is_closed() {
-        return;
-    }
-    if let Err(e) = session.shutdown(reason).await {
-        tracing::warn!(session = session.id(), error = %e, "agent_shutdown failed");
-    }
 }
 
 /// The block of a rewrite the agent cannot apply.

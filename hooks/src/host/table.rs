@@ -1,16 +1,21 @@
-//! The bounded table of agent sessions: one hookwire [`Session`] per
-//! agent session key, a lock that serializes that session's hook events
-//! (so that a synthetic turn is opened once, and a post-tool event sees
-//! its pre-tool event settled), and the time of its last event for the
-//! idle-out. Each session is bound to the [`Owner`] that opened it: an
-//! event of another owner never reaches it. The open-session gauge (when
-//! metrics are on) moves with every entry opened and removed.
+//! The agent sessions: one hookwire [`Session`] per agent session key,
+//! with a lock that serializes that session's hook events (so that a
+//! synthetic turn is opened once, and a post-tool event sees its pre-tool
+//! event settled) and what the core remembers between them. The table
+//! itself is the edges' one bounded table (`hookwire_edge::sessions`:
+//! each session bound to the [`Owner`] that opened it, an event of
+//! another owner never reaches it; a new session past the bound refused;
+//! idle-out by its reaper, a session in the middle of an event never
+//! idled out). The open-session gauge (when metrics are on) moves with
+//! every entry opened and taken out.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use hookwire_client::{Host, Session};
+use hookwire_client::{Host, Session, ShutdownReason};
+use hookwire_edge::sessions::{Bounds, EdgeSession, Ending, InUse, Sessions, WhenFull};
 use tokio::sync::Mutex as AsyncMutex;
 
 use crate::agents::Agent;
@@ -35,11 +40,13 @@ pub(super) struct Entry {
     /// Held while one of its hook events (or a model request the gateway
     /// governs in it) is governed.
     pub(super) turn: Arc<AsyncMutex<()>>,
-    last_active: Mutex<Instant>,
     state: Mutex<TurnState>,
     /// What each tool result's `post_tool_call` decided, by tool use id
     /// (the newest [`MAX_DECIDED_RESULTS`]).
     results: Mutex<DecidedResults>,
+    /// The open-session gauge, while the entry is counted in it.
+    metrics: Option<HooksMetrics>,
+    counted: AtomicBool,
 }
 
 /// How many tool results' decisions a session remembers for the gateway.
@@ -132,35 +139,58 @@ impl Entry {
             .cloned()
     }
 
-    fn touch(&self) {
-        *self
-            .last_active
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
-    }
-
-    fn idle_for(&self, now: Instant) -> Duration {
-        now.saturating_duration_since(
-            *self
-                .last_active
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        )
+    /// Takes the entry out of the open-session gauge (once).
+    fn uncount(&self) {
+        if self.counted.swap(false, Ordering::SeqCst)
+            && let Some(m) = &self.metrics
+        {
+            m.sessions_moved(self.agent, -1);
+        }
     }
 }
 
-/// The table, at most `max` sessions.
+impl InUse for Entry {
+    /// One of its hook events (or a model request of the gateway's) is
+    /// being governed.
+    fn in_use(&self) -> bool {
+        self.turn.try_lock().is_err()
+    }
+}
+
+impl EdgeSession for Entry {
+    /// Waits for the event being governed, then emits `agent_shutdown`
+    /// (`completed` when idle, `cancelled` when the daemon stops).
+    async fn end(self: Arc<Self>, why: Ending) {
+        self.uncount();
+        let _held = self.turn.lock().await;
+        let reason = match why {
+            Ending::Shutdown => ShutdownReason::Cancelled,
+            Ending::Idle | Ending::Displaced => ShutdownReason::Completed,
+        };
+        close(&self.session, reason).await;
+    }
+}
+
+/// Emits `agent_shutdown` unless the session never started or is closed.
+pub(super) async fn close(session: &Session, reason: ShutdownReason) {
+    if !session.is_started() || session.is_closed() {
+        return;
+    }
+    if let Err(e) = session.shutdown(reason).await {
+        tracing::warn!(session = session.id(), error = %e, "agent_shutdown failed");
+    }
+}
+
+/// The table, at most `max` sessions; a new one past it is refused.
 pub(super) struct Table {
-    map: Mutex<HashMap<String, Arc<Entry>>>,
-    max: usize,
+    sessions: Arc<Sessions<Entry, Owner>>,
     metrics: Option<HooksMetrics>,
 }
 
 impl Table {
-    pub(super) fn new(max: usize) -> Self {
+    pub(super) fn new(max: usize, idle: Duration) -> Self {
         Self {
-            map: Mutex::new(HashMap::new()),
-            max,
+            sessions: Arc::new(Sessions::new(Bounds::new(max, max, WhenFull::Refuse), idle)),
             metrics: None,
         }
     }
@@ -170,124 +200,95 @@ impl Table {
         self.metrics = Some(metrics);
     }
 
-    /// Moves the gauge for the entries `gone` left the table.
-    fn removed(&self, gone: &[Arc<Entry>]) {
-        if let Some(m) = &self.metrics {
-            for e in gone {
-                m.sessions_moved(e.agent, -1);
-            }
-        }
-    }
-
-    fn map(&self) -> MutexGuard<'_, HashMap<String, Arc<Entry>>> {
-        self.map.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// How many sessions are open.
     pub(super) fn len(&self) -> usize {
-        self.map().len()
+        self.sessions.len()
     }
 
     /// The session `key`, opened for `owner` when new; refused when the
     /// table is full or the session is another owner's.
-    pub(super) fn get_or_open(
+    pub(super) async fn get_or_open(
         &self,
         host: &Host,
         agent: Agent,
         key: &str,
         owner: Owner,
     ) -> Result<Arc<Entry>, Error> {
-        let mut map = self.map();
-        if let Some(e) = map.get(key) {
-            if e.owner != owner {
-                return Err(Error::NotOwner);
-            }
-            e.touch();
-            return Ok(e.clone());
-        }
-        if map.len() >= self.max {
-            return Err(Error::Overloaded(self.max));
-        }
-        let entry = Arc::new(Entry {
-            agent,
-            owner,
-            joiner: Mutex::new(None),
-            session: Arc::new(host.session_builder(key).remember_calls().open()?),
-            turn: Arc::new(AsyncMutex::new(())),
-            last_active: Mutex::new(Instant::now()),
-            state: Mutex::new(TurnState::default()),
-            results: Mutex::new(DecidedResults::default()),
-        });
-        map.insert(key.to_owned(), entry.clone());
-        if let Some(m) = &self.metrics {
+        let open = || -> Result<Entry, Error> {
+            Ok(Entry {
+                agent,
+                owner,
+                joiner: Mutex::new(None),
+                session: Arc::new(host.session_builder(key).remember_calls().open()?),
+                turn: Arc::new(AsyncMutex::new(())),
+                state: Mutex::new(TurnState::default()),
+                results: Mutex::new(DecidedResults::default()),
+                metrics: self.metrics.clone(),
+                counted: AtomicBool::new(self.metrics.is_some()),
+            })
+        };
+        let entered = self
+            .sessions
+            .enter(key, owner, open, |_| None::<()>)
+            .await?;
+        if entered.opened
+            && let Some(m) = &self.metrics
+        {
             m.sessions_moved(agent, 1);
         }
-        Ok(entry)
+        Ok(entered.session)
     }
 
-    /// Session `key`, when it is open (its last activity refreshed).
+    /// Session `key`, whoever's, when it is open (its last activity
+    /// refreshed).
     pub(super) fn get(&self, key: &str) -> Option<Arc<Entry>> {
-        let map = self.map();
-        let e = map.get(key)?;
-        e.touch();
-        Some(e.clone())
+        let mut t = self.sessions.lock();
+        let e = t.peek(key)?.clone();
+        t.touch(key, Instant::now());
+        Some(e)
     }
 
     /// Whether session `key` is open.
     pub(super) fn contains(&self, key: &str) -> bool {
-        self.map().contains_key(key)
+        self.sessions.lock().contains(key)
     }
 
-    /// Removes session `key` when it is `owner`'s; refused when it is
-    /// another owner's.
+    /// Takes session `key` out when it is `owner`'s; refused when it is
+    /// another owner's. The caller ends it.
     pub(super) fn remove_owned(
         &self,
         key: &str,
         owner: Owner,
     ) -> Result<Option<Arc<Entry>>, Error> {
-        let gone = {
-            let mut map = self.map();
-            match map.get(key) {
-                Some(e) if e.owner != owner => return Err(Error::NotOwner),
-                Some(_) => map.remove(key),
-                None => None,
-            }
-        };
+        let gone = self.sessions.lock().remove_owned(key, &owner)?;
         if let Some(e) = &gone {
-            self.removed(std::slice::from_ref(e));
+            e.uncount();
         }
         Ok(gone)
     }
 
-    /// Removes session `key`.
+    /// Takes session `key` out (its session closed).
     pub(super) fn remove(&self, key: &str) -> Option<Arc<Entry>> {
-        let gone = self.map().remove(key);
+        let gone = self.sessions.lock().remove(key);
         if let Some(e) = &gone {
-            self.removed(std::slice::from_ref(e));
+            e.uncount();
         }
         gone
     }
 
-    /// Removes and returns every session idle for at least `idle`.
-    pub(super) fn take_idle(&self, idle: Duration) -> Vec<Arc<Entry>> {
-        let now = Instant::now();
-        let gone: Vec<Arc<Entry>> = {
-            let mut map = self.map();
-            let keys: Vec<String> = map
-                .iter()
-                .filter(|(_, e)| e.idle_for(now) >= idle)
-                .map(|(k, _)| k.clone())
-                .collect();
-            keys.iter().filter_map(|k| map.remove(k)).collect()
-        };
-        self.removed(&gone);
-        gone
+    /// Ends every session idle past the timeout that is not in the middle
+    /// of an event; returns how many.
+    pub(super) async fn reap_idle(&self) -> usize {
+        self.sessions.reap_idle().await
     }
 
-    /// Removes and returns every session.
-    pub(super) fn take_all(&self) -> Vec<Arc<Entry>> {
-        let gone: Vec<Arc<Entry>> = self.map().drain().map(|(_, e)| e).collect();
-        self.removed(&gone);
-        gone
+    /// Ends every session (the daemon is stopping).
+    pub(super) async fn shutdown_all(&self) {
+        self.sessions.shutdown_all().await;
+    }
+
+    /// Runs the reaper until the table is dropped.
+    pub(super) fn spawn_reaper(&self) -> tokio::task::JoinHandle<()> {
+        self.sessions.spawn_reaper()
     }
 }
