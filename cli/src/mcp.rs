@@ -12,13 +12,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookwire_mcp::{HiddenTools, HttpProxy, McpConfig, McpMetrics, UpstreamSpec};
+use hookwire_mcp::settings::{MetricsEndpoint, RawSettings, Settings, check_listen};
+use hookwire_mcp::{HiddenTools, McpConfig, McpMetrics, UpstreamSpec};
 
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
 use crate::governed::{ChainArgs, Governed, HostOptions, governed_host};
-use crate::metrics_endpoint::MetricsEndpoint;
 use crate::output::PrintTo;
 
 /// The `mcp` subcommands beside the proxy itself.
@@ -139,7 +139,9 @@ fn config_error(m: String) -> CliError {
     CliError::Mcp(hookwire_mcp::Error::Config(m))
 }
 
-/// Runs the proxy until stdin ends (stdio) or Ctrl-C.
+/// Runs the proxy until stdin ends (stdio) or Ctrl-C: builds the host
+/// (`governed`, shared with the gateway and the hooks daemon), maps the
+/// flags onto `hookwire_mcp::Settings` and runs `hookwire_mcp::run`.
 pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
     if let Some(McpCommand::Token(token)) = &args.command {
         return crate::client_token::print(token);
@@ -185,38 +187,26 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
         origins,
         upstream_tls: args.upstream_tls.load()?,
     });
-    let metrics = MetricsEndpoint::serve_announced(
-        metrics_listener,
-        metrics_registry,
-        "hookwire mcp metrics: ",
-        true,
-    )?;
-    let stop = async {
-        crate::shutdown::requested().await;
-    };
-    let served = match args.listen {
-        None => hookwire_mcp::serve_stdio(host, spec, config, stop).await,
+    let clients = match args.listen {
         Some(addr) => {
-            if !args.allow_remote && !addr.ip().is_loopback() {
-                return Err(config_error(format!(
-                    "{addr} is not a loopback address (pass --allow-remote to listen there)"
-                )));
-            }
-            let clients = read_clients(args.clients_file.as_deref())?;
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|source| hookwire_mcp::Error::Bind { addr, source })?;
-            let bound = listener
-                .local_addr()
-                .map_err(|source| hookwire_mcp::Error::Bind { addr, source })?;
-            errln!("hookwire mcp: listening on http://{bound}/mcp");
-            let proxy = HttpProxy::new(host, spec, config, clients);
-            hookwire_mcp::serve_http(proxy, listener, stop).await
+            check_listen(addr, args.allow_remote)?;
+            Some(read_clients(args.clients_file.as_deref())?)
         }
+        None => None,
     };
-    let stopped = metrics.stop().await;
-    served?;
-    stopped?;
+    let settings = Settings::try_from(RawSettings {
+        host,
+        upstream: spec,
+        config,
+        listen: args.listen,
+        allow_remote: args.allow_remote,
+        clients,
+        metrics_endpoint: metrics_listener.map(|listener| MetricsEndpoint {
+            listener,
+            registry: metrics_registry,
+        }),
+    })?;
+    hookwire_mcp::run(settings, crate::shutdown::requested()).await?;
     signed.finish(PrintTo::Stderr)
 }
 

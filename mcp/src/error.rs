@@ -28,4 +28,7 @@ pub enum Error {
     /// Serving stopped on an I/O error.
     #[error("serving failed: {0}")]
     Serve(std::io::Error),
+    /// The metrics endpoint beside the proxy could not be served.
+    #[error(transparent)]
+    Metrics(#[from] hookwire_server::Error),
 }

@@ -19,6 +19,8 @@
 //! | `ids` | the random session ids every downstream and the parked session use |
 //! | `lines` | bounded newline-delimited reading (stdio) |
 //! | `metrics` | the `hookwire_mcp_*` series |
+//! | `settings` | [`Settings`]: the proxy's host, upstream, bounds, downstream and metrics endpoint, validated from [`settings::RawSettings`] |
+//! | `run` | [`run`]: the proxy run from its settings until shut down (what `hookwire mcp` runs) |
 //!
 //! The official Rust SDK (`rmcp`) supplies the model types the governed
 //! shapes are checked against (`core`); the transports are this crate's
@@ -37,7 +39,9 @@ mod lines;
 pub mod mediation;
 mod metrics;
 mod origin;
+mod run;
 mod session;
+pub mod settings;
 mod stdio;
 mod upstream;
 
@@ -55,7 +59,9 @@ pub use http::{HttpProxy, serve_http};
 pub use mediation::Mediation;
 pub use metrics::{CallOutcome, McpMetrics};
 pub use origin::Origins;
+pub use run::run;
 pub use session::McpSession;
+pub use settings::Settings;
 pub use stdio::serve_stdio;
 pub use upstream::{Failure, HttpClient, UpstreamSpec};
 
