@@ -286,6 +286,9 @@ fn every_verdict_kind_through_the_command_hook() {
             "pre_tool_call",
             "pre_tool_call",
             "post_tool_call",
+            // `post-tool-use-write` had no pre: its pre_tool_call is
+            // emitted before its post (both unpaired).
+            "pre_tool_call",
             "post_tool_call",
             "output",
             "input",
