@@ -12,13 +12,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig, GatewayMetrics};
+use hookwire_gateway::settings::{MetricsEndpoint, RawSettings, Settings, check_exposure};
+use hookwire_gateway::{CredentialPool, GatewayConfig, GatewayMetrics};
 
 use crate::args::RegistryArgs;
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
 use crate::governed::{ChainArgs, Governed, HostOptions, governed_host};
-use crate::metrics_endpoint::MetricsEndpoint;
 use crate::output::PrintTo;
 
 /// Where the gateway listens unless told otherwise.
@@ -171,19 +171,12 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
         return Err(hookwire_gateway::Error::Config("--upstream URL is required".into()).into());
     };
     let pooled = !args.key_env.is_empty() || !args.key_file.is_empty();
-    if pooled
-        && args.clients_file.is_none()
-        && !args.allow_anonymous
-        && !args.listen.ip().is_loopback()
-    {
-        return Err(hookwire_gateway::Error::Config(format!(
-            "{} is not a loopback address and the gateway holds a key pool: give \
-             --clients-file (made with `hookwire gateway token`) so that only listed clients \
-             spend the keys, or --allow-anonymous to let every caller spend them",
-            args.listen
-        ))
-        .into());
-    }
+    check_exposure(
+        args.listen,
+        pooled,
+        args.clients_file.is_some(),
+        args.allow_anonymous,
+    )?;
     let clients = match &args.clients_file {
         Some(path) => Some(std::sync::Arc::new(
             hookwire_gateway::WatchedClients::open(path)
@@ -231,51 +224,19 @@ pub(crate) async fn run(args: GatewayArgs) -> Result<(), CliError> {
             hookwire_hooks::HooksHost::new(host.clone(), hookwire_hooks::HooksConfig::default());
         hookwire_gateway::SharedHooks::new(std::sync::Arc::new(hooks), token)
     });
-    let hooks_served = config.hooks.is_some();
-    let labels = pool.labels();
-    let gateway = Gateway::new(host, config, pool)?;
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .map_err(|source| hookwire_gateway::Error::Bind {
-            addr: args.listen,
-            source,
-        })?;
-    let addr = listener
-        .local_addr()
-        .map_err(|source| hookwire_gateway::Error::Bind {
-            addr: args.listen,
-            source,
-        })?;
-    // Stdout carries only records (`--print-records`): what the command
-    // says goes to stderr.
-    errln!(
-        "hookwire gateway: http://{addr}/v1 -> {} ({} pooled key(s){}), governed by {}",
-        upstream,
-        labels.len(),
-        if labels.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", labels.join(", "))
-        },
-        args.chain.describe()
-    );
-    if hooks_served {
-        errln!("hookwire gateway: coding agents' hooks at http://{addr}/v1/hooks/{{agent}}");
-    }
-    let metrics = MetricsEndpoint::serve_announced(
-        metrics_listener,
-        metrics_registry,
-        "hookwire gateway metrics: ",
-        true,
-    )?;
-    let served = gateway
-        .serve(listener, async {
-            crate::shutdown::requested().await;
-        })
-        .await;
-    let stopped = metrics.stop().await;
-    served?;
-    stopped?;
+    let settings = Settings::try_from(RawSettings {
+        host,
+        governed_by: args.chain.describe(),
+        listen: args.listen,
+        config,
+        pool,
+        allow_anonymous: args.allow_anonymous,
+        metrics_endpoint: metrics_listener.map(|listener| MetricsEndpoint {
+            listener,
+            registry: metrics_registry,
+        }),
+    })?;
+    hookwire_gateway::run(settings, crate::shutdown::requested()).await?;
     signed.finish(PrintTo::Stderr)
 }
 

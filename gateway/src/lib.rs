@@ -56,6 +56,8 @@ mod gateway;
 mod hooks;
 mod metrics;
 mod principal;
+mod run;
+pub mod settings;
 mod sse;
 mod upstream;
 
@@ -82,4 +84,6 @@ pub use hooks::SharedHooks;
 pub use hookwire_edge::clients::{Clients, WatchedClients};
 pub use hookwire_edge::https::UpstreamTls;
 pub use metrics::GatewayMetrics;
+pub use run::run;
+pub use settings::Settings;
 pub use sse::MAX_EVENT_BYTES;
