@@ -25,26 +25,30 @@
 //!
 //! | module | role |
 //! |---|---|
+//! | `config` | the core's settings ([`HooksConfig`], [`Liftable`]) |
+//! | `answer` | what a verdict becomes in an agent's answer: the block texts, the `extensions` namespace |
 //! | `owner` | the principal an agent session is bound to |
 //! | `table` | the bounded table of agent sessions and their turn state |
 //! | `turn` | one hook call governed: emission, synthetic order, outcome |
 //! | `model` | the model events: a request and its streamed chunks |
 //! | `shared` | an agent session lent to the gateway of the same process for its model requests |
 
+mod answer;
+mod config;
 mod model;
 mod owner;
 mod shared;
 mod table;
 mod turn;
 
+pub use config::{HooksConfig, Liftable};
 pub use owner::Owner;
 pub use shared::{CLAUDE_CODE_SESSION_HEADER, CODEX_SESSION_HEADER, Join, Joined, SharedSession};
 pub use table::{DecidedResult, MAX_DECIDED_RESULTS};
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use hookwire_client::{Emission, Host, ShutdownReason};
+use hookwire_client::{Host, ShutdownReason};
 
 use crate::agents::Agent;
 use crate::error::Error;
@@ -55,44 +59,6 @@ use turn::Turn;
 
 /// The longest agent `session_id` accepted, in bytes.
 pub const MAX_SESSION_ID_BYTES: usize = 256;
-
-/// The `extensions` namespace of the members this crate adds to contexts.
-pub(super) const NAMESPACE: &str = "agent_hooks";
-
-/// What a liftable deny that the host left standing becomes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Liftable {
-    /// A block, like any deny.
-    #[default]
-    Deny,
-    /// The agent's own `ask` where it has one (the human at the
-    /// terminal decides), else a block.
-    Ask,
-}
-
-/// The core's settings.
-#[derive(Debug, Clone)]
-pub struct HooksConfig {
-    /// The most agent sessions open at once; an event of one more fails
-    /// closed.
-    pub max_sessions: usize,
-    /// An agent session with no event for this long is shut down
-    /// (`agent_shutdown`, `completed`): how agents without a session-end
-    /// event are closed.
-    pub idle_timeout: Duration,
-    /// What a standing liftable deny becomes.
-    pub liftable: Liftable,
-}
-
-impl Default for HooksConfig {
-    fn default() -> Self {
-        Self {
-            max_sessions: 1024,
-            idle_timeout: Duration::from_secs(3600),
-            liftable: Liftable::Deny,
-        }
-    }
-}
 
 /// The long-lived hooks host.
 pub struct HooksHost {
@@ -231,40 +197,6 @@ fn check_session_id(agent: Agent, id: &str) -> Result<(), Error> {
         return Err(bad("has control characters"));
     }
     Ok(())
-}
-
-/// The block of a rewrite the agent cannot apply.
-pub(super) fn unapplied(agent: Agent, point: &str) -> Outcome {
-    Outcome::Block {
-        reason: format!(
-            "hookwire: the verdict at {point} rewrites what {} cannot rewrite from this hook; blocked instead",
-            agent.name()
-        ),
-    }
-}
-
-/// The text of a deny at `point`: the verdict's reason and, so that the
-/// model can correct itself, its message — the interceptor's own words,
-/// meant for the agent — by every edge's rule (`hookwire::notice_message`:
-/// one line, bounded).
-pub(super) fn denied(point: &str, verdict: &hookwire::Verdict) -> String {
-    let reason = verdict.reason.as_deref().unwrap_or("no reason given");
-    let mut text = if verdict.is_liftable() {
-        format!("hookwire: denied at {point} pending approval: {reason}")
-    } else {
-        format!("hookwire: denied at {point}: {reason}")
-    };
-    if let Some(line) = hookwire::notice_message(verdict.message.as_deref()) {
-        text.push_str(" — ");
-        text.push_str(&line);
-    }
-    text
-}
-
-/// An emission's reason, or the point's name.
-pub(super) fn reason_of(e: &Emission, point: &str) -> String {
-    e.reason()
-        .map_or_else(|| format!("denied at {point}"), str::to_owned)
 }
 
 #[cfg(test)]

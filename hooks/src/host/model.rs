@@ -13,8 +13,8 @@
 use hookwire_client::ModelResponse;
 use serde_json::{Value, json};
 
+use super::answer::unapplied;
 use super::turn::Turn;
-use super::unapplied;
 use crate::error::Error;
 use crate::event::Outcome;
 

@@ -10,8 +10,9 @@ use hookwire::Decision;
 use hookwire_client::{Emission, InputRole, Session, ToolCall, ToolResult};
 use serde_json::{Map, Value, json};
 
+use super::answer::{NAMESPACE, denied, reason_of, unapplied};
+use super::config::{HooksConfig, Liftable};
 use super::table::{DecidedResult, Entry};
-use super::{HooksConfig, Liftable, NAMESPACE, denied, reason_of, unapplied};
 use crate::agents::Agent;
 use crate::error::Error;
 use crate::event::{Event, HookCall, Outcome};
