@@ -63,7 +63,7 @@ pub struct Sessions<S, O> {
     idle: Duration,
 }
 
-impl<S: EdgeSession, O: Copy + Eq + Hash + Send + 'static> Sessions<S, O> {
+impl<S: EdgeSession, O: Clone + Eq + Hash + Send + 'static> Sessions<S, O> {
     /// A table within `bounds`, its sessions idled out after `idle`.
     pub fn new(bounds: Bounds, idle: Duration) -> Self {
         Self {

@@ -14,8 +14,8 @@
 //!   recently used session nobody is using (the owner's own past its
 //!   quota, anyone's past the table's bound), which the caller ends;
 //!   [`WhenFull::Refuse`] refuses; a session in use is never displaced;
-//! - a session idle for the idle time and not in use is taken out for
-//!   its end; a booked place never is.
+//! - a session idle for the idle time (or ended on its own) and not in
+//!   use is taken out for its end; a booked place never is.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -25,10 +25,17 @@ use std::time::{Duration, Instant};
 use crate::Error;
 
 /// What a session must tell the table: whether a request is using it
-/// right now (such a session is never displaced nor idled out).
+/// right now (such a session is never displaced nor idled out), and
+/// whether it ended on its own (taken out with the idle ones).
 pub trait InUse {
     /// Whether a request holds the session at this moment.
     fn in_use(&self) -> bool {
+        false
+    }
+
+    /// Whether the session ended by itself (its upstream went away): the
+    /// reaper takes it out at once, as an idle one.
+    fn ended(&self) -> bool {
         false
     }
 }
@@ -92,7 +99,7 @@ pub struct Table<S, O> {
     bounds: Bounds,
 }
 
-impl<S: InUse, O: Copy + Eq + Hash> Table<S, O> {
+impl<S: InUse, O: Clone + Eq + Hash> Table<S, O> {
     /// An empty table within `bounds`.
     pub fn new(bounds: Bounds) -> Self {
         Self {
@@ -163,6 +170,7 @@ impl<S: InUse, O: Copy + Eq + Hash> Table<S, O> {
     pub fn book(&mut self, key: &str, owner: O, now: Instant) -> Result<Vec<Arc<S>>, Error> {
         debug_assert!(!self.places.contains_key(key), "booked over a place");
         let displaced = self.make_room(&owner)?;
+        *self.per_owner.entry(owner.clone()).or_default() += 1;
         self.places.insert(
             key.to_owned(),
             Place {
@@ -171,7 +179,6 @@ impl<S: InUse, O: Copy + Eq + Hash> Table<S, O> {
                 last_active: now,
             },
         );
-        *self.per_owner.entry(owner).or_default() += 1;
         Ok(displaced)
     }
 
@@ -238,15 +245,17 @@ impl<S: InUse, O: Copy + Eq + Hash> Table<S, O> {
         same
     }
 
-    /// Takes out every open session idle for at least `idle` at `now`
-    /// that nobody uses, for their end.
+    /// Takes out every open session idle for at least `idle` at `now`, or
+    /// ended on its own, that nobody uses, for their end.
     pub fn take_idle(&mut self, now: Instant, idle: Duration) -> Vec<Arc<S>> {
         let keys: Vec<String> = self
             .places
             .iter()
             .filter(|(_, p)| {
-                p.session.as_ref().is_some_and(|s| !s.in_use())
-                    && now.saturating_duration_since(p.last_active) >= idle
+                p.session.as_ref().is_some_and(|s| {
+                    !s.in_use()
+                        && (s.ended() || now.saturating_duration_since(p.last_active) >= idle)
+                })
             })
             .map(|(k, _)| k.clone())
             .collect();

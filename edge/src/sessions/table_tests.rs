@@ -15,12 +15,17 @@ use crate::Error;
 struct S {
     name: &'static str,
     busy: AtomicBool,
+    gone: AtomicBool,
     ended: Mutex<Option<Ending>>,
 }
 
 impl InUse for S {
     fn in_use(&self) -> bool {
         self.busy.load(Ordering::SeqCst)
+    }
+
+    fn ended(&self) -> bool {
+        self.gone.load(Ordering::SeqCst)
     }
 }
 
@@ -173,9 +178,12 @@ fn idle_sessions_nobody_uses_are_taken_out_and_same_checks_identity() {
     t.insert("old", A, s("old"), at(t0, 0)).unwrap();
     t.insert("busy", A, s("busy"), at(t0, 0)).unwrap();
     t.insert("new", A, s("new"), at(t0, 90)).unwrap();
+    t.insert("gone", A, s("gone"), at(t0, 95)).unwrap();
     t.peek("busy").unwrap().busy.store(true, Ordering::SeqCst);
-    let idle = t.take_idle(at(t0, 100), Duration::from_millis(50));
-    assert_eq!(names(&idle), ["old"]);
+    t.peek("gone").unwrap().gone.store(true, Ordering::SeqCst);
+    let mut idle = names(&t.take_idle(at(t0, 100), Duration::from_millis(50)));
+    idle.sort_unstable();
+    assert_eq!(idle, ["gone", "old"], "idle, or ended on its own");
     assert!(t.contains("busy") && t.contains("new") && t.owned_by(&A) == 2);
     let new = t.peek("new").unwrap().clone();
     assert!(!t.remove_if_same("new", &s("impostor")));
@@ -284,4 +292,21 @@ async fn the_reaper_ends_idle_sessions_and_a_start_outliving_its_booking_is_ende
     t.fill("slow", late.clone()).await;
     assert_eq!(ended(&late), Some(Ending::Shutdown));
     assert!(t.is_empty());
+}
+
+#[test]
+fn an_owner_may_be_any_comparable_value() {
+    // The MCP proxy's owners are client names.
+    let t0 = Instant::now();
+    let mut t: Table<S, String> = Table::new(Bounds::new(2, 1, WhenFull::Refuse));
+    t.insert("k", "alice".to_owned(), s("k"), t0).unwrap();
+    assert!(matches!(
+        t.find("k", &"bob".to_owned(), t0),
+        Err(Error::SessionNotOwned)
+    ));
+    assert!(matches!(
+        t.insert("l", "alice".to_owned(), s("l"), t0),
+        Err(Error::SessionQuota(1))
+    ));
+    assert_eq!(t.owned_by(&"alice".to_owned()), 1);
 }
