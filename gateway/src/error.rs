@@ -229,3 +229,21 @@ impl IntoResponse for Error {
         (self.status(), axum::Json(self.to_openai_json())).into_response()
     }
 }
+
+/// The session table's refusals (`hookwire_edge::sessions`) in the
+/// gateway's terms: another client's session id, a credential's quota, a
+/// full table, each when no conversation could be displaced.
+impl From<hookwire_edge::Error> for Error {
+    fn from(e: hookwire_edge::Error) -> Self {
+        match e {
+            hookwire_edge::Error::SessionNotOwned => Self::Denied {
+                point: InterceptionPoint::AgentStartup,
+                reason: "hookwire:session_owned_by_another_client".into(),
+                message: None,
+            },
+            hookwire_edge::Error::SessionQuota(n) => Self::Quota(n),
+            hookwire_edge::Error::SessionsFull(n) => Self::Overloaded(n),
+            other => Self::Config(other.to_string()),
+        }
+    }
+}

@@ -13,14 +13,13 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Extension, Path, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use hookwire_client::{Host, ShutdownReason};
+use hookwire_client::Host;
 use hookwire_hooks::HooksHost;
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -182,18 +181,12 @@ impl Gateway {
     /// (`agent_shutdown`, `completed`); returns how many. The server runs
     /// this periodically.
     pub async fn reap_idle(&self) -> usize {
-        let idle = self.inner.sessions.take_idle();
-        for c in &idle {
-            c.close(ShutdownReason::Completed).await;
-        }
-        idle.len()
+        self.inner.sessions.reap_idle().await
     }
 
     /// Shuts down every open conversation (`agent_shutdown`, `cancelled`).
     pub async fn close_all(&self) {
-        for c in self.inner.sessions.take_all() {
-            c.close(ShutdownReason::Cancelled).await;
-        }
+        self.inner.sessions.close_all().await;
     }
 
     /// Serves on `listener` until `shutdown` resolves, then ends every
@@ -207,17 +200,7 @@ impl Gateway {
             self.check_listen(addr)?;
             let _ = self.inner.callback_base.set(format!("http://{addr}/v1"));
         }
-        let reaper = {
-            let g = self.clone();
-            let every = (self.inner.config.idle_timeout / 4).max(Duration::from_millis(50));
-            tokio::spawn(async move {
-                let mut tick = tokio::time::interval(every);
-                loop {
-                    tick.tick().await;
-                    g.reap_idle().await;
-                }
-            })
-        };
+        let reaper = self.inner.sessions.table().spawn_reaper();
         let hooks = self.inner.config.hooks.as_ref().map(|h| h.host.clone());
         let hooks_reaper = hooks.as_ref().map(HooksHost::spawn_reaper);
         let served = axum::serve(listener, self.router())

@@ -5,12 +5,14 @@
 //! the turn and the open tool calls (the gateway asks it); a
 //! conversation adds only what a session cannot know: what the chain
 //! decided for each entry of the client's transcript (module `memo`),
-//! and the labels its results carry. A conversation idle for longer than the
-//! idle timeout is removed and its session shut down (`agent_shutdown`,
-//! `completed`); so is the least recently used conversation no request
-//! holds when a new one would pass its client's quota or the table's
-//! bound (nothing is lost: the gateway trusts no history from memory, so
-//! an evicted conversation's next request is governed whole).
+//! and the labels its results carry. The table is the edges' one bounded
+//! table (`hookwire_edge::sessions`, displacing when full): a
+//! conversation idle for longer than the idle timeout is removed and its
+//! session shut down (`agent_shutdown`, `completed`); so is the least
+//! recently used conversation no request holds when a new one would pass
+//! its client's quota or the table's bound (nothing is lost: the gateway
+//! trusts no history from memory, so an evicted conversation's next
+//! request is governed whole).
 //!
 //! For an API whose requests continue an earlier answer by its id
 //! (Responses `previous_response_id`), the table also remembers which
@@ -23,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hookwire_client::{Host, LabelLedger, Session, ShutdownReason};
+use hookwire_edge::sessions::{self, Bounds, EdgeSession, Ending, InUse, WhenFull};
 use hookwire_hooks::SharedSession;
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
@@ -63,26 +66,29 @@ pub(crate) struct Conversation {
     pub(crate) state: Arc<AsyncMutex<ConvState>>,
     /// SHA-256 of the client's credential (of nothing when none).
     pub(crate) owner: Owner,
-    last_active: Mutex<Instant>,
+    /// Its key in the table.
+    key: String,
+}
+
+impl InUse for Conversation {
+    /// A request holds its state.
+    fn in_use(&self) -> bool {
+        self.state.try_lock().is_err()
+    }
+}
+
+impl EdgeSession for Conversation {
+    /// Idle or displaced: `completed`; the gateway stopping: `cancelled`.
+    async fn end(self: Arc<Self>, why: Ending) {
+        let reason = match why {
+            Ending::Shutdown => ShutdownReason::Cancelled,
+            Ending::Idle | Ending::Displaced => ShutdownReason::Completed,
+        };
+        self.close(reason).await;
+    }
 }
 
 impl Conversation {
-    fn touch(&self) {
-        *self
-            .last_active
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
-    }
-
-    fn idle_for(&self, now: Instant) -> Duration {
-        now.saturating_duration_since(
-            *self
-                .last_active
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
-    }
-
     /// Shuts the session down once it waits for no request (no-op when it
     /// never started or is already closed; the table no longer holds it,
     /// so a request that still does finds it ended).
@@ -121,63 +127,6 @@ struct Answered {
 /// Who owns a conversation or an answer (`crate::principal`).
 pub(crate) use crate::principal::Owner;
 
-/// The open conversations, and how many each credential holds.
-#[derive(Default)]
-struct Table {
-    by_key: HashMap<String, Arc<Conversation>>,
-    per_owner: HashMap<Owner, usize>,
-}
-
-impl Table {
-    fn insert(&mut self, key: String, conv: Arc<Conversation>) {
-        *self.per_owner.entry(conv.owner).or_default() += 1;
-        if let Some(old) = self.by_key.insert(key, conv) {
-            self.uncount(old.owner);
-        }
-    }
-
-    fn remove(&mut self, key: &str) -> Option<Arc<Conversation>> {
-        let conv = self.by_key.remove(key)?;
-        self.uncount(conv.owner);
-        Some(conv)
-    }
-
-    /// The key of the least recently used conversation no request holds
-    /// (of `owner`'s, when given).
-    fn least_recent(&self, owner: Option<Owner>) -> Option<String> {
-        let now = Instant::now();
-        self.by_key
-            .iter()
-            .filter(|(_, c)| owner.is_none_or(|o| c.owner == o) && c.state.try_lock().is_ok())
-            .max_by_key(|(_, c)| c.idle_for(now))
-            .map(|(k, _)| k.clone())
-    }
-
-    fn uncount(&mut self, owner: Owner) {
-        if let Some(n) = self.per_owner.get_mut(&owner) {
-            *n -= 1;
-            if *n == 0 {
-                self.per_owner.remove(&owner);
-            }
-        }
-    }
-}
-
-/// What [`Sessions::open_now`] gives: the conversation, whether it was
-/// opened now, its state when it could be taken at once (always for a new
-/// one), and the conversation it displaced (to shut down).
-struct Opened {
-    /// The conversation.
-    conv: Arc<Conversation>,
-    /// Opened by this request.
-    opened: bool,
-    /// The conversation's state, taken under the table's lock: from then on
-    /// no other request can displace it before this one governs it.
-    held: Option<OwnedMutexGuard<ConvState>>,
-    /// The least recently used conversation it took the place of.
-    evicted: Option<Arc<Conversation>>,
-}
-
 /// A conversation entered by a request: its state is held until the
 /// request ends.
 pub(crate) struct Entered {
@@ -193,11 +142,8 @@ pub(crate) struct Entered {
 /// `per_owner` of them opened with one client credential, so that one
 /// caller cannot lock the others out.
 pub(crate) struct Sessions {
-    map: Mutex<Table>,
+    table: Arc<sessions::Sessions<Conversation, Owner>>,
     responses: Mutex<ResponseIds>,
-    max: usize,
-    per_owner: usize,
-    idle: Duration,
 }
 
 impl Sessions {
@@ -205,18 +151,17 @@ impl Sessions {
     /// client credential, each reaped after `idle`.
     pub(crate) fn new(max: usize, per_owner: usize, idle: Duration) -> Self {
         Self {
-            map: Mutex::default(),
+            table: Arc::new(sessions::Sessions::new(
+                Bounds::new(max, per_owner, WhenFull::Displace),
+                idle,
+            )),
             responses: Mutex::default(),
-            max,
-            per_owner,
-            idle,
         }
     }
 
-    fn map(&self) -> std::sync::MutexGuard<'_, Table> {
-        self.map
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// The table, for its reaper (`Gateway::serve`).
+    pub(crate) fn table(&self) -> &Arc<sessions::Sessions<Conversation, Owner>> {
+        &self.table
     }
 
     fn responses(&self) -> std::sync::MutexGuard<'_, ResponseIds> {
@@ -227,13 +172,22 @@ impl Sessions {
 
     /// How many conversations are open.
     pub(crate) fn len(&self) -> usize {
-        self.map().by_key.len()
+        self.table.len()
     }
 
     /// The conversation `id`, opened when new, entered: its state held by
-    /// the caller (waiting for a request that holds it). The conversation
-    /// it displaced, if any, is shut down first (`agent_shutdown`,
-    /// `completed`, as an idle one). See [`Self::open_now`].
+    /// the caller (waiting for a request that holds it). A conversation
+    /// opened with another client credential is refused: a session id is
+    /// not a capability. A new one past the credential's quota (or the
+    /// table's bound) takes the place of that credential's (the table's)
+    /// least recently used conversation no request holds, which is shut
+    /// down first (`agent_shutdown`, `completed`, as an idle one); it is
+    /// refused when every one is in a request. A new conversation's state
+    /// is taken under the table's lock: from then on no other request can
+    /// displace it before this one governs it. With `shared`, the
+    /// conversation is the agent session's the hooks lent (`id` is its
+    /// key): one of the gateway's own under that id is refused, and one
+    /// lent by an agent session since ended is replaced.
     pub(crate) async fn get_or_open(
         &self,
         host: &Host,
@@ -241,136 +195,81 @@ impl Sessions {
         owner: Owner,
         shared: Option<SharedSession>,
     ) -> Result<Entered, Error> {
-        let opened = self.open_now(host, id, owner, shared)?;
-        if let Some(evicted) = opened.evicted {
-            evicted.close(ShutdownReason::Completed).await;
+        {
+            let mut t = self.table.lock();
+            let stale = t.peek(id).is_some_and(|c| {
+                shared
+                    .as_ref()
+                    .is_some_and(|s| c.shared.is_some() && !Arc::ptr_eq(&c.session, s.session()))
+            });
+            if stale {
+                t.remove(id);
+            }
         }
-        let state = match opened.held {
+        let is_shared = shared.is_some();
+        let open = || -> Result<Conversation, Error> {
+            let session = match &shared {
+                Some(s) => s.session().clone(),
+                None => Arc::new(host.session_builder(id).remember_calls().open()?),
+            };
+            Ok(Conversation {
+                session,
+                shared,
+                state: Arc::default(),
+                owner,
+                key: id.to_owned(),
+            })
+        };
+        let entered = self
+            .table
+            .enter(id, owner, open, |c| c.state.clone().try_lock_owned().ok())
+            .await?;
+        if entered.session.shared.is_some() != is_shared {
+            return Err(Error::BadRequest(format!(
+                "the session {id} is an agent session's and another of the gateway's at once"
+            )));
+        }
+        let state = match entered.held {
             Some(held) => held,
-            None => opened.conv.state.clone().lock_owned().await,
+            None => entered.session.state.clone().lock_owned().await,
         };
         Ok(Entered {
-            conv: opened.conv,
-            opened: opened.opened,
+            conv: entered.session,
+            opened: entered.opened,
             state,
-        })
-    }
-
-    /// The conversation `id`, opened when new. A conversation opened with
-    /// another client credential is refused: a session id is not a
-    /// capability. A new one past the credential's quota (or the table's
-    /// bound) takes the place of that credential's (the table's) least
-    /// recently used conversation no request holds, which the caller
-    /// shuts down; it is refused when every one is in a request. With
-    /// `shared`, the conversation is the agent session's the hooks lent
-    /// (`id` is its key): one of the gateway's own under that id is
-    /// refused, and one lent by an agent session since ended is replaced.
-    fn open_now(
-        &self,
-        host: &Host,
-        id: &str,
-        owner: Owner,
-        shared: Option<SharedSession>,
-    ) -> Result<Opened, Error> {
-        let mut map = self.map();
-        let replaced = |c: &Conversation| {
-            shared
-                .as_ref()
-                .is_some_and(|s| c.shared.is_some() && !Arc::ptr_eq(&c.session, s.session()))
-        };
-        if map.by_key.get(id).is_some_and(|c| replaced(c)) {
-            map.remove(id);
-        }
-        if let Some(c) = map.by_key.get(id) {
-            if c.shared.is_some() != shared.is_some() {
-                return Err(Error::BadRequest(format!(
-                    "the session {id} is an agent session's and another of the gateway's at once"
-                )));
-            }
-            if c.owner != owner {
-                return Err(Error::Denied {
-                    point: hookwire::InterceptionPoint::AgentStartup,
-                    reason: "hookwire:session_owned_by_another_client".into(),
-                    message: None,
-                });
-            }
-            c.touch();
-            return Ok(Opened {
-                conv: c.clone(),
-                opened: false,
-                held: c.state.clone().try_lock_owned().ok(),
-                evicted: None,
-            });
-        }
-        let mut evicted = None;
-        if map.per_owner.get(&owner).copied().unwrap_or(0) >= self.per_owner {
-            let lru = map
-                .least_recent(Some(owner))
-                .ok_or(Error::Quota(self.per_owner))?;
-            evicted = map.remove(&lru);
-        } else if map.by_key.len() >= self.max {
-            let lru = map.least_recent(None).ok_or(Error::Overloaded(self.max))?;
-            evicted = map.remove(&lru);
-        }
-        let session = match &shared {
-            Some(s) => s.session().clone(),
-            None => Arc::new(host.session_builder(id).remember_calls().open()?),
-        };
-        let conv = Arc::new(Conversation {
-            session,
-            shared,
-            state: Arc::default(),
-            owner,
-            last_active: Mutex::new(Instant::now()),
-        });
-        map.insert(id.to_owned(), conv.clone());
-        Ok(Opened {
-            held: conv.state.clone().try_lock_owned().ok(),
-            conv,
-            opened: true,
-            evicted,
         })
     }
 
     /// Whether the table holds a conversation under `id` (it was not
     /// ended, reaped, or opened on another instance).
     pub(crate) fn holds(&self, id: &str) -> bool {
-        self.map().by_key.contains_key(id)
+        self.table.lock().contains(id)
     }
 
     /// Whether the table still holds `conv` under `id` (it was not ended
     /// or reaped while a request waited for it).
     pub(crate) fn is_current(&self, id: &str, conv: &Arc<Conversation>) -> bool {
-        self.map()
-            .by_key
-            .get(id)
+        self.table
+            .lock()
+            .peek(id)
             .is_some_and(|c| Arc::ptr_eq(c, conv))
     }
 
     /// Marks the conversation active (after a request finished).
     pub(crate) fn touch(&self, conv: &Conversation) {
-        conv.touch();
+        self.table.lock().touch(&conv.key, Instant::now());
     }
 
     /// Removes conversation `id` when `owner` opened it.
     pub(crate) fn remove(&self, id: &str, owner: Owner) -> Option<Arc<Conversation>> {
-        let mut map = self.map();
-        match map.by_key.get(id) {
-            Some(c) if c.owner == owner => map.remove(id),
-            _ => None,
-        }
+        self.table.lock().remove_owned(id, &owner).ok().flatten()
     }
 
     /// Removes `conv` from the table when it still holds it under `id`
     /// (closed while a request held it, or opened by a request that
     /// failed: a failing request holds no slot); the caller closes it.
     pub(crate) fn forget(&self, id: &str, conv: &Arc<Conversation>) -> bool {
-        let mut map = self.map();
-        if map.by_key.get(id).is_some_and(|c| Arc::ptr_eq(c, conv)) {
-            map.remove(id);
-            return true;
-        }
-        false
+        self.table.lock().remove_if_same(id, conv)
     }
 
     /// Remembers that answer `response_id` was returned in conversation
@@ -432,24 +331,15 @@ impl Sessions {
             .unwrap_or_default()
     }
 
-    /// Removes every conversation idle past the timeout and not in use.
-    pub(crate) fn take_idle(&self) -> Vec<Arc<Conversation>> {
-        let now = Instant::now();
-        let mut map = self.map();
-        let idle: Vec<String> = map
-            .by_key
-            .iter()
-            .filter(|(_, c)| c.idle_for(now) >= self.idle && c.state.try_lock().is_ok())
-            .map(|(k, _)| k.clone())
-            .collect();
-        idle.iter().filter_map(|k| map.remove(k)).collect()
+    /// Shuts down every conversation idle past the timeout and not in
+    /// use (`agent_shutdown`, `completed`); returns how many.
+    pub(crate) async fn reap_idle(&self) -> usize {
+        self.table.reap_idle().await
     }
 
-    /// Removes every conversation.
-    pub(crate) fn take_all(&self) -> Vec<Arc<Conversation>> {
-        let mut map = self.map();
-        map.per_owner.clear();
-        map.by_key.drain().map(|(_, c)| c).collect()
+    /// Shuts down every conversation (`agent_shutdown`, `cancelled`).
+    pub(crate) async fn close_all(&self) {
+        self.table.shutdown_all().await;
     }
 }
 
@@ -496,12 +386,21 @@ mod tests {
         ));
     }
 
-    /// `opened` with its hold on the state let go.
-    fn released(opened: Result<Opened, Error>) -> Result<Opened, Error> {
-        opened.map(|mut o| {
-            o.held = None;
-            o
-        })
+    fn enter(s: &Sessions, host: &Host, id: &str, owner: Owner) -> Result<Entered, Error> {
+        // Every conversation here opens at once: no request waits.
+        futures_lite(s.get_or_open(host, id, owner, None))
+    }
+
+    /// Polls a future that never waits (no request holds what it enters).
+    fn futures_lite<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    fn ended(c: &Conversation) -> bool {
+        c.session.is_closed() || !c.session.is_started()
     }
 
     #[test]
@@ -511,19 +410,20 @@ mod tests {
         // The request that opens a1 holds it before the table's lock is
         // let go, so another new conversation past the quota cannot take
         // its place while that request is on its way to governing it.
-        let mut a1 = s.open_now(&host, "a1", O, None).unwrap();
-        assert!(a1.held.is_some());
-        assert!(matches!(
-            s.open_now(&host, "a2", O, None),
-            Err(Error::Quota(1))
-        ));
-        // A second request for a1 while the first holds it waits for it.
-        let again = s.open_now(&host, "a1", O, None).unwrap();
-        assert!(again.held.is_none() && Arc::ptr_eq(&again.conv, &a1.conv));
+        let a1 = enter(&s, &host, "a1", O).unwrap();
+        assert!(a1.opened);
+        assert!(matches!(enter(&s, &host, "a2", O), Err(Error::Quota(1))));
         // When the request ends, a1 can be displaced.
-        a1.held = None;
-        let a2 = s.open_now(&host, "a2", O, None).unwrap();
-        assert!(Arc::ptr_eq(&a2.evicted.unwrap(), &a1.conv));
+        let a1_conv = a1.conv.clone();
+        drop(a1);
+        let a2 = enter(&s, &host, "a2", O).unwrap();
+        assert!(a2.opened && !s.holds("a1") && ended(&a1_conv));
+        // Another credential may not enter a2.
+        drop(a2);
+        assert!(matches!(
+            enter(&s, &host, "a2", [9; 32]),
+            Err(Error::Denied { reason, .. }) if reason == "hookwire:session_owned_by_another_client"
+        ));
     }
 
     #[test]
@@ -531,29 +431,26 @@ mod tests {
         let host = Host::builder("gateway-test", "hookwire").build().unwrap();
         let s = Sessions::new(4, 2, Duration::from_secs(60));
         // Each request here ends at once: its hold on the state is let go.
-        let open = |id: &str, owner: Owner| released(s.open_now(&host, id, owner, None));
+        let open = |id: &str, owner: Owner| enter(&s, &host, id, owner).map(|e| e.conv);
         let a1 = open("a1", O).unwrap();
-        assert!(a1.opened && a1.evicted.is_none());
-        let again = open("a1", O).unwrap();
-        assert!(!again.opened && Arc::ptr_eq(&a1.conv, &again.conv));
+        let again = enter(&s, &host, "a1", O).unwrap();
+        assert!(!again.opened && Arc::ptr_eq(&a1, &again.conv));
+        drop(again);
         std::thread::sleep(Duration::from_millis(5));
         open("a2", O).unwrap();
         // a1 is the least recently used: a3 takes its place.
-        let a3 = open("a3", O).unwrap();
-        let evicted = a3.evicted.expect("a1 displaced");
-        assert!(Arc::ptr_eq(&evicted, &a1.conv));
+        open("a3", O).unwrap();
         assert!(!s.holds("a1") && s.holds("a2") && s.holds("a3"));
         // Only the credential's own: another's conversations stay.
-        let b1 = open("b1", [8; 32]).unwrap();
-        assert!(b1.evicted.is_none());
+        open("b1", [8; 32]).unwrap();
+        assert_eq!(s.len(), 3);
         // A conversation a request holds is never displaced; with every
         // one held, the quota refuses.
-        let held_a2 = s.map().by_key.get("a2").unwrap().state.clone();
-        let held_a3 = s.map().by_key.get("a3").unwrap().state.clone();
-        let _g2 = held_a2.try_lock().unwrap();
-        let _g3 = held_a3.try_lock().unwrap();
+        let g2 = enter(&s, &host, "a2", O).unwrap();
+        let g3 = enter(&s, &host, "a3", O).unwrap();
         assert!(matches!(open("a4", O), Err(Error::Quota(2))));
         assert!(s.holds("a2") && s.holds("a3"));
+        drop((g2, g3));
     }
 
     #[test]
@@ -561,25 +458,24 @@ mod tests {
     {
         let host = Host::builder("gateway-test", "hookwire").build().unwrap();
         let s = Sessions::new(3, 2, Duration::from_secs(60));
-        // Each request here ends at once: its hold on the state is let go.
-        let open = |id: &str, owner: Owner| released(s.open_now(&host, id, owner, None));
+        let open = |id: &str, owner: Owner| enter(&s, &host, id, owner).map(|e| e.conv);
         let a1 = open("a1", O).unwrap();
         std::thread::sleep(Duration::from_millis(5));
         open("b1", [8; 32]).unwrap();
-        open("c1", [9; 32]).unwrap();
-        let c1 = s.map().by_key.get("c1").unwrap().clone();
+        let c1 = open("c1", [9; 32]).unwrap();
         assert!(s.forget("c1", &c1));
-        assert!(
-            open("c2", [9; 32]).unwrap().evicted.is_none(),
-            "a slot was free"
-        );
-        let d1 = open("d1", [10; 32]).unwrap();
-        assert!(Arc::ptr_eq(&d1.evicted.unwrap(), &a1.conv));
+        open("c2", [9; 32]).unwrap();
+        assert!(s.holds("a1"), "a slot was free");
+        open("d1", [10; 32]).unwrap();
+        assert!(!s.holds("a1") && ended(&a1));
         assert_eq!(s.len(), 3);
-        let held: Vec<_> = s.map().by_key.values().map(|c| c.state.clone()).collect();
-        let _guards: Vec<_> = held.iter().map(|m| m.try_lock().unwrap()).collect();
+        let held: Vec<Entered> = [("b1", [8; 32]), ("c2", [9; 32]), ("d1", [10; 32])]
+            .into_iter()
+            .map(|(id, o)| enter(&s, &host, id, o).unwrap())
+            .collect();
         assert!(matches!(open("e1", [11; 32]), Err(Error::Overloaded(3))));
-        drop(_guards);
-        assert_eq!(s.take_all().len(), 3);
+        drop(held);
+        futures_lite(s.close_all());
+        assert_eq!(s.len(), 0);
     }
 }
