@@ -1,13 +1,15 @@
 //! The `GET /metrics` endpoint a command runs beside its host or services
-//! with `--metrics-addr` (`gateway`, `demo`, `policy serve`, `serve-demo`,
-//! `approvals serve`): one registry holds every series of the process (a
-//! host's and a service's together where both run), bound before the
-//! services start, so that a busy port fails the start, printed once
-//! bound, and stopped after the services.
+//! with `--metrics-addr`: bound here for every governed host (`gateway`,
+//! `hooks serve`, `mcp`: `governed`, whose products serve it), and bound
+//! and served here for `demo` and `serve-demo`. One registry holds every
+//! series of the process (a host's and a service's together where both
+//! run), bound before the services start, so that a busy port fails the
+//! start, printed once bound, and stopped after the services. (`policy
+//! serve` and `approvals serve` run their own, in their crates.)
 
 use std::net::SocketAddr;
 
-use hookwire_server::metrics::{JsonRoute, SharedRegistry, serve_metrics_with};
+use hookwire_server::metrics::{SharedRegistry, serve_metrics};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -41,42 +43,15 @@ impl MetricsEndpoint {
         registry: SharedRegistry,
         label: &str,
     ) -> Result<Self, CliError> {
-        Self::serve_announced(listener, registry, label, false)
-    }
-
-    /// [`MetricsEndpoint::serve`], printing the address on stderr when
-    /// `on_stderr` (a command whose stdout is a protocol channel).
-    pub(crate) fn serve_announced(
-        listener: Option<TcpListener>,
-        registry: SharedRegistry,
-        label: &str,
-        on_stderr: bool,
-    ) -> Result<Self, CliError> {
-        Self::serve_with(listener, registry, label, on_stderr, Vec::new())
-    }
-
-    /// [`MetricsEndpoint::serve_announced`], also serving each of `routes`
-    /// (a JSON document, e.g. `policy serve`'s `/status`).
-    pub(crate) fn serve_with(
-        listener: Option<TcpListener>,
-        registry: SharedRegistry,
-        label: &str,
-        on_stderr: bool,
-        routes: Vec<JsonRoute>,
-    ) -> Result<Self, CliError> {
         let Some(listener) = listener else {
             return Ok(Self { running: None });
         };
         let bound = listener
             .local_addr()
             .map_err(hookwire_server::Error::LocalAddr)?;
-        if on_stderr {
-            errln!("{label}http://{bound}/metrics");
-        } else {
-            outln!("{label}http://{bound}/metrics");
-        }
+        outln!("{label}http://{bound}/metrics");
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(serve_metrics_with(listener, registry, routes, async move {
+        let task = tokio::spawn(serve_metrics(listener, registry, async move {
             let _ = stopped.await;
         }));
         Ok(Self {
