@@ -16,7 +16,10 @@ use serde_json::{Map, Value, json};
 
 use crate::mediation::{self, Class, Direction, HANDSHAKE_VERSIONS, Kind, Mediation};
 
+mod names;
 pub mod stateless;
+
+pub use names::bounded_name;
 
 /// The most `tools/list` pages read from the upstream at startup.
 pub const MAX_TOOL_PAGES: usize = 64;
@@ -362,15 +365,6 @@ pub fn server_request(mediation: &Mediation, method: &str, can_relay: bool) -> S
             bounded_name(method)
         )),
     }
-}
-
-/// A method name as quoted in an answer or a log: at most 64 bytes.
-pub fn bounded_name(method: &str) -> &str {
-    let mut end = method.len().min(64);
-    while !method.is_char_boundary(end) {
-        end -= 1;
-    }
-    &method[..end]
 }
 
 /// Checks an `initialize`'s `protocolVersion`: `Err` is the error object

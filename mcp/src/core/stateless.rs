@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::bounded_name;
+use super::names::bounded_name;
 use crate::jsonrpc::INVALID_PARAMS;
 use crate::mediation::{HANDSHAKE_VERSIONS, STATELESS_VERSIONS};
 

@@ -14,7 +14,7 @@ use hookwire_edge::https::{HttpsClient, UpstreamTls};
 use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request, StatusCode};
 
-use super::{Failure, Shared};
+use super::shared::{Failure, Shared};
 use crate::jsonrpc::{self, Id, Message};
 
 /// The HTTP client every upstream session shares (one connection pool).

@@ -12,7 +12,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{Mutex, mpsc};
 
-use super::{Failure, Shared};
+use super::shared::{Failure, Shared};
 use crate::jsonrpc::{self, Message};
 use crate::lines::{Line, read_line};
 
