@@ -65,10 +65,6 @@ pub use settings::Settings;
 pub use stdio::serve_stdio;
 pub use upstream::{Failure, HttpClient, UpstreamSpec};
 
-/// Kept for callers that still name it at the crate root; `ids` is its
-/// home.
-pub(crate) use ids::random_id;
-
 /// Entry points for the fuzz targets of `fuzz/` (not an API).
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing {

@@ -295,7 +295,7 @@ async fn initialize(proxy: &Arc<HttpProxy>, client: String, message: Message) ->
             }
         }
     };
-    let key = match crate::random_id() {
+    let key = match crate::ids::random_id() {
         Ok(k) => k,
         Err(e) => {
             return refusal(
