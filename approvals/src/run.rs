@@ -9,9 +9,8 @@
 use std::future::Future;
 use std::sync::{Arc, PoisonError};
 
-use hookwire_server::metrics::{SharedRegistry, serve_metrics};
+use hookwire_server::metrics::{MetricsTask, SharedRegistry};
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 
 use crate::announce::out;
 use crate::error::Error;
@@ -81,21 +80,14 @@ pub async fn run(settings: Settings, shutdown: impl Future<Output = ()>) -> Resu
                 .local_addr()
                 .map_err(hookwire_server::Error::LocalAddr)?;
             out(format_args!("approval metrics: http://{bound}/metrics"));
-            let (stop, stopped) = oneshot::channel::<()>();
-            let task = tokio::spawn(serve_metrics(listener, registry, async move {
-                let _ = stopped.await;
-            }));
-            Some((stop, task))
+            Some(MetricsTask::spawn(listener, registry, Vec::new()))
         }
         None => None,
     };
     shutdown.await;
     running.shutdown().await?;
-    if let Some((stop, task)) = metrics {
-        let _ = stop.send(());
-        if let Ok(result) = task.await {
-            result?;
-        }
+    if let Some(m) = metrics {
+        m.stop().await?;
     }
     Ok(())
 }

@@ -8,8 +8,7 @@
 use std::future::Future;
 use std::io::Write;
 
-use hookwire_server::metrics::serve_metrics;
-use tokio::sync::oneshot;
+use hookwire_server::metrics::MetricsTask;
 
 use crate::error::Error;
 use crate::gateway::Gateway;
@@ -64,23 +63,16 @@ pub async fn run(
             say(format_args!(
                 "hookwire gateway metrics: http://{bound}/metrics"
             ));
-            let (stop, stopped) = oneshot::channel::<()>();
-            let task = tokio::spawn(serve_metrics(listener, registry, async move {
-                let _ = stopped.await;
-            }));
-            Some((stop, task))
+            Some(MetricsTask::spawn(listener, registry, Vec::new()))
         }
         None => None,
     };
     let served = gateway.serve(listener, shutdown).await;
     let stopped = match metrics {
-        Some((stop, task)) => {
-            let _ = stop.send(());
-            match task.await {
-                Ok(result) => result.map_err(|e| Error::Serve(std::io::Error::other(e))),
-                Err(_) => Ok(()),
-            }
-        }
+        Some(m) => m
+            .stop()
+            .await
+            .map_err(|e| Error::Serve(std::io::Error::other(e))),
         None => Ok(()),
     };
     served?;

@@ -10,8 +10,7 @@ use std::future::Future;
 use std::io::Write;
 use std::sync::Arc;
 
-use hookwire_server::metrics::serve_metrics;
-use tokio::sync::oneshot;
+use hookwire_server::metrics::MetricsTask;
 
 use crate::agents::Agent;
 use crate::error::Error;
@@ -81,11 +80,7 @@ pub async fn run(
             say(format_args!(
                 "hookwire hooks metrics: http://{bound}/metrics"
             ));
-            let (stop, stopped) = oneshot::channel::<()>();
-            let task = tokio::spawn(serve_metrics(listener, registry, async move {
-                let _ = stopped.await;
-            }));
-            Some((stop, task))
+            Some(MetricsTask::spawn(listener, registry, Vec::new()))
         }
         None => None,
     };
@@ -93,13 +88,7 @@ pub async fn run(
     reaper.abort();
     hooks.shutdown_all().await;
     let stopped = match metrics {
-        Some((stop, task)) => {
-            let _ = stop.send(());
-            match task.await {
-                Ok(result) => result.map_err(Error::from),
-                Err(_) => Ok(()),
-            }
-        }
+        Some(m) => m.stop().await.map_err(Error::from),
         None => Ok(()),
     };
     served?;

@@ -9,8 +9,7 @@
 use std::future::Future;
 use std::io::Write;
 
-use hookwire_server::metrics::serve_metrics;
-use tokio::sync::oneshot;
+use hookwire_server::metrics::MetricsTask;
 
 use crate::error::Error;
 use crate::http::{HttpProxy, serve_http};
@@ -37,11 +36,7 @@ pub async fn run(
                 .local_addr()
                 .map_err(hookwire_server::Error::LocalAddr)?;
             say(format_args!("hookwire mcp metrics: http://{bound}/metrics"));
-            let (stop, stopped) = oneshot::channel::<()>();
-            let task = tokio::spawn(serve_metrics(listener, registry, async move {
-                let _ = stopped.await;
-            }));
-            Some((stop, task))
+            Some(MetricsTask::spawn(listener, registry, Vec::new()))
         }
         None => None,
     };
@@ -64,13 +59,7 @@ pub async fn run(
         }
     };
     let stopped = match metrics {
-        Some((stop, task)) => {
-            let _ = stop.send(());
-            match task.await {
-                Ok(result) => result.map_err(Error::from),
-                Err(_) => Ok(()),
-            }
-        }
+        Some(m) => m.stop().await.map_err(Error::from),
         None => Ok(()),
     };
     served?;

@@ -10,9 +10,8 @@ use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use hookwire_server::Server;
-use hookwire_server::metrics::{JsonRoute, ServerMetrics, SharedRegistry, serve_metrics_with};
+use hookwire_server::metrics::{JsonRoute, MetricsTask, ServerMetrics, SharedRegistry};
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 
 use crate::announce::{err, out};
 use crate::bundle::{BundleEvent, Bundles, Poller};
@@ -167,13 +166,7 @@ pub async fn run(settings: Settings, shutdown: impl Future<Output = ()>) -> Resu
         }
     };
     let stopped = match metrics {
-        Some((stop, task)) => {
-            let _ = stop.send(());
-            match task.await {
-                Ok(result) => result,
-                Err(_) => Ok(()),
-            }
-        }
+        Some(m) => m.stop().await,
         None => Ok(()),
     };
     if let Some(log) = &log {
@@ -191,12 +184,6 @@ enum Bound {
     Unix(hookwire_edge::unix::UnixSocket),
 }
 
-/// A running metrics endpoint: its stop signal and its task.
-type MetricsTask = (
-    oneshot::Sender<()>,
-    tokio::task::JoinHandle<Result<(), hookwire_server::Error>>,
-);
-
 /// Serves `registry` and `routes` on `listener`, printing
 /// `policy metrics: http://ADDR/metrics`.
 fn serve_metrics(
@@ -208,11 +195,7 @@ fn serve_metrics(
         .local_addr()
         .map_err(hookwire_server::Error::LocalAddr)?;
     out(format_args!("policy metrics: http://{bound}/metrics"));
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(serve_metrics_with(listener, registry, routes, async move {
-        let _ = stopped.await;
-    }));
-    Ok((stop, task))
+    Ok(MetricsTask::spawn(listener, registry, routes))
 }
 
 /// Starts the decision log; drops are also counted in `drops` when given.

@@ -244,6 +244,34 @@ pub async fn serve_metrics(
 /// `/status`): its path and what renders its text on each `GET`.
 pub type JsonRoute = (&'static str, Arc<dyn Fn() -> String + Send + Sync>);
 
+/// A `/metrics` endpoint running beside a service, on a task of its own:
+/// every product's `run` starts it once its listener is bound and stops it
+/// once the service has stopped, so that the endpoint answers scrapes for
+/// the service's whole life and is never left behind.
+pub struct MetricsTask {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), Error>>,
+}
+
+impl MetricsTask {
+    /// Serves `registry` (and `routes`, see [`serve_metrics_with`]) on
+    /// `listener` until [`MetricsTask::stop`].
+    pub fn spawn(listener: TcpListener, registry: SharedRegistry, routes: Vec<JsonRoute>) -> Self {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(serve_metrics_with(listener, registry, routes, async move {
+            let _ = stopped.await;
+        }));
+        Self { stop, task }
+    }
+
+    /// Stops the endpoint, letting the scrapes in progress finish; its
+    /// error, if serving failed.
+    pub async fn stop(self) -> Result<(), Error> {
+        let _ = self.stop.send(());
+        self.task.await.unwrap_or(Ok(()))
+    }
+}
+
 /// [`serve_metrics`], also answering `GET` on each of `routes` with its
 /// JSON document.
 pub async fn serve_metrics_with(
