@@ -10,16 +10,6 @@ use crate::error::Error;
 use crate::hooks::SharedHooks;
 use crate::metrics::GatewayMetrics;
 
-/// The header naming the conversation a request belongs to.
-pub const SESSION_HEADER: &str = "x-hookwire-session";
-/// The header carrying a callback token (recursion protection).
-pub const CALLBACK_HEADER: &str = "x-hookwire-callback";
-/// The header carrying a request's nesting depth to the upstream (and
-/// read from a client, so that chained gateways count hops).
-pub const DEPTH_HEADER: &str = "x-hookwire-depth";
-/// How long a session id may be.
-pub const MAX_SESSION_ID: usize = 128;
-
 /// The gateway's configuration; start from [`GatewayConfig::new`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]

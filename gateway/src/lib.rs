@@ -53,6 +53,7 @@ mod extension;
 #[doc(hidden)]
 pub mod fuzzing;
 mod gateway;
+mod headers;
 mod hooks;
 mod metrics;
 mod principal;
@@ -68,9 +69,7 @@ pub use api::mediation_table;
 pub use applied::{Applied, AppliedLog};
 pub use bounds::MAX_MESSAGES;
 pub use callback::MAX_TOKENS;
-pub use config::{
-    CALLBACK_HEADER, DEPTH_HEADER, GatewayConfig, MAX_INERT_MEMBERS, MAX_SESSION_ID, SESSION_HEADER,
-};
+pub use config::{GatewayConfig, MAX_INERT_MEMBERS};
 pub use credentials::{CredentialPool, MAX_CREDENTIALS, MAX_KEY_BYTES, Secret};
 pub use error::Error;
 pub use extension::{
@@ -78,6 +77,7 @@ pub use extension::{
     SystemPromptMode,
 };
 pub use gateway::{Gateway, RunningGateway};
+pub use headers::{CALLBACK_HEADER, DEPTH_HEADER, MAX_SESSION_ID, SESSION_HEADER};
 pub use hooks::SharedHooks;
 /// TLS toward the upstream ([`GatewayConfig::upstream_tls`]): the edges'
 /// shared client options.

@@ -22,8 +22,8 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
 use crate::api::{Api, chat::Chat, messages::Messages, responses::Responses};
-use crate::config::CALLBACK_HEADER;
 use crate::error::Error;
+use crate::headers::CALLBACK_HEADER;
 use hookwire_edge::clients::WatchedClients;
 
 /// What owns sessions and answers: a SHA-256 (see [`Principal::owner`]).

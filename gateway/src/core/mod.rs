@@ -86,9 +86,9 @@ use upstream_request::depth_of;
 use crate::api::{Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter};
 use crate::applied::Applied;
 use crate::callback::{CallbackTokens, Minted};
-use crate::config::CALLBACK_HEADER;
 use crate::error::Error;
 use crate::extension::{Asked, NAMESPACE};
+use crate::headers::CALLBACK_HEADER;
 use crate::principal::Principal;
 use crate::upstream;
 

@@ -17,8 +17,8 @@ use super::state::Inner;
 use super::upstream_request::{self, depth_of, forwarded_headers};
 use crate::api::Api;
 use crate::applied::Applied;
-use crate::config::DEPTH_HEADER;
 use crate::error::Error;
+use crate::headers::DEPTH_HEADER;
 use crate::principal::Owner;
 
 impl Inner {

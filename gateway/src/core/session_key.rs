@@ -17,8 +17,8 @@ use sha2::{Digest, Sha256};
 
 use super::transcript::digest;
 use crate::api::TurnRequest;
-use crate::config::{MAX_SESSION_ID, SESSION_HEADER};
 use crate::error::Error;
+use crate::headers::{MAX_SESSION_ID, SESSION_HEADER};
 
 /// The session id the client named in `x-hookwire-session`, checked.
 pub(crate) fn named(headers: &HeaderMap) -> Result<Option<String>, Error> {

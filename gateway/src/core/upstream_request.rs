@@ -12,10 +12,10 @@ use serde_json::Value;
 
 use super::governed::Governed;
 use crate::api::{Api, ApiRequest};
-use crate::config::DEPTH_HEADER;
 use crate::credentials::{Chosen, CredentialPool};
 use crate::error::Error;
 use crate::extension::{Asked, StageMutation};
+use crate::headers::DEPTH_HEADER;
 
 /// Client headers never forwarded upstream.
 const DROPPED_HEADERS: [&str; 12] = [
