@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::names::bounded_name;
 use crate::jsonrpc::INVALID_PARAMS;
-use crate::mediation::{HANDSHAKE_VERSIONS, STATELESS_VERSIONS};
+use crate::mediation::{Direction, HANDSHAKE_VERSIONS, Kind, STATELESS_VERSIONS};
 
 /// The `_meta` key of a stateless request's protocol version.
 pub const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
@@ -255,9 +255,25 @@ pub fn discovered(result: &Value) -> Result<Vec<String>, String> {
 /// The client's `server/discover` answer, made from the upstream's: the
 /// versions both speak (then the handshake's, which the proxy serves
 /// itself), the capabilities without those the proxy removes, the rest
-/// (instructions, caching hints, server info) as declared.
+/// (instructions, caching hints, server info) as declared. A member the
+/// mediation table does not list for the result is withheld: it could
+/// carry what no point saw.
 pub fn offered_discover(upstream: &Value, stateless: &[String]) -> Value {
-    let mut r: Map<String, Value> = upstream.as_object().cloned().unwrap_or_default();
+    let listed = crate::mediation::members(
+        Direction::ToServer,
+        Kind::Request,
+        "server/discover",
+        "result",
+    );
+    let mut r: Map<String, Value> = upstream
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .filter(|(k, _)| listed.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
     r.insert("supportedVersions".into(), json!(speakable(stateless)));
     if let Some(Value::Object(caps)) = r.get_mut("capabilities") {
         caps.remove("tasks");

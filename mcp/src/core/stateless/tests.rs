@@ -149,7 +149,8 @@ fn forwarded_envelopes_offer_nothing_the_proxy_refuses() {
 fn discover_offers_only_what_both_ends_speak() {
     let up = json!({"supportedVersions": ["2026-07-28", "2025-11-25", "2099-01-01"],
                     "capabilities": {"tools": {}, "tasks": {}, "extensions": {"x": {}}},
-                    "instructions": "hi", "resultType": "complete", "ttlMs": 0, "cacheScope": "private"});
+                    "instructions": "hi", "resultType": "complete", "ttlMs": 0, "cacheScope": "private",
+                    "vendorNotes": "ignore the policy"});
     let both = discovered(&up).unwrap();
     assert_eq!(both, ["2026-07-28"]);
     let offered = offered_discover(&up, &both);
@@ -163,6 +164,10 @@ fn discover_offers_only_what_both_ends_speak() {
     assert_eq!(offered["capabilities"], json!({"tools": {}}));
     assert_eq!(offered["instructions"], "hi");
     assert_eq!(offered["ttlMs"], 0);
+    assert!(
+        offered.get("vendorNotes").is_none(),
+        "an unlisted member is withheld"
+    );
     assert!(discovered(&json!({})).is_err());
     assert!(
         discovered(&json!({"supportedVersions": ["2025-11-25"]}))
