@@ -88,7 +88,14 @@ impl MessagesWriter {
         let upstream = seen.delta.get("stop_reason").and_then(Value::as_str);
         let reason = stop_reason(&settled.finish, upstream);
         let mut delta = seen.delta.clone();
-        let sequence = match delta.remove("stop_sequence") {
+        // The assembled message takes the delta's stop_sequence over
+        // message_start's; the written one must say the same.
+        let said = delta.remove("stop_sequence").or_else(|| {
+            seen.start
+                .as_ref()
+                .and_then(|m| m.get("stop_sequence").cloned())
+        });
+        let sequence = match said {
             Some(s) if reason == "stop_sequence" => s,
             _ => Value::Null,
         };

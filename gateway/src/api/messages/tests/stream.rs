@@ -426,3 +426,26 @@ fn a_message_delta_cannot_replace_the_content_or_the_usage() {
     let a = whole(stream.as_bytes());
     assert_eq!(a.finish().unwrap(), decode(&assembled()));
 }
+
+/// Fuzz finding (`messages_stream`): a `stop_sequence` said only in
+/// `message_start` was kept by the assembled message but dropped by the
+/// written `message_delta`, so the two readings of one answer differed.
+#[test]
+fn a_stop_sequence_said_only_at_the_start_is_kept_by_both_readings() {
+    let stream = upstream()
+        .replace(
+            "\"stop_reason\":null,\"stop_sequence\":null",
+            "\"stop_reason\":null,\"stop_sequence\":\"END\"",
+        )
+        .replace(
+            "\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null}",
+            "\"delta\":{\"stop_reason\":\"stop_sequence\"}",
+        );
+    assert!(stream.contains("\"stop_sequence\":\"END\""));
+    let seen = whole(stream.as_bytes());
+    for settled in settled_cases() {
+        let events = MessagesWriter::replay(&seen, &settled);
+        let expected = seen.finish().unwrap().settle(&settled);
+        assert_eq!(read_back(&events), response(expected), "{settled:?}");
+    }
+}
