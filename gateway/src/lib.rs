@@ -63,11 +63,11 @@ mod sse;
 mod upstream;
 
 pub use crate::core::{MAX_FLIGHTS, MAX_FLIGHTS_PER_CLIENT, MAX_RESPONSE_IDS};
-pub use api::chat::{MAX_PARTS, MAX_TOOL_CALLS, MAX_TOOLS};
+pub use api::chat::{MAX_PARTS, MAX_TOOLS};
 pub use api::mediation::{ApiTable, Class, Member, Table};
 pub use api::mediation_table;
 pub use applied::{Applied, AppliedLog};
-pub use bounds::MAX_MESSAGES;
+pub use bounds::{MAX_MESSAGES, MAX_TOOL_CALLS};
 pub use callback::MAX_TOKENS;
 pub use config::{GatewayConfig, MAX_INERT_MEMBERS};
 pub use credentials::{CredentialPool, MAX_CREDENTIALS, MAX_KEY_BYTES, Secret};

@@ -25,12 +25,10 @@ pub(crate) use stream::{ChatAssembler, ChatWriter};
 
 use super::{Api, ApiRequest, Entry, Rewrite, Text, TurnRequest};
 use crate::bounds::MAX_MESSAGES;
+use crate::bounds::MAX_TOOL_CALLS;
 use crate::error::Error;
 use crate::extension::ModelOverrides;
 
-/// How many tool calls one response may propose, and one assistant
-/// message replay.
-pub const MAX_TOOL_CALLS: usize = 128;
 /// How many tools one request may declare (the API's own limit).
 pub const MAX_TOOLS: usize = 128;
 /// How many content parts one message may carry.

@@ -5,9 +5,10 @@
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
+use super::chat_tool_call;
 use super::response::{ChatResponse, finish_reason};
-use super::{MAX_TOOL_CALLS, chat_tool_call};
 use crate::api::{EventAssembler, EventWriter, Settled};
+use crate::bounds::MAX_TOOL_CALLS;
 use crate::error::Error;
 use crate::sse::{self, SseEvent};
 

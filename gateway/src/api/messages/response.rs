@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::request::tool_use;
 use super::{MAX_BLOCKS, block_type, neutral_finish, settled_content, stop_reason};
-use crate::MAX_TOOL_CALLS;
 use crate::api::{ApiResponse, Settled};
+use crate::bounds::MAX_TOOL_CALLS;
 use crate::error::Error;
 
 /// A decoded whole answer, keeping every member it does not govern

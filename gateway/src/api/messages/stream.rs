@@ -13,8 +13,8 @@
 use serde_json::{Map, Value, json};
 
 use super::{MAX_BLOCKS, MessagesResponse, block_type};
-use crate::MAX_TOOL_CALLS;
 use crate::api::EventAssembler;
+use crate::bounds::MAX_TOOL_CALLS;
 use crate::sse::SseEvent;
 
 /// The most bytes of event data one stream may amount to.

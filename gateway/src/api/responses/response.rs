@@ -10,8 +10,8 @@ use hookwire_client::{ModelResponse, ToolCall};
 use serde_json::{Map, Value, json};
 
 use super::{CLIENT_RUN_CALLS, MAX_OUTPUT_ITEMS, is_call};
-use crate::MAX_TOOL_CALLS;
 use crate::api::{ApiResponse, Finish, Settled};
+use crate::bounds::MAX_TOOL_CALLS;
 use crate::error::Error;
 
 /// A decoded Responses answer (`object: "response"`), kept whole.

@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 use super::check::clip_to;
 use super::response::{ResponsesResponse, check_output, kind};
 use super::{MAX_OUTPUT_ITEMS, MAX_PARTS, is_call};
-use crate::MAX_TOOL_CALLS;
 use crate::api::EventAssembler;
+use crate::bounds::MAX_TOOL_CALLS;
 use crate::sse::SseEvent;
 
 /// How many bytes of event data one stream may have the assembler keep

@@ -200,13 +200,13 @@ fn broken_streams_are_errors() {
     );
     let no_item = json!({"type": "response.output_item.added", "output_index": 0});
     assert!(a.add(&event(no_item)).is_err());
-    for i in 0..crate::MAX_TOOL_CALLS {
+    for i in 0..crate::bounds::MAX_TOOL_CALLS {
         let added = json!({"type": "response.output_item.added", "output_index": i,
                            "item": call(&format!("c{i}"), "f", "")});
         a.add(&event(added)).unwrap();
     }
     let one_more = json!({"type": "response.output_item.added",
-                          "output_index": crate::MAX_TOOL_CALLS, "item": call("x", "f", "")});
+                          "output_index": crate::bounds::MAX_TOOL_CALLS, "item": call("x", "f", "")});
     assert!(
         a.add(&event(one_more))
             .unwrap_err()

@@ -174,7 +174,7 @@ fn unusable_answers_are_refused() {
             with(&|m| {
                 m["content"] = Value::Array(vec![
                     json!({"type": "tool_use", "id": "t", "name": "x", "input": {}});
-                    crate::MAX_TOOL_CALLS + 1
+                    crate::bounds::MAX_TOOL_CALLS + 1
                 ])
             }),
             "more than 128 tool calls",

@@ -390,7 +390,7 @@ fn malformed_streams_are_refused() {
 fn too_many_tool_calls_or_blocks_are_refused() {
     let mut events = vec![json!({"type": "message_start", "message": {"id": "m",
         "content": [], "usage": {}}})];
-    for i in 0..=crate::MAX_TOOL_CALLS {
+    for i in 0..=crate::bounds::MAX_TOOL_CALLS {
         events.push(json!({"type": "content_block_start", "index": i,
             "content_block": {"type": "tool_use", "id": format!("t{i}"), "name": "x", "input": {}}}));
         events.push(json!({"type": "content_block_stop", "index": i}));
