@@ -27,10 +27,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hookwire::{InterceptionPoint, InterceptionRecord, ResolvedBy};
+use hookwire_agent::{Agent, Tools, model_fn, tool_fn};
 use hookwire_approvals::ServiceTls;
-use hookwire_client::{
-    Agent, InputRole, ModelResponse, StreamResolver, TlsConfig, ToolCall, Tools, model_fn, tool_fn,
-};
+use hookwire_client::{InputRole, ModelResponse, StreamResolver, TlsConfig, ToolCall};
 use hookwire_testkit::tls::Authority;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};

@@ -18,10 +18,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use hookwire::approval::{ApprovalRequest, ApprovalResolution};
 use hookwire::{Composition, Mode, Profile, Synthesis};
+use hookwire_agent::{Agent, RoutedCall, ToolError, Tools, model_fn, tool_fn};
 use hookwire_client::{
-    Agent, ApprovalAnswer, ApprovalResolver, BoxError, BoxFuture, Effect, Emission, Host,
-    InputRole, InterceptorBinding, ModelResponse, RecordLog, RoutedCall, ToolCall, ToolError,
-    Tools, interceptor_fn, model_fn, tool_fn,
+    ApprovalAnswer, ApprovalResolver, BoxError, BoxFuture, Effect, Emission, Host, InputRole,
+    InterceptorBinding, ModelResponse, RecordLog, ToolCall, interceptor_fn,
 };
 use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig};
 use hookwire_server::prelude::*;

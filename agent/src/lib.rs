@@ -1,7 +1,14 @@
-//! The reference agent loop: what a Rust agent embeds to honour every host
-//! obligation of AGENT-HOOKS-0.1 around its model and its tools.
+//! hookwire-agent: the reference agent loop over a `hookwire-client`
+//! session, what a Rust agent embeds to honour every host obligation of
+//! AGENT-HOOKS-0.1 around its model and its tools.
 //!
-//! An [`Agent`] drives one [`Session`](crate::Session) through the eight points. It brackets
+//! It sits above the host crate: a host author who drives the points from
+//! an agent loop of their own needs only `hookwire-client`, and that crate
+//! does not re-export this one (it could not: this crate depends on it).
+//! The loop is the reference the demo and the conformance run use, and a
+//! worked example of the obligations.
+//!
+//! An [`Agent`] drives one [`Session`](hookwire_client::Session) through the eight points. It brackets
 //! the session with `agent_startup`/`agent_shutdown` (§6.1a), lets a turn
 //! begin only when `input` permits, wraps every model call in
 //! `pre_model_call`/`post_model_call` and every tool call in
@@ -12,7 +19,7 @@
 //! assembled first, or mediated segment by segment under §12.1's exception
 //! ([`Agent::incremental_output`]). Result labels are persisted with the
 //! data they label and resurfaced as `source_labels` on later hooks (§5.4,
-//! `labels`). A blocked tool call is surfaced to the
+//! through `hookwire-client`'s [`LabelLedger`](hookwire_client::LabelLedger)). A blocked tool call is surfaced to the
 //! model as a tool error and the loop goes on (the `continue` posture of
 //! §6.2); a deny after an action discards its result (§6.1).
 //!
@@ -26,7 +33,6 @@
 //! (what a turn reports) and `session_loop` (the [`Agent`] driving one
 //! session through them).
 
-mod labels;
 mod model;
 mod routing;
 mod session_loop;
@@ -36,7 +42,6 @@ mod turn;
 #[cfg(test)]
 mod tests;
 
-pub use labels::{LabelLedger, MAX_LABELLED_RESULTS, MAX_LABELS, ResultLabels};
 pub use model::{Model, ModelFn, model_fn};
 pub use routing::RoutedCall;
 pub use session_loop::{Agent, DEFAULT_MAX_MODEL_CALLS};

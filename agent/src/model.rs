@@ -12,9 +12,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::interceptor::{BoxError, BoxFuture};
-use crate::payload::ModelResponse;
-use crate::streaming::ChunkStream;
+use hookwire_client::{BoxError, BoxFuture, ChunkStream, ModelResponse};
 
 /// The model an agent talks to. It receives the conversation as the
 /// `messages` array the `pre_model_call` verdict permitted (each message a

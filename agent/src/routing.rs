@@ -28,7 +28,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::tools::Toolbox;
-use crate::emission::Emission;
+use hookwire_client::Emission;
 
 /// The response-extension namespace a route travels in.
 pub(super) const NAMESPACE: &str = "hookwire";

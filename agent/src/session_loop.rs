@@ -15,22 +15,16 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::future::join_all;
 use hookwire::{InterceptionPoint, InterceptionRecord};
-use serde_json::{Value, json};
+use hookwire_client::{
+    BoxError, ChunkStream, Emission, Error, InputRole, LabelLedger, ModelResponse, ResultLabels,
+    Session, ShutdownReason, StreamEnd, ToolCall, ToolResult, assemble,
+};
+use serde_json::{Map, Value, json};
 
-use super::labels::{LabelLedger, ResultLabels};
 use super::model::Model;
 use super::routing::{self, Executors, RoutedCall};
 use super::tools::Toolbox;
 use super::turn::{ToolCallOutcome, Turn, TurnError, TurnOutcome};
-use crate::emission::Emission;
-use crate::error::Error;
-use crate::interceptor::BoxError;
-use crate::payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
-use crate::session::{
-    Session, output_members, post_model_members, post_tool_members, pre_model_members,
-    pre_tool_members,
-};
-use crate::streaming::{Assembly, ChunkStream, STREAM_INCOMPLETE, StreamEnd, assemble};
 
 /// Default bound on model calls within one turn.
 pub const DEFAULT_MAX_MODEL_CALLS: usize = 16;
@@ -92,7 +86,7 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
     /// `{"route": {"executor": NAME}}` (see the `routing` module). A route
     /// acts only as the host releases it: in `enforce` mode, from a binding
     /// granted the `route` effect whose own verdict permitted
-    /// ([`Emission::response_extensions`](crate::Emission::response_extensions)).
+    /// ([`Emission::response_extensions`](hookwire_client::Emission::response_extensions)).
     /// A later registration under the same name replaces the earlier one.
     pub fn executor(mut self, name: impl Into<String>, toolbox: impl Toolbox) -> Self {
         self.executors.register(name.into(), toolbox);
@@ -202,13 +196,11 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
                 let error = TurnError::MaxModelCalls(self.max_model_calls);
                 return Ok(turn.end(TurnOutcome::Failed { error }));
             }
-            let members = self.labels.resurface(pre_model_members(
-                &model_id,
-                Value::Array(self.transcript.clone()),
-            ));
+            let messages = Value::Array(self.transcript.clone());
+            let labels = self.labels.resurface(Map::new());
             let pre = self
                 .session
-                .checked(InterceptionPoint::PreModelCall, members)
+                .pre_model_call_with(&model_id, messages, labels)
                 .await?;
             if !pre.proceeds() {
                 return Ok(turn.blocked(pre));
@@ -241,17 +233,13 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
     /// The buffered `output`: nothing is released before the verdict, and
     /// what is released is the verdicted content.
     async fn finish(&mut self, turn: Turn, content: Value) -> Result<Turn, Error> {
-        let members = self.labels.resurface(output_members(content));
-        let e = self
-            .session
-            .checked(InterceptionPoint::Output, members)
-            .await?;
-        let labelled = e.clone();
-        let output = match crate::session::OutputDecision::new(e).release() {
+        let labels = self.labels.resurface(Map::new());
+        let decision = self.session.output_with(content, labels).await?;
+        let output = match decision.clone().release() {
             Ok(output) => output,
             Err(withheld) => return Ok(turn.withheld(withheld.into_record())),
         };
-        self.labels.persist(&labelled, "output", &output);
+        self.labels.persist_output(&decision, &output);
         self.transcript
             .push(json!({"role": "assistant", "content": output}));
         Ok(turn.end(TurnOutcome::Completed { output }))
@@ -332,13 +320,8 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
         &self,
         requested: &ToolCall,
     ) -> Result<(ToolCallOutcome, Option<Emission>, Option<RoutedCall>), Error> {
-        let pre = self
-            .session
-            .checked(
-                InterceptionPoint::PreToolCall,
-                self.labels.resurface(pre_tool_members(requested)),
-            )
-            .await?;
+        let labels = self.labels.resurface(Map::new());
+        let pre = self.session.pre_tool_call_with(requested, labels).await?;
         if !pre.proceeds() {
             // §6.2: no post_tool_call; the model sees a tool error.
             let blocked = ToolCallOutcome::Blocked {
@@ -364,18 +347,7 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
                 Some(Err(problem)) => problem.clone(),
                 None => String::new(),
             };
-            let result = ToolResult {
-                value: Value::String(asked),
-                is_error: true,
-            };
-            let post = self
-                .session
-                .self_denied(
-                    InterceptionPoint::PostToolCall,
-                    post_tool_members(&call, &result),
-                    hookwire::HostError::VerdictInvalid,
-                )
-                .await?;
+            let post = self.session.post_tool_call_misrouted(&call, &asked).await?;
             let routed = route.and_then(Result::ok).map(|executor| RoutedCall {
                 call_id: call.id.clone(),
                 executor,
@@ -409,16 +381,16 @@ impl<M: Model, T: Toolbox> Agent<M, T> {
             executor,
             ran: true,
         });
-        let mut members = post_tool_members(&call, &result);
+        let mut extra = Map::new();
         if let Some(r) = &routed {
-            members.insert(
+            extra.insert(
                 "extensions".into(),
                 json!({routing::NAMESPACE: {"executor": r.executor}}),
             );
         }
         let post = self
             .session
-            .checked(InterceptionPoint::PostToolCall, members)
+            .post_tool_call_with(&call, &result, extra)
             .await?;
         if !post.proceeds() {
             let discarded = ToolCallOutcome::Discarded {
@@ -482,20 +454,9 @@ async fn buffered(
     turn: Turn,
 ) -> Result<Answer, Error> {
     let post = match AssertUnwindSafe(assemble(stream)).catch_unwind().await {
-        Ok(Assembly::Complete(response)) => session.post_model_call(model_id, &response).await?,
-        Ok(Assembly::Truncated(content)) => {
-            let response = json!({
-                "content": content,
-                "tool_calls": [],
-                "finish_reason": STREAM_INCOMPLETE,
-            });
-            let members = post_model_members(model_id, response);
+        Ok(assembly) => {
             session
-                .self_denied(
-                    InterceptionPoint::PostModelCall,
-                    members,
-                    hookwire::HostError::StreamingUnsupported,
-                )
+                .post_model_call_assembled(model_id, assembly)
                 .await?
         }
         Err(_) => {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::interceptor::BoxFuture;
+use hookwire_client::BoxFuture;
 
 /// A failed tool call: the value reported as the tool's result, with
 /// `is_error: true` (§4.2 `tool_result`).

@@ -7,8 +7,7 @@ use hookwire::{InterceptionPoint, InterceptionRecord};
 use serde_json::{Map, Value, json};
 
 use super::routing::RoutedCall;
-use crate::emission::Emission;
-use crate::payload::{ShutdownReason, ToolCall, ToolResult};
+use hookwire_client::{Emission, ShutdownReason, ToolCall, ToolResult};
 
 /// How one turn ended.
 #[derive(Debug, Clone)]

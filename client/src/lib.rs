@@ -57,7 +57,7 @@
 //! | `compose` | the pure composition state machine (§7) |
 //! | `effect` | effect-bearing response extensions: the [`Effect`] kinds, the grant, the pure table of which act |
 //! | `approval`, `approval_stream` | the approval seam (§9), the resolver trait and the [`ApprovalAnswer`] it returns; a resolver over one gRPC stream |
-//! | `agent` | [`Agent`]: the reference loop around a model and tools |
+//! | `labels` | [`LabelLedger`]: result labels persisted with their data and resurfaced as `source_labels` (§5.4), for any loop that maps a conversation onto the points |
 //! | [`declaration`] | hosts configured from a declaration document (§7.7) |
 //! | `identity`, `payload`, `sink`, `error` | identity providers, point payloads, record sinks ([`RecordSink`] is `hookwire`'s), errors |
 //! | `refusal` | a refused declaration (§7.7.6), below the error that carries it; published by [`declaration`] |
@@ -67,7 +67,6 @@
 //! Every public item is reachable by one path: the crate root, or
 //! [`declaration`] for the declaration loader.
 
-mod agent;
 mod approval;
 mod approval_stream;
 mod binding;
@@ -82,6 +81,7 @@ mod host_builder;
 mod host_state;
 mod identity;
 mod interceptor;
+mod labels;
 mod metrics;
 mod payload;
 mod pipeline;
@@ -93,11 +93,6 @@ mod sink;
 mod streaming;
 mod trace;
 
-pub use agent::{
-    Agent, DEFAULT_MAX_MODEL_CALLS, LabelLedger, MAX_LABELLED_RESULTS, MAX_LABELS, Model, ModelFn,
-    ResultLabels, RoutedCall, Tool, ToolCallOutcome, ToolError, ToolFn, Toolbox, Tools, Turn,
-    TurnError, TurnOutcome, model_fn, tool_fn,
-};
 pub use approval::{ApprovalAnswer, ApprovalRedactor, ApprovalResolver, DEFAULT_APPROVAL_DEADLINE};
 pub use approval_stream::{SeenEvent, StreamResolver, StreamResolverBuilder};
 pub use binding::{DEFAULT_TIMEOUT, InterceptorBinding};
@@ -112,6 +107,7 @@ pub use identity::{IdentityFn, IdentityProvider, JCS_SHA256};
 pub use interceptor::{
     BoxError, BoxFuture, HookResponse, Interceptor, InterceptorFn, async_trait, interceptor_fn,
 };
+pub use labels::{LabelLedger, MAX_LABELLED_RESULTS, MAX_LABELS, ResultLabels};
 pub use metrics::{HostMetrics, POLICY_REASON_LABEL};
 pub use payload::{InputRole, ModelResponse, ShutdownReason, ToolCall, ToolResult};
 pub use remote::{ClientIdentity, Described, HEALTH_UNIMPLEMENTED, TlsConfig, Transport};

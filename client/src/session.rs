@@ -99,9 +99,7 @@ mod tests;
 
 pub use builder::SessionBuilder;
 pub use handle::Session;
-pub(crate) use members::{
-    output_members, post_model_members, post_tool_members, pre_model_members, pre_tool_members,
-};
+pub(crate) use members::post_model_members;
 pub use order::MAX_OPEN_CALLS;
 pub(crate) use order::PostModel;
 pub use output::{OutputDecision, Withheld};

@@ -218,6 +218,37 @@ pub struct IncrementalOutput<'s> {
 }
 
 impl Session {
+    /// `post_model_call` for a stream a buffering host read to its end
+    /// with [`assemble`] (§12.1): a complete response is emitted as
+    /// [`Session::post_model_call`] does; a stream that broke before its
+    /// finish reason is emitted `stream_incomplete` and denied by the host
+    /// itself (`host_error:streaming_unsupported`), never dispatched, so
+    /// nothing of it is incorporated.
+    pub async fn post_model_call_assembled(
+        &self,
+        model_id: &str,
+        assembly: Assembly,
+    ) -> Result<Emission, Error> {
+        let content = match assembly {
+            Assembly::Complete(response) => {
+                return self.post_model_call(model_id, &response).await;
+            }
+            Assembly::Truncated(content) => content,
+        };
+        let response = json!({
+            "content": content,
+            "tool_calls": [],
+            "finish_reason": STREAM_INCOMPLETE,
+        });
+        let members = post_model_members(model_id, response);
+        self.self_denied(
+            hookwire::InterceptionPoint::PostModelCall,
+            members,
+            HostError::StreamingUnsupported,
+        )
+        .await
+    }
+
     /// Mediates a streamed model response incrementally (§12.1's
     /// exception): call after a permitted `pre_model_call`, then pull
     /// [`IncrementalOutput::next`] for the text that may be released. A

@@ -18,7 +18,7 @@
 //!   [`print_table`] prints one line per record; [`run_and_report`] runs
 //!   one session, always ends it with `agent_shutdown`, and prints both;
 //! - the streaming variant (`--stream`): [`run_stream_and_report`] runs
-//!   the same request through the reference [`Agent`] with incremental
+//!   the same request through the reference [`Agent`](hookwire_agent::Agent) with incremental
 //!   output mediation (§12.1's exception), the model streaming its answer
 //!   in chunks, one of which leaks an access key that [`SecretGuard`]
 //!   (bound in-process at `post_model_call` by [`secret_guard`]) denies:

@@ -6,9 +6,10 @@
 use std::time::Duration;
 
 use futures::StreamExt;
+use hookwire_agent::{Agent, Model, Tools, TurnOutcome, tool_fn};
 use hookwire_client::{
-    Agent, BoxFuture, ChunkStream, Error, Host, InputRole, InterceptorBinding, Model,
-    ModelResponse, RecordLog, ShutdownReason, StreamEvent, ToolCall, Tools, TurnOutcome, tool_fn,
+    BoxFuture, ChunkStream, Error, Host, InputRole, InterceptorBinding, ModelResponse, RecordLog,
+    ShutdownReason, StreamEvent, ToolCall,
 };
 use hookwire_server::prelude::*;
 use serde_json::{Value, json};

@@ -85,14 +85,15 @@ use hookwire::{
     AgentContext, Composition, Decision, Manifest, Mode, OnApproval, Profile, Synthesis, Transform,
     Verdict, Warning,
 };
+use hookwire_agent::{Agent, Model, ToolError, Toolbox};
 use hookwire_approvals::{
     Access, AccessConfig, ApprovalServer, ApproverIdentity, PrincipalConfig, QueueEvent,
 };
 use hookwire_client::declaration::{Declaration, HostSurface, KnobSupport, Posture, Registry};
 use hookwire_client::{
-    Agent, ApprovalAnswer, ApprovalResolver, BoxError, BoxFuture, ChunkStream, Host,
-    IdentityProvider, InputRole, InterceptorBinding, Model, ModelResponse, RecordLog,
-    ShutdownReason, StreamEvent, StreamResolver, ToolCall, ToolError, Toolbox,
+    ApprovalAnswer, ApprovalResolver, BoxError, BoxFuture, ChunkStream, Host, IdentityProvider,
+    InputRole, InterceptorBinding, ModelResponse, RecordLog, ShutdownReason, StreamEvent,
+    StreamResolver, ToolCall,
 };
 use hookwire_testkit::SchemaSink;
 

@@ -9,10 +9,10 @@ use std::time::Duration;
 use hookwire::approval::{ApprovalRequest, ApprovalResolution};
 use hookwire::json;
 use hookwire::{AgentContext, Verdict};
+use hookwire_agent::{Model, ToolError, Tools, model_fn, tool_fn};
 use hookwire_client::{
     ApprovalAnswer, ApprovalResolver, BoxError, BoxFuture, Host, HostBuilder, IdentityProvider,
-    InterceptorBinding, Model, ModelResponse, RecordLog, ToolCall, ToolError, Tools,
-    interceptor_fn, model_fn, tool_fn,
+    InterceptorBinding, ModelResponse, RecordLog, ToolCall, interceptor_fn,
 };
 use hookwire_testkit as testkit;
 use serde_json::{Value, json};

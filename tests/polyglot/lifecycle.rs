@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use hookwire::{AgentContext, InterceptionPoint, Verdict};
+use hookwire_agent::Agent;
 use hookwire_client::{
-    Agent, BoxError, InputRole, InterceptorBinding, Session, ShutdownReason, ToolCall,
-    interceptor_fn,
+    BoxError, InputRole, InterceptorBinding, Session, ShutdownReason, ToolCall, interceptor_fn,
 };
 use hookwire_testkit as testkit;
 use serde_json::{Map, json};

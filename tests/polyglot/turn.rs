@@ -6,9 +6,8 @@
 use std::collections::BTreeMap;
 
 use hookwire::{Decision, InterceptionPoint, ResolvedBy};
-use hookwire_client::{
-    Agent, InputRole, InterceptorBinding, ShutdownReason, ToolCall, ToolCallOutcome,
-};
+use hookwire_agent::{Agent, ToolCallOutcome};
+use hookwire_client::{InputRole, InterceptorBinding, ShutdownReason, ToolCall};
 use hookwire_testkit as testkit;
 use serde_json::{Value, json};
 

@@ -2,6 +2,7 @@
 //! §6.1a, §6.2 and §12 observed through the records and what the model and
 //! the tools actually received.
 
+mod labels;
 mod loop_bounds;
 mod routing;
 mod turns;
@@ -14,7 +15,7 @@ use hookwire::{AgentContext, InterceptionPoint, InterceptionRecord, Mode, Verdic
 use serde_json::{Value, json};
 
 use super::*;
-use crate::{
+use hookwire_client::{
     BoxError, BoxFuture, Error, Host, InputRole, ModelResponse, RecordLog, ShutdownReason,
     ToolCall, interceptor_fn,
 };

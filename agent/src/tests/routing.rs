@@ -128,11 +128,11 @@ async fn a_pre_tool_call_verdict_routes_a_call_to_a_named_executor_and_an_unknow
 /// Approves every consultation with `allow`.
 struct Approve;
 
-impl crate::ApprovalResolver for Approve {
+impl hookwire_client::ApprovalResolver for Approve {
     fn resolve<'a>(
         &'a self,
         request: &'a hookwire::approval::ApprovalRequest,
-    ) -> BoxFuture<'a, Result<crate::ApprovalAnswer, BoxError>> {
+    ) -> BoxFuture<'a, Result<hookwire_client::ApprovalAnswer, BoxError>> {
         Box::pin(async move {
             Ok(hookwire::approval::ApprovalResolution::approve(request, Verdict::allow()).into())
         })
@@ -151,7 +151,7 @@ struct Routed {
 async fn route_once(
     mode: Mode,
     verdict: Verdict,
-    grant: impl FnOnce(crate::InterceptorBinding) -> crate::InterceptorBinding,
+    grant: impl FnOnce(hookwire_client::InterceptorBinding) -> hookwire_client::InterceptorBinding,
 ) -> Routed {
     let records = RecordLog::new();
     let router = interceptor_fn(move |ctx: AgentContext| {
@@ -169,7 +169,9 @@ async fn route_once(
     });
     let host = Host::builder("agent-under-test", "hookwire")
         .mode(mode)
-        .bind(grant(crate::InterceptorBinding::local("router", router)))
+        .bind(grant(hookwire_client::InterceptorBinding::local(
+            "router", router,
+        )))
         .approval_resolver(Approve)
         .record_sink(records.clone())
         .build()
@@ -203,7 +205,7 @@ fn effects_fact(r: &InterceptionRecord) -> Value {
 
 #[tokio::test]
 async fn a_route_acts_only_under_enforcement_from_a_permitting_granted_binding() {
-    use crate::Effect;
+    use hookwire_client::Effect;
     let to_sandbox = vec![RoutedCall {
         call_id: "c1".into(),
         executor: "sandbox".into(),
@@ -211,7 +213,7 @@ async fn a_route_acts_only_under_enforcement_from_a_permitting_granted_binding()
     }];
     // Granted (explicitly, or by declaring no grant at all): routed.
     for grant in [
-        (|b| b) as fn(crate::InterceptorBinding) -> crate::InterceptorBinding,
+        (|b| b) as fn(hookwire_client::InterceptorBinding) -> hookwire_client::InterceptorBinding,
         |b| b.may_effect([Effect::Route]),
         |b| {
             b.may_transform(["$target"])
@@ -263,7 +265,7 @@ async fn a_route_acts_only_under_enforcement_from_a_permitting_granted_binding()
     // in either mode; under enforcement the call does not run at all.
     for grant in [
         (|b| b.may_transform(["$target"]))
-            as fn(crate::InterceptorBinding) -> crate::InterceptorBinding,
+            as fn(hookwire_client::InterceptorBinding) -> hookwire_client::InterceptorBinding,
         |b| b.may_effect([Effect::ModelParams]),
         |b| b.may_effect([]),
     ] {

@@ -181,7 +181,7 @@ pub(crate) fn stated_profiles(profiles: &Map<String, Value>) -> BTreeMap<Profile
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Posture {
     /// The denial is surfaced to the model as a tool error and the loop
-    /// goes on (what [`crate::Agent`] does).
+    /// goes on (what the reference loop, `hookwire_agent::Agent`, does).
     #[default]
     Continue,
     /// The host's own semantics end the turn.
@@ -226,7 +226,7 @@ impl Default for HostSurface {
 
 impl HostSurface {
     /// hookwire's own surface: the eight points, the four profiles with
-    /// every knob value, the `continue` posture of [`crate::Agent`],
+    /// every knob value, the `continue` posture of the reference loop (`hookwire-agent`),
     /// buffered output, concurrent tool calls and multi-turn sessions,
     /// exact 64-bit integers on the wire, and declarations 1.0.
     pub fn hookwire() -> Self {

@@ -137,7 +137,7 @@ mod tests {
     use serde_json::{Map, json};
 
     use super::*;
-    use crate::session::pre_tool_members;
+    use crate::session::members::pre_tool_members;
     use crate::{BoxError, Host, Session, ToolCall, interceptor_fn};
 
     fn host() -> Host {

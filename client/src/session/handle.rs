@@ -168,9 +168,10 @@ impl Session {
     /// without rounding (an integer literal beyond the 64-bit range, a
     /// duplicate member, malformed text) is the emission denied
     /// `host_error:context_invalid` before any interceptor runs, with null
-    /// identities (§6.3), never a silently rounded context. The reference
-    /// agent loop's, which reads its model's answer as text.
-    pub(crate) async fn post_model_call_json(
+    /// identities (§6.3), never a silently rounded context. For an agent
+    /// loop that reads its model's answer as text (the reference loop,
+    /// `hookwire-agent`, does).
+    pub async fn post_model_call_json(
         &self,
         model_id: &str,
         response_text: &str,
@@ -256,6 +257,27 @@ impl Session {
         };
         self.state
             .refused(InterceptionPoint::PostToolCall, members, &invalid)
+            .await
+    }
+
+    /// `post_tool_call` for a call a permitting `pre_tool_call` routed to
+    /// an executor the agent does not have (`problem` says which, or why
+    /// the route could not be read): the call did not run, so the host
+    /// denies the emission itself, `host_error:verdict_invalid`, recorded
+    /// and never dispatched, with `problem` as the error result. Fails
+    /// closed for an agent loop that honours routes (`hookwire-agent`'s).
+    pub async fn post_tool_call_misrouted(
+        &self,
+        call: &ToolCall,
+        problem: &str,
+    ) -> Result<Emission, Error> {
+        let result = ToolResult {
+            value: Value::String(problem.to_owned()),
+            is_error: true,
+        };
+        let members = post_tool_members(call, &result);
+        let error = HostError::VerdictInvalid;
+        self.self_denied(InterceptionPoint::PostToolCall, members, error)
             .await
     }
 

@@ -1,6 +1,6 @@
 //! The members each interception point's context carries beyond the core
 //! (§4.2): built from the typed arguments of the session's methods, and
-//! by the agent loop and the stream mediator that emit through them.
+//! by the stream mediator that emits through them.
 
 use hookwire::InvalidContext;
 use hookwire::json::InvalidJson;
@@ -24,7 +24,7 @@ pub(super) fn input_members(content: Value, role: InputRole) -> Map<String, Valu
 }
 
 /// `pre_model_call`: the model and the messages sent to it.
-pub(crate) fn pre_model_members(model_id: &str, messages: Value) -> Map<String, Value> {
+pub(super) fn pre_model_members(model_id: &str, messages: Value) -> Map<String, Value> {
     let mut m = one("model", json!({"id": model_id}));
     m.insert("messages".into(), messages);
     m
@@ -38,12 +38,12 @@ pub(crate) fn post_model_members(model_id: &str, response: Value) -> Map<String,
 }
 
 /// `pre_tool_call`: the call about to be made.
-pub(crate) fn pre_tool_members(call: &ToolCall) -> Map<String, Value> {
+pub(super) fn pre_tool_members(call: &ToolCall) -> Map<String, Value> {
     one("tool_call", call.to_json())
 }
 
 /// `post_tool_call`: the call made and what the tool returned.
-pub(crate) fn post_tool_members(call: &ToolCall, result: &ToolResult) -> Map<String, Value> {
+pub(super) fn post_tool_members(call: &ToolCall, result: &ToolResult) -> Map<String, Value> {
     let mut m = one("tool_call", call.to_json());
     m.insert(
         "tool_result".into(),
@@ -53,7 +53,7 @@ pub(crate) fn post_tool_members(call: &ToolCall, result: &ToolResult) -> Map<Str
 }
 
 /// `output`: the answer about to reach the caller.
-pub(crate) fn output_members(content: Value) -> Map<String, Value> {
+pub(super) fn output_members(content: Value) -> Map<String, Value> {
     one("output", json!({"content": content}))
 }
 
