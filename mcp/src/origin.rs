@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 
-use crate::Error;
+use crate::error::Error;
 
 /// The longest origin read; a longer one is refused unread.
 const MAX_ORIGIN: usize = 512;

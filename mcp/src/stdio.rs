@@ -14,8 +14,8 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::Error;
 use crate::config::McpConfig;
+use crate::error::Error;
 use crate::jsonrpc::{self, Message};
 use crate::lines::{Line, read_line};
 use crate::session::McpSession;

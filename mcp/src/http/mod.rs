@@ -29,7 +29,7 @@ mod stateless;
 pub use proxy::HttpProxy;
 use proxy::{Entry, SESSION_HEADER, count, json_response, refusal};
 
-use crate::Error;
+use crate::error::Error;
 use crate::jsonrpc::{self, Message};
 use crate::session::McpSession;
 

@@ -18,7 +18,7 @@ use hookwire_client::{Emission, ToolCall, ToolResult};
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
-use super::McpSession;
+use super::state::McpSession;
 use crate::core::{self, CallParams, CallResult, Pre, Verdicted};
 use crate::jsonrpc::{self, Id};
 use crate::metrics::CallOutcome;

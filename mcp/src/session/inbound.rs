@@ -11,7 +11,7 @@ use std::time::Duration;
 use hookwire_client::ShutdownReason;
 use tokio::sync::mpsc;
 
-use super::McpSession;
+use super::state::McpSession;
 use crate::core::{self, ServerRequest};
 use crate::jsonrpc::{self, Id, Message};
 use crate::mediation::{Class, Direction, Kind};

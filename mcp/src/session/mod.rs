@@ -15,14 +15,14 @@ mod call;
 mod inbound;
 mod park;
 mod start;
+mod state;
 mod stateless;
 
-use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use hookwire_client::{Host, Session, ShutdownReason};
+use hookwire_client::{Host, ShutdownReason};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
@@ -32,48 +32,8 @@ use crate::jsonrpc::{self, Id, Message};
 use crate::mediation::{Class, Direction, Kind};
 use crate::upstream::{HttpClient, Link, UpstreamSpec};
 
-/// Where a message to the client goes: the stdio writer, or one HTTP
-/// request's event stream.
-pub type Notifier = mpsc::Sender<Value>;
-
-/// A request of the client in flight.
-struct InFlight {
-    /// Set to cancel it.
-    cancel: watch::Sender<bool>,
-    /// Its id upstream, once sent.
-    upstream: Option<i64>,
-    /// Its progress token and where its notifications go.
-    progress: Option<(Value, Notifier)>,
-}
-
-#[derive(Default)]
-struct State {
-    initialized: bool,
-    in_flight: HashMap<Id, InFlight>,
-    /// Server requests relayed to the client: the proxy's id → the
-    /// upstream's.
-    relayed: HashMap<i64, Id>,
-    /// Stateless calls answered `input_required`, by their state.
-    parked: HashMap<String, park::Parked>,
-}
-
-/// One MCP session.
-pub struct McpSession {
-    key: String,
-    hw: Session,
-    link: Link,
-    config: Arc<McpConfig>,
-    /// The downstream's channel for messages the client did not ask for
-    /// (stdio); `None` over HTTP.
-    to_client: Option<Notifier>,
-    state: Mutex<State>,
-    /// The stateless start, once a request with the envelope came.
-    stateless: tokio::sync::OnceCell<Result<stateless::Started, Value>>,
-    tools: Mutex<BTreeSet<String>>,
-    next_down: AtomicI64,
-    ended: AtomicBool,
-    drained: watch::Sender<usize>,
-}
+use state::{InFlight, State};
+pub use state::{McpSession, Notifier};
 
 impl McpSession {
     /// Opens a session `key`: connects to the upstream; nothing is
@@ -85,7 +45,7 @@ impl McpSession {
         client: &HttpClient,
         config: Arc<McpConfig>,
         to_client: Option<Notifier>,
-    ) -> Result<Arc<Self>, crate::Error> {
+    ) -> Result<Arc<Self>, crate::error::Error> {
         let hw = host.session_builder(key.clone()).tool_calls_only().open()?;
         let (inbound_tx, inbound) = mpsc::channel(64);
         let link = Link::open(
@@ -96,7 +56,7 @@ impl McpSession {
             config.max_message_bytes,
         )
         .await
-        .map_err(crate::Error::Upstream)?;
+        .map_err(crate::error::Error::Upstream)?;
         let session = Arc::new(Self {
             key,
             hw,

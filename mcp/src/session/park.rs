@@ -19,33 +19,10 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::McpSession;
+use super::state::{McpSession, Outcome, Parked};
 use crate::core::stateless as sl;
 use crate::core::{self};
 use crate::jsonrpc::{self, Id};
-
-/// What a parked call came to: its result or error object; `None` when
-/// it was cancelled.
-type Outcome = Option<Result<Value, Value>>;
-
-/// A call running on after its request was answered `input_required`.
-pub(super) struct Parked {
-    /// What binds it to the retry that collects it.
-    digest: String,
-    /// Its outcome, once it exists.
-    outcome: watch::Receiver<Option<Outcome>>,
-    /// Cancels it.
-    cancel: watch::Sender<bool>,
-    /// When it was parked (or last collected).
-    since: Instant,
-}
-
-impl Parked {
-    /// Cancels the call (the session ends, or the state expired).
-    pub(super) fn cancel(&self) {
-        self.cancel.send_replace(true);
-    }
-}
 
 impl McpSession {
     /// Governs a stateless `tools/call`: a new one starts and is held for

@@ -11,7 +11,7 @@ use std::sync::{Arc, PoisonError};
 use hookwire_client::ShutdownReason;
 use serde_json::{Value, json};
 
-use super::McpSession;
+use super::state::McpSession;
 use crate::core::{self, MAX_TOOL_PAGES, MAX_TOOLS};
 use crate::jsonrpc::{self, Id, Message};
 use crate::upstream::Failure;

@@ -10,18 +10,9 @@ use std::sync::{Arc, PoisonError};
 use hookwire_client::ShutdownReason;
 use serde_json::{Value, json};
 
-use super::McpSession;
+use super::state::{McpSession, Started};
 use crate::core::stateless::{self as sl, Envelope};
 use crate::jsonrpc::{self, Id};
-
-/// What a started stateless session keeps.
-#[derive(Debug, Clone)]
-pub(crate) struct Started {
-    /// The version it speaks.
-    version: String,
-    /// The client's `server/discover` answer.
-    discover: Value,
-}
 
 /// What the gate lets through.
 pub(super) enum Gate {
