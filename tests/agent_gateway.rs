@@ -31,7 +31,6 @@ use hookwire_hooks::{HooksConfig, HooksHost};
 use hookwire_policy::{Policies, PolicyOptions, PolicyService};
 use serde_json::{Value, json};
 
-use crate::agent_hooks::hookwire;
 use crate::model_upstream::{Reply, Upstream, messages, responses};
 
 /// The hook routes' token.
@@ -54,10 +53,6 @@ const TRAIL: [P; 10] = [
     P::Output,
     P::AgentShutdown,
 ];
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// `path` when it exists; otherwise `None` after saying so loudly — or a
 /// failure under `CI=true`, where a missing CLI means a broken setup.
@@ -90,7 +85,7 @@ fn project() -> tempfile::TempDir {
 /// records of both.
 async fn gateway(up: &Upstream) -> (Gateway, RunningGateway, Arc<HooksHost>, RecordLog) {
     let policies = Policies::load(
-        repo().join("tests/fixtures/hooks/policy"),
+        hookwire_testkit::workspace_root().join("tests/fixtures/hooks/policy"),
         PolicyOptions::default(),
     )
     .unwrap();
@@ -115,7 +110,7 @@ async fn gateway(up: &Upstream) -> (Gateway, RunningGateway, Arc<HooksHost>, Rec
 
 /// Runs the real `hookwire hooks install` in `dir` with `args`.
 fn install(dir: &Path, env: &[(&str, &Path)], args: &[&str]) {
-    let mut cmd = std::process::Command::new(hookwire());
+    let mut cmd = std::process::Command::new(hookwire_testkit::hookwire_bin());
     cmd.args(["hooks", "install"]).args(args).current_dir(dir);
     for (k, v) in env {
         cmd.env(k, v);
@@ -175,7 +170,8 @@ fn assert_one_trail(records: &RecordLog, key: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_gateway_claude_code_never_sends_the_denied_result_to_the_model() {
     let Some(claude) = installed(
-        repo().join("tests/agents/node_modules/@anthropic-ai/claude-code-linux-x64/claude"),
+        hookwire_testkit::workspace_root()
+            .join("tests/agents/node_modules/@anthropic-ai/claude-code-linux-x64/claude"),
     ) else {
         return;
     };
@@ -269,9 +265,10 @@ async fn agent_gateway_claude_code_never_sends_the_denied_result_to_the_model() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_gateway_codex_never_sends_the_denied_result_to_the_model() {
-    let Some(codex) =
-        installed(repo().join("tests/agents/node_modules/@openai/codex/bin/codex.js"))
-    else {
+    let Some(codex) = installed(
+        hookwire_testkit::workspace_root()
+            .join("tests/agents/node_modules/@openai/codex/bin/codex.js"),
+    ) else {
         return;
     };
     const CALL_ID: &str = "call_hookwire_agent_gateway";

@@ -11,10 +11,11 @@
 //! as the tool's result, and the records show the session's points in
 //! order.
 //!
-//! The `hookwire` binary is the one built beside this test binary
-//! (`cargo build -p hookwire-cli`), or `HOOKWIRE_BIN`.
+//! The `hookwire` binary is [`hookwire_testkit::hookwire_bin`]: the one
+//! built beside this test binary (`cargo build -p hookwire-cli`), or
+//! `HOOKWIRE_BIN`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ use hookwire::InterceptionPoint as P;
 use hookwire_client::{Host, RecordLog};
 use hookwire_hooks::{HooksConfig, HooksHost};
 use hookwire_policy::{Policies, PolicyOptions, PolicyService};
+use hookwire_testkit::{hookwire_bin, workspace_root};
 use serde_json::{Value, json};
 
 use crate::model_upstream::{Reply, messages};
@@ -30,36 +32,13 @@ const TOKEN: &str = "agent-hooks-e2e-token";
 /// The tool use the mock proposes.
 pub(crate) const TOOL_USE_ID: &str = "toolu_01HookwireE2E";
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 /// The native CLI of the pinned package.
 fn claude() -> PathBuf {
-    let bin = repo().join("tests/agents/node_modules/@anthropic-ai/claude-code-linux-x64/claude");
+    let bin = workspace_root()
+        .join("tests/agents/node_modules/@anthropic-ai/claude-code-linux-x64/claude");
     assert!(
         bin.is_file(),
         "{} is missing: run scripts/setup.sh (npm ci in tests/agents)",
-        bin.display()
-    );
-    bin
-}
-
-/// The `hookwire` command built beside this test binary (also the MCP
-/// proxy tests' proxy).
-pub(crate) fn hookwire() -> PathBuf {
-    if let Some(bin) = std::env::var_os("HOOKWIRE_BIN") {
-        return bin.into();
-    }
-    let exe = std::env::current_exe().unwrap();
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|dir| dir.join("hookwire"))
-        .unwrap();
-    assert!(
-        bin.is_file(),
-        "{} is missing: build it first (cargo build -p hookwire-cli) or set HOOKWIRE_BIN",
         bin.display()
     );
     bin
@@ -92,7 +71,7 @@ pub(crate) fn script(command: String) -> impl Fn(&Value) -> Reply + Send + Sync 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_is_denied_a_destructive_bash_call_through_hookwire_hook() {
-    let (claude, hookwire) = (claude(), hookwire());
+    let (claude, hookwire) = (claude(), hookwire_bin());
 
     // The daemon, in process, over the Rego policy.
     let Daemon {
@@ -226,7 +205,7 @@ struct Daemon {
 
 async fn start_daemon() -> Daemon {
     let policies = Policies::load(
-        repo().join("tests/fixtures/hooks/policy"),
+        workspace_root().join("tests/fixtures/hooks/policy"),
         PolicyOptions::default(),
     )
     .unwrap();

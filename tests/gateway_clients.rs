@@ -19,7 +19,7 @@
 //!
 //! A missing CLI skips the test loudly; under `CI=true` it fails it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use hookwire::InterceptionPoint::PreToolCall;
@@ -32,10 +32,6 @@ use crate::model_upstream::{Reply, messages, responses};
 
 /// How long one CLI run may take.
 const RUN_LIMIT: Duration = Duration::from_secs(180);
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// `path` when it exists; otherwise `None` after saying so loudly — or a
 /// failure under `CI=true`, where a missing CLI means a broken setup.
@@ -72,7 +68,8 @@ fn assert_denied(records: &hookwire_client::RecordLog, tool: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_clients_claude_code_runs_through_the_gateway_and_its_rm_rf_never_runs() {
     let Some(claude) = installed(
-        repo().join("tests/agents/node_modules/@anthropic-ai/claude-code-linux-x64/claude"),
+        hookwire_testkit::workspace_root()
+            .join("tests/agents/node_modules/@anthropic-ai/claude-code-linux-x64/claude"),
     ) else {
         return;
     };
@@ -131,9 +128,10 @@ async fn gateway_clients_claude_code_runs_through_the_gateway_and_its_rm_rf_neve
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_clients_codex_runs_through_the_gateway_and_its_destructive_command_never_runs() {
-    let Some(codex) =
-        installed(repo().join("tests/agents/node_modules/@openai/codex/bin/codex.js"))
-    else {
+    let Some(codex) = installed(
+        hookwire_testkit::workspace_root()
+            .join("tests/agents/node_modules/@openai/codex/bin/codex.js"),
+    ) else {
         return;
     };
     const CALL_ID: &str = "call_hookwire_gateway_clients";

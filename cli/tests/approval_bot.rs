@@ -8,7 +8,6 @@
 //! Needs the venv `scripts/setup.sh` makes (the package installed).
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -75,21 +74,10 @@ impl Spawned {
     }
 }
 
-fn python() -> PathBuf {
-    let root = hookwire_testkit::workspace_root();
-    let stamp = root.join(".cache/venv/.hookwire-sdk-python-sha256");
-    assert!(
-        stamp.exists(),
-        "{} is missing: run scripts/setup.sh (scripts/test.sh does) before cargo test",
-        stamp.display()
-    );
-    root.join(".cache/venv/bin/python")
-}
-
 fn bot(endpoint: &str, token: &str) -> Spawned {
     let script = hookwire_testkit::workspace_root().join("sdks/python/examples/approval_bot.py");
     Spawned::start(
-        Command::new(python())
+        Command::new(hookwire_testkit::python_venv(&["hookwire.approvals"]))
             .arg(script)
             .args(["--endpoint", endpoint, "--allow", "read_file,list_dir"])
             .args(["--reason", "policy:not_allowlisted"])

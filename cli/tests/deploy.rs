@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use hookwire_testkit::workspace_root;
@@ -48,17 +48,6 @@ pub(crate) const EXPECTED: [(&str, &[(&str, usize)]); 2] = [
     ),
 ];
 
-fn venv_python() -> PathBuf {
-    let root = workspace_root();
-    let stamp = root.join(".cache/venv/.hookwire-kubernetes-requirements-sha256");
-    assert!(
-        stamp.is_file(),
-        "{} is missing: run scripts/setup.sh (it installs tests/kubernetes-requirements.txt into .cache/venv)",
-        stamp.display()
-    );
-    root.join(".cache/venv/bin/python")
-}
-
 /// `kubectl kustomize DIR`.
 pub(crate) fn render(dir: &Path) -> String {
     let out = Command::new(std::env::var_os("KUBECTL").unwrap_or("kubectl".into()))
@@ -77,14 +66,17 @@ pub(crate) fn render(dir: &Path) -> String {
 
 /// The validator's report on `yaml`: the objects and each outcome.
 pub(crate) fn validate(yaml: &str) -> (Vec<Value>, Vec<Value>) {
-    let mut child = Command::new(venv_python())
-        .arg(workspace_root().join("cli/tests/fixtures/deploy/validate.py"))
-        .args(VERSIONS)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run the validator");
+    let mut child = Command::new(hookwire_testkit::python_venv(&[
+        "kubernetes_validate",
+        "yaml",
+    ]))
+    .arg(workspace_root().join("cli/tests/fixtures/deploy/validate.py"))
+    .args(VERSIONS)
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("run the validator");
     child
         .stdin
         .take()

@@ -1,16 +1,13 @@
 //! `hookwire emit`: a rule author's contexts through the real host a
 //! declaration builds, against `hookwire policy serve examples/policies`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use hookwire_testkit::workspace_root;
 use serde_json::{Value, json};
 
 use crate::gateway::policy_serve;
-
-fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
-}
 
 fn write(name: &str, value: &Value) -> PathBuf {
     let path = std::env::temp_dir().join(format!(
@@ -58,13 +55,13 @@ fn points(lines: &[Value]) -> Vec<&str> {
 
 #[test]
 fn emit_runs_contexts_through_the_declared_chain() {
-    let (_policy, endpoint) = policy_serve(&repo("examples/policies"));
+    let (_policy, endpoint) = policy_serve(&workspace_root().join("examples/policies"));
     let doc = declaration("chain", &endpoint);
     let doc = doc.to_str().unwrap();
 
     // One context written for `policy eval`: denied by the Rego policy,
     // each emission one JSON line with its verdict and record.
-    let rm_rf = repo("examples/policies/contexts/rm_rf.json");
+    let rm_rf = workspace_root().join("examples/policies/contexts/rm_rf.json");
     let (out, lines, stderr) = emit(&["--declaration", doc, "--context", rm_rf.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(3), "{lines:#?}\n{stderr}");
     assert_eq!(
@@ -120,7 +117,7 @@ fn emit_exits_4_when_the_host_fails_closed_and_refuses_bad_input() {
     // Nothing listens on port 9: the chain cannot decide.
     let doc = declaration("down", "http://127.0.0.1:9");
     let doc = doc.to_str().unwrap();
-    let rm_rf = repo("examples/policies/contexts/rm_rf.json");
+    let rm_rf = workspace_root().join("examples/policies/contexts/rm_rf.json");
     let (out, lines, stderr) = emit(&["--declaration", doc, "--context", rm_rf.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(4), "{lines:#?}\n{stderr}");
     let reason = lines[1]["verdict"]["reason"].as_str().unwrap();
@@ -183,7 +180,7 @@ fn a_policy_served_on_a_unix_socket_decides_for_a_declared_host() {
     let listen = format!("unix:{}", socket.display());
     let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
         .args(["policy", "serve"])
-        .arg(repo("examples/policies"))
+        .arg(workspace_root().join("examples/policies"))
         .args(["--addr", &listen, "--no-watch"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -198,7 +195,7 @@ fn a_policy_served_on_a_unix_socket_decides_for_a_declared_host() {
     assert_eq!(mode & 0o777, 0o600, "{mode:o}");
 
     let doc = declaration("unix", &listen);
-    let rm_rf = repo("examples/policies/contexts/rm_rf.json");
+    let rm_rf = workspace_root().join("examples/policies/contexts/rm_rf.json");
     let (out, lines, stderr) = emit(&[
         "--declaration",
         doc.to_str().unwrap(),
@@ -220,7 +217,7 @@ fn policy_serve_refuses_tls_on_a_unix_socket() {
     let listen = format!("unix:{}", dir.path().join("p.sock").display());
     let out = Command::new(env!("CARGO_BIN_EXE_hookwire"))
         .args(["policy", "serve"])
-        .arg(repo("examples/policies"))
+        .arg(workspace_root().join("examples/policies"))
         .args(["--addr", &listen, "--no-watch"])
         .args(["--tls-cert", "cert.pem", "--tls-key", "key.pem"])
         .stdin(std::process::Stdio::null())

@@ -11,11 +11,11 @@
 //! `HOOKWIRE` set to the built binary, in a network namespace of its own
 //! so that its fixed ports cannot meet anything else on the machine.
 
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::sync::{OnceLock, mpsc};
+use std::sync::mpsc;
 use std::time::Duration;
 
+use hookwire_testkit::{python_venv, workspace_root};
 use serde_json::{Value, json};
 
 use crate::gateway::{Running, demo_chain, line_starting};
@@ -29,40 +29,16 @@ const BLOCKED: &str = "was blocked: policy:destructive_command";
 const RM: &str = r#"running bash {"cmd": "rm -rf /tmp/build"}"#;
 /// The permitted call as the agent runs it.
 const LS: &str = r#"running bash {"cmd": "ls -la"}"#;
+/// What the mock model and the example agent import from the venv.
+const SDKS: &[&str] = &["openai", "anthropic"];
 /// The model's answer once it has the tool results.
 const FOUND: &str = "Here is what I found: (simulated) $ ls -la";
-
-/// The checkout the test binary was built from (the examples are read
-/// from it, not from wherever a shared library was built).
-fn root() -> PathBuf {
-    let cli = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    cli.parent().map(PathBuf::from).unwrap_or(cli)
-}
-
-/// The venv's interpreter, once it is known to import both SDKs (checked
-/// once per test binary).
-fn python() -> PathBuf {
-    static CHECKED: OnceLock<bool> = OnceLock::new();
-    let python = root().join(".cache/venv/bin/python");
-    let ok = *CHECKED.get_or_init(|| {
-        Command::new(&python)
-            .args(["-c", "import openai, anthropic"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    assert!(
-        ok,
-        "{} cannot import openai and anthropic: run scripts/setup.sh",
-        python.display()
-    );
-    python
-}
 
 /// `mock_model.py --listen 127.0.0.1:0`: the running server, its
 /// `ADDR`, and its stderr (one line per request).
 fn mock_model() -> (Running, String, mpsc::Receiver<String>) {
-    let mut child = Command::new(python())
-        .arg(root().join("examples/gateway/mock_model.py"))
+    let mut child = Command::new(python_venv(SDKS))
+        .arg(workspace_root().join("examples/gateway/mock_model.py"))
         .args(["--listen", "127.0.0.1:0"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -85,8 +61,8 @@ fn mock_model() -> (Running, String, mpsc::Receiver<String>) {
 /// Runs the example agent for `api` (streamed when `stream`) with both
 /// SDKs' base URLs at `addr` (`/v1` for OpenAI's); its output.
 fn agent(addr: &str, api: &str, stream: bool) -> Output {
-    let mut cmd = Command::new(python());
-    cmd.arg(root().join("examples/gateway/agent.py"))
+    let mut cmd = Command::new(python_venv(SDKS));
+    cmd.arg(workspace_root().join("examples/gateway/agent.py"))
         .args(["--api", api])
         .env("OPENAI_BASE_URL", format!("http://{addr}/v1"))
         .env("OPENAI_API_KEY", "sk-example-key")
@@ -404,7 +380,7 @@ fn own_network_namespace() -> bool {
 
 #[test]
 fn run_sh_runs_every_api_through_an_installed_hookwire() {
-    let script = root().join("examples/gateway/run.sh");
+    let script = workspace_root().join("examples/gateway/run.sh");
     // Without hookwire it says how to install it, before starting anything.
     let missing = Command::new(&script)
         .env("HOOKWIRE", "/nonexistent/hookwire")
@@ -430,7 +406,7 @@ fn run_sh_runs_every_api_through_an_installed_hookwire() {
         .args(["-n", "sh", "-c", "ip link set lo up && exec \"$0\""])
         .arg(&script)
         .env("HOOKWIRE", env!("CARGO_BIN_EXE_hookwire"))
-        .env("PYTHON", python())
+        .env("PYTHON", python_venv(SDKS))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

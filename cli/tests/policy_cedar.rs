@@ -6,25 +6,21 @@
 
 use std::fs;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use hookwire::Decision;
 use hookwire_client::{Host, InterceptorBinding, ToolCall};
+use hookwire_testkit::workspace_root;
 use serde_json::json;
 
 use crate::gateway::{Running, line_starting, lines_of};
 
-fn repo() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
-
 fn hookwire(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_hookwire"))
         .args(args)
-        .current_dir(repo())
+        .current_dir(workspace_root())
         .output()
         .expect("run hookwire")
 }
@@ -32,7 +28,7 @@ fn hookwire(args: &[&str]) -> std::process::Output {
 /// A copy of the Cedar examples to edit.
 fn cedar_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    let from = repo().join("examples/policies-cedar");
+    let from = workspace_root().join("examples/policies-cedar");
     for name in [
         "hookwire.cedarschema",
         "tool_allowlist.cedar",
@@ -212,7 +208,7 @@ fn policy_test_eval_and_schema_work_on_cedar() {
     assert!(out.status.success());
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        fs::read_to_string(repo().join("policy/schema/hookwire.cedarschema")).unwrap()
+        fs::read_to_string(workspace_root().join("policy/schema/hookwire.cedarschema")).unwrap()
     );
     let help = hookwire(&["policy", "schema", "--help"]);
     assert!(String::from_utf8_lossy(&help.stdout).contains("Example:"));

@@ -2,8 +2,10 @@
 //! interceptor services served for real on 127.0.0.1:0 (plain or behind a
 //! token check), a host builder shortcut, one valid context per
 //! interception point, where the workspace keeps what
-//! `scripts/setup.sh` installs, `promtool` checks of Prometheus
-//! expositions and their scrape, an approval request, a runtime a test
+//! `scripts/setup.sh` installs ([`workspace_root`]), the `hookwire`
+//! command for the products' tests ([`hookwire_bin`]), the project's
+//! Python venv checked for what a test imports ([`python_venv`]),
+//! `promtool` checks of Prometheus expositions and their scrape, an approval request, a runtime a test
 //! can kill like a crash, the log capture of the no-secret-in-logs checks
 //! ([`process_logs`]), throwaway PostgreSQL clusters ([`postgres`]),
 //! throwaway certificate authorities ([`tls`]) and a TLS front for any
@@ -14,25 +16,29 @@
 //! ([`schema`]): the hosts built here validate every record they produce
 //! and [`Scripted`] validates every context it receives.
 //!
-//! Used by the integration tests (`hookwire-tests`) and `hookwire-cli`'s
-//! tests. `hookwire-server`'s own tests keep their wire-level fixtures in
-//! `server/tests/common/`: this crate depends on `hookwire-server`, so the
+//! Used by the integration tests (`hookwire-tests`), `hookwire-cli`'s
+//! tests and the products' own tests (`hookwire-mcp`). `hookwire-server`'s
+//! own tests keep their wire-level fixtures in `server/tests/common/`: this crate depends on `hookwire-server`, so the
 //! server depending on it back (even as a dev-dependency) would build two
 //! copies of the server crate whose types do not match.
 
 mod crash;
 mod logs;
 pub mod postgres;
+mod python;
 mod require;
 pub mod rogue;
 pub mod schema;
 pub mod tls;
 pub mod tls_front;
+mod workspace;
 
 pub use crash::CrashableRuntime;
 pub use logs::{LogCapture, process_logs};
+pub use python::python_venv;
 pub use require::{on_path, require, require_tool, under_ci};
 pub use schema::{SchemaSink, check_context, check_record};
+pub use workspace::{hookwire_bin, workspace_root};
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -211,13 +217,6 @@ pub fn target_str<'a>(ctx: &'a AgentContext, key: &str) -> Option<&'a str> {
     ctx.target()
         .and_then(|t| t.get(key))
         .and_then(Value::as_str)
-}
-
-/// The workspace's root folder: where `scripts/setup.sh` leaves `.cache/`
-/// and where the committed reports (`CONFORMANCE.md`) live.
-pub fn workspace_root() -> PathBuf {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    here.parent().map(PathBuf::from).unwrap_or(here)
 }
 
 /// A valid context at `point`, as JSON: agent `test-agent`, session `s`,

@@ -46,26 +46,10 @@ use crate::model_upstream::{Reply, Upstream};
 // ---------------------------------------------------------------------------
 // The client: the official SDK in a child process.
 
-/// The venv's interpreter, once it is known to import the openai SDK.
-fn python() -> PathBuf {
-    let root = hookwire_testkit::workspace_root();
-    let python = root.join(".cache/venv/bin/python");
-    let ok = std::process::Command::new(&python)
-        .args(["-c", "import openai"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "the openai SDK is missing from {}: run scripts/setup.sh",
-        python.display()
-    );
-    python
-}
-
 /// Runs one case of tests/gateway_sdk.py and returns what it printed.
 async fn sdk(case: &str, base_url: &str, arg: Option<&str>) -> Value {
     let script = hookwire_testkit::workspace_root().join("tests/gateway_sdk.py");
-    let mut cmd = tokio::process::Command::new(python());
+    let mut cmd = tokio::process::Command::new(hookwire_testkit::python_venv(&["openai"]));
     cmd.arg(script)
         .arg(case)
         .arg(base_url)

@@ -82,8 +82,7 @@ fn guard(withhold: bool) -> InterceptorBinding {
 
 /// Runs `requests` through `members_client.py` against `base_url`.
 async fn sdk(api: &str, base_url: &str, requests: &[Value]) -> Vec<Value> {
-    let python =
-        crate::model_upstream::clients::python(crate::model_upstream::clients::Sdk::Anthropic);
+    let python = hookwire_testkit::python_venv(&["openai", "anthropic"]);
     let script = hookwire_testkit::workspace_root().join("tests/sdk/members_client.py");
     let mut cmd = tokio::process::Command::new(python);
     cmd.arg(script).arg(api).arg(base_url);

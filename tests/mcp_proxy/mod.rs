@@ -43,31 +43,16 @@ const SECRET: &str = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c";
 /// Every bounded wait of these tests.
 const WAIT: Duration = Duration::from_secs(60);
 
+/// What the Python SDK client and upstream import from the venv: the
+/// pinned MCP SDK and the modules the fixtures use.
+const MCP_SDK: &[&str] = &[
+    "mcp==2.3.0",
+    "mcp.server.mcpserver",
+    "mcp.client.streamable_http",
+];
+
 fn fixtures() -> PathBuf {
     hookwire_testkit::workspace_root().join("tests/fixtures/mcp")
-}
-
-/// The venv's interpreter, once it is known to import the pinned MCP SDK.
-fn python() -> PathBuf {
-    let python = hookwire_testkit::workspace_root().join(".cache/venv/bin/python");
-    let out = std::process::Command::new(&python)
-        .args([
-            "-c",
-            "import mcp.server.mcpserver, mcp.client.streamable_http; \
-             from importlib.metadata import version; print(version('mcp'))",
-        ])
-        .output();
-    let version = out
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
-    assert_eq!(
-        version.as_deref(),
-        Some("2.3.0"),
-        "the MCP SDK (mcp==2.3.0) is missing from {}: run scripts/setup.sh",
-        python.display()
-    );
-    python
 }
 
 /// The TypeScript upstream's script, once its SDK is installed.

@@ -15,8 +15,9 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, Command};
 
-use super::{HIDDEN, Policy, WAIT, fixtures, python, ts_upstream};
+use super::{HIDDEN, MCP_SDK, Policy, WAIT, fixtures, ts_upstream};
 use crate::approval_common;
+use hookwire_testkit::python_venv;
 
 /// The HTTP clients of the proxy: their names and tokens (the clients
 /// file holds only the hashes).
@@ -149,7 +150,7 @@ impl Proxy {
     /// `hookwire mcp ...` for `upstream`, downstream options in `downstream`.
     pub(crate) fn command(&self, downstream: &[OsString], upstream: &Upstream) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec![
-            crate::agent_hooks::hookwire().into_os_string(),
+            hookwire_testkit::hookwire_bin().into_os_string(),
             "mcp".into(),
             "--declaration".into(),
             self.declaration.clone().into_os_string(),
@@ -163,7 +164,7 @@ impl Proxy {
         match upstream {
             Upstream::Python => args.extend([
                 "--".into(),
-                python().into_os_string(),
+                python_venv(MCP_SDK).into_os_string(),
                 fixtures().join("upstream.py").into_os_string(),
                 "--calls".into(),
                 self.calls.clone().into_os_string(),
@@ -290,7 +291,7 @@ impl HttpUpstream {
     }
 
     async fn spawn(calls: &Path, prime: bool) -> Self {
-        let mut child = Command::new(python())
+        let mut child = Command::new(python_venv(MCP_SDK))
             .arg(fixtures().join("upstream.py"))
             .args(["--transport", "http", "--calls"])
             .arg(calls)
@@ -350,7 +351,7 @@ async fn announced(
 /// Runs tests/fixtures/mcp/client.py with `scenario` and `args` and returns
 /// the JSON line it printed.
 async fn sdk_client(scenario: &Value, args: &[OsString]) -> Value {
-    let mut cmd = Command::new(python());
+    let mut cmd = Command::new(python_venv(MCP_SDK));
     cmd.arg(fixtures().join("client.py"))
         .arg("--scenario")
         .arg(scenario.to_string())
@@ -380,7 +381,7 @@ async fn sdk_client(scenario: &Value, args: &[OsString]) -> Value {
 
 /// Runs the `hookwire` binary with `args` to success.
 fn run_hookwire(args: &[&std::ffi::OsStr]) {
-    let out = std::process::Command::new(crate::agent_hooks::hookwire())
+    let out = std::process::Command::new(hookwire_testkit::hookwire_bin())
         .args(args)
         .output()
         .expect("run hookwire");

@@ -8,11 +8,12 @@
 use hookwire_mcp::mediation::{self, Direction, Kind, PROTOCOL_VERSIONS};
 use serde_json::Value;
 
-use super::{fixtures, python};
+use super::{MCP_SDK, fixtures};
+use hookwire_testkit::python_venv;
 
 #[test]
 fn the_mediation_table_classifies_every_method_and_member_of_the_official_schema() {
-    let out = std::process::Command::new(python())
+    let out = std::process::Command::new(python_venv(MCP_SDK))
         .arg(fixtures().join("schema_walk.py"))
         .arg(PROTOCOL_VERSIONS.join(","))
         .output()

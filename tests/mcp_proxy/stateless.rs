@@ -17,10 +17,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use hookwire_testkit::python_venv;
+
 use super::approval::approver;
 use super::proxy::{HttpUpstream, token};
 use super::{
-    Proxy, SECRET, Upstream, WAIT, assert_records_match, call, fixtures, point_of, python,
+    MCP_SDK, Proxy, SECRET, Upstream, WAIT, assert_records_match, call, fixtures, point_of,
     records_after_shutdown, ts_upstream, upstream_calls,
 };
 
@@ -30,7 +32,7 @@ const MODES: &str = "legacy,auto,2026-07-28";
 async fn modes(args: Vec<OsString>) -> Vec<Value> {
     let out = tokio::time::timeout(
         WAIT * 4,
-        tokio::process::Command::new(python())
+        tokio::process::Command::new(python_venv(MCP_SDK))
             .arg(fixtures().join("modes.py"))
             .args(&args)
             .stdin(Stdio::null())

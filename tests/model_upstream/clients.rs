@@ -3,7 +3,6 @@
 //! line the tests assert on. A run takes several cases, because each
 //! interpreter start pays the SDK's import once.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -54,22 +53,6 @@ impl Sdk {
     }
 }
 
-/// The venv's interpreter, once it is known to import `sdk`.
-pub fn python(sdk: Sdk) -> PathBuf {
-    let python = hookwire_testkit::workspace_root().join(".cache/venv/bin/python");
-    let ok = std::process::Command::new(&python)
-        .args(["-c", &format!("import {}", sdk.module())])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "the {} SDK is missing from {}: run scripts/setup.sh",
-        sdk.module(),
-        python.display()
-    );
-    python
-}
-
 /// Runs `cases` (`NAME` or `NAME=ARG`) of `sdk`'s script against
 /// `base_url` and returns each case's answer, in order. The client's key
 /// is a fixed test key (the gateway may replace it with a pooled one).
@@ -82,7 +65,7 @@ pub async fn run(sdk: Sdk, base_url: &str, cases: &[&str]) -> Vec<Value> {
 /// client token, say.
 pub async fn run_as(sdk: Sdk, base_url: &str, key: Option<&str>, cases: &[&str]) -> Vec<Value> {
     let script = hookwire_testkit::workspace_root().join(sdk.script());
-    let mut cmd = tokio::process::Command::new(python(sdk));
+    let mut cmd = tokio::process::Command::new(hookwire_testkit::python_venv(&[sdk.module()]));
     cmd.arg(&script)
         .args(cases)
         .env("HOOKWIRE_TEST_BASE_URL", base_url)

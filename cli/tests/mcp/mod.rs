@@ -30,15 +30,6 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp")
 }
 
-fn python() -> PathBuf {
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/venv/bin/python");
-    if venv.exists() {
-        venv
-    } else {
-        PathBuf::from("python3")
-    }
-}
-
 /// Each line of a child's stderr.
 fn err_lines(child: &mut Child) -> mpsc::Receiver<String> {
     let stderr = child.stderr.take().unwrap();
@@ -64,7 +55,7 @@ struct Governance {
 /// The fixture MCP server over Streamable HTTP on 127.0.0.1:0 (killed
 /// when the handle drops) and its port.
 fn http_fixture() -> (Running, String) {
-    let mut server = Command::new(python())
+    let mut server = Command::new(hookwire_testkit::python_venv(&[]))
         .arg(fixtures().join("upstream.py"))
         .arg("--http")
         .stdin(Stdio::null())
@@ -144,7 +135,7 @@ impl StdioProxy {
 
     fn stdio_upstream() -> Vec<String> {
         vec![
-            python().display().to_string(),
+            hookwire_testkit::python_venv(&[]).display().to_string(),
             fixtures().join("upstream.py").display().to_string(),
         ]
     }
