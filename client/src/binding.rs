@@ -29,9 +29,11 @@ use crate::remote::{RemoteInterceptor, ServiceTarget, TlsConfig};
 use crate::trace;
 
 /// The §7 recommended default interceptor timeout, for bindings that set
-/// none; a declaration's default `timeouts.interceptor_ms` is the same
-/// value.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(5000);
+/// none: a declaration's default `timeouts.interceptor_ms`
+/// ([`DEFAULT_INTERCEPTOR_MS`](hookwire_declaration::DEFAULT_INTERCEPTOR_MS)),
+/// so that a declared and a coded host agree.
+pub const DEFAULT_TIMEOUT: Duration =
+    Duration::from_millis(hookwire_declaration::DEFAULT_INTERCEPTOR_MS);
 
 /// How to register one interceptor with a host: what it is, what it is
 /// called, how long it may take, and where it is bound.

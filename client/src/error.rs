@@ -8,7 +8,7 @@
 
 use hookwire::InterceptionPoint;
 
-use crate::refusal::Refusal;
+use hookwire_declaration::Refusal;
 
 /// What went wrong building a host or driving a session.
 #[derive(Debug, thiserror::Error)]

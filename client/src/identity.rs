@@ -9,8 +9,9 @@ use hookwire::{AgentContext, ContextLimits, InvalidContext};
 
 use crate::error::Error;
 
-/// The name of the default provider (§10.2).
-pub const JCS_SHA256: &str = "jcs-sha256";
+/// The name of the default provider (§10.2), which a declaration names
+/// too: `hookwire-declaration`'s.
+pub use hookwire_declaration::JCS_SHA256;
 
 /// A host-supplied identity function: returns the identity or a
 /// value-free failure message.

@@ -58,9 +58,8 @@
 //! | `effect` | effect-bearing response extensions: the [`Effect`] kinds, the grant, the pure table of which act |
 //! | `approval`, `approval_stream` | the approval seam (§9), the resolver trait and the [`ApprovalAnswer`] it returns; a resolver over one gRPC stream |
 //! | `labels` | [`LabelLedger`]: result labels persisted with their data and resurfaced as `source_labels` (§5.4), for any loop that maps a conversation onto the points |
-//! | [`declaration`] | hosts configured from a declaration document (§7.7) |
+//! | [`declaration`] | hosts configured from a declaration document (§7.7): the registry and the kind resolvers, and the sealed host; reading and resolving the document is `hookwire-declaration`'s, re-exported there |
 //! | `identity`, `payload`, `sink`, `error` | identity providers, point payloads, record sinks ([`RecordSink`] is `hookwire`'s), errors |
-//! | `refusal` | a refused declaration (§7.7.6), below the error that carries it; published by [`declaration`] |
 //! | `trace` | the emission and dispatch spans, W3C trace context sent and continued |
 //! | `metrics` | [`HostMetrics`]: the host's Prometheus series, in a registry of the caller's |
 //!
@@ -85,7 +84,6 @@ mod labels;
 mod metrics;
 mod payload;
 mod pipeline;
-mod refusal;
 mod remote;
 mod sealed;
 mod session;

@@ -6,9 +6,9 @@
 use hookwire::{Composition, InterceptionPoint, Mode, Profile};
 use serde_json::{Map, Value};
 
-use super::limits::DECLARATION_VERSION;
+use hookwire_declaration::{DECLARATION_VERSION, KnobSupport, Posture};
+
 use super::load::Declaration;
-use super::surface::{KnobSupport, Posture};
 use crate::error::Error;
 
 impl Declaration {

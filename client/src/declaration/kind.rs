@@ -9,7 +9,8 @@ use std::time::Duration;
 use hookwire::InterceptionPoint;
 use serde_json::Value;
 
-use super::resolved::HostInfo;
+use hookwire_declaration::HostInfo;
+
 use crate::binding::InterceptorBinding;
 
 /// What a kind resolver learns about the binding it builds.

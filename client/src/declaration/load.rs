@@ -12,115 +12,90 @@ use std::path::Path;
 use std::time::Duration;
 
 use hookwire::RecordSink;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::document::{
-    SurfaceView, check_closed, check_consistency, check_fields, check_spec, check_version,
-};
+use hookwire_declaration::{Document, Refusal, RefusalClass, ResolvedDeclaration};
+
 use super::grpc::GRPC_KIND;
 use super::kind::BindingContext;
-use super::parse::{parse, read};
 use super::registry::Registry;
-use super::resolve::resolve;
-use super::resolved::ResolvedDeclaration;
 use crate::binding::{InterceptorBinding, TimeoutSetting};
 use crate::error::Error;
 use crate::host::Host;
 use crate::host_builder::HostBuilder;
 use crate::host_state::HostState;
-use crate::refusal::{Refusal, RefusalClass};
 use crate::sink::RecordLog;
 
 /// A declaration document that passed steps 1 to 7 as written: parsed
 /// under the bounds, of an accepted version, closed, well-typed and
 /// consistent in what it states. Not yet checked against any host: see
 /// [`Declaration::resolve`] and [`DeclaredHostBuilder::load`].
+///
+/// The checks are `hookwire-declaration`'s [`Document`]; this is that
+/// document on the host's side, its refusals carried in the host's
+/// [`Error`] (`Error::Declaration`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Declaration {
-    doc: Map<String, Value>,
+    document: Document,
 }
 
 impl Declaration {
     /// Step 1, then [`Declaration::from_json`]: a regular file of at most
     /// 1 MiB, strict UTF-8 without a byte-order mark.
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self, Error> {
-        let text = read(path.as_ref())?;
-        Self::from_json(&text)
+        Ok(Document::from_path(path)?.into())
     }
 
     /// Steps 2 to 7 over JSON text.
     pub fn from_json(text: &str) -> Result<Self, Error> {
-        Ok(Self::checked(text)?)
+        Ok(Document::from_json(text)?.into())
     }
 
     /// A value built in code: serialized, then [`Declaration::from_json`],
     /// so it meets exactly the checks a file meets. (Duplicate keys cannot
     /// be seen here: a `Value` already collapsed them.)
     pub fn from_value(value: &Value) -> Result<Self, Error> {
-        let text = serde_json::to_string(value).map_err(|_| {
-            Refusal::one(
-                RefusalClass::Malformed,
-                "",
-                "the value cannot be serialized as JSON",
-            )
-        })?;
-        Self::from_json(&text)
+        Ok(Document::from_value(value)?.into())
     }
 
-    fn checked(text: &str) -> Result<Self, Refusal> {
-        let parsed = parse(text)?;
-        let Value::Object(doc) = parsed.value else {
-            return Err(Refusal::one(
-                RefusalClass::Malformed,
-                "",
-                "the document root must be a JSON object",
-            ));
-        };
-        check_version(&doc)?;
-        check_spec(&doc)?;
-        check_closed(&doc)?;
-        check_fields(&doc, &parsed.unsafe_integers)?;
-        check_consistency(&doc, &SurfaceView::stated(&doc))?;
-        Ok(Self { doc })
+    /// The checked document.
+    pub fn document(&self) -> &Document {
+        &self.document
     }
 
     /// The document's contract version, e.g. `agent-hooks-declaration/1.0`.
     pub fn version(&self) -> &str {
-        self.doc
-            .get("declaration")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
+        self.document.version()
     }
 
     /// The document's operator label, if any.
     pub fn id(&self) -> Option<&str> {
-        self.doc.get("id").and_then(Value::as_str)
+        self.document.id()
     }
 
     /// The document as validated (`$schema` included).
     pub fn to_value(&self) -> Value {
-        Value::Object(self.doc.clone())
+        self.document.to_value()
     }
 
-    /// The `jcs-sha256` digest of the document as written (`sha256:` and
-    /// the hex SHA-256 of its RFC 8785 canonical JSON): what §7.7.8 asks a
-    /// host to log at load, so an operator can match a running host to the
-    /// document that was pushed. Two documents that differ only in key
-    /// order or whitespace have the same digest; one that spells a default
-    /// out has another (the resolved form's
-    /// [`ResolvedDeclaration::digest`] is equal for both).
+    /// The `jcs-sha256` digest of the document as written, what §7.7.8
+    /// asks a host to log at load ([`Document::digest`]).
     pub fn digest(&self) -> String {
-        // Every integer in an accepted document is within ±(2^53 − 1) and it
-        // nests at most 32 levels, so canonicalization cannot fail.
-        let canonical = hookwire::canonical::to_canonical_string(&self.to_value());
-        hookwire::canonical::sha256_identity(canonical.unwrap_or_default().as_bytes())
+        self.document.digest()
     }
 
     /// Steps 7 to 10: fills every default from the registry's surface and
     /// checks the result against the host's code and registered names.
     /// Runs no kind resolver.
     pub fn resolve(&self, registry: &Registry) -> Result<ResolvedDeclaration, Error> {
-        Ok(resolve(&self.doc, registry)?)
+        Ok(self.document.resolve(registry)?)
+    }
+}
+
+/// A document checked by `hookwire-declaration`, on the host's side.
+impl From<Document> for Declaration {
+    fn from(document: Document) -> Self {
+        Self { document }
     }
 }
 

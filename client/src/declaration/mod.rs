@@ -20,42 +20,41 @@
 //!
 //! | step | where | class |
 //! | --- | --- | --- |
-//! | 1 read | [`Declaration::from_path`] (`parse`) | `unreadable` |
-//! | 2 parse | `parse` | `malformed` |
-//! | 3–7 as written | [`Declaration::from_json`] (`document`) | `version_unsupported` … `inconsistent` |
-//! | 7–10 against the host | [`Declaration::resolve`] (`resolve`, [`Registry`]) | `inconsistent` … `kind_unknown` |
+//! | 1 read | [`Declaration::from_path`] | `unreadable` |
+//! | 2 parse | [`Declaration::from_json`] | `malformed` |
+//! | 3–7 as written | [`Declaration::from_json`] | `version_unsupported` … `inconsistent` |
+//! | 7–10 against the host | [`Declaration::resolve`] ([`Registry`], a [`Catalog`]) | `inconsistent` … `kind_unknown` |
 //! | 11 kind resolvers | [`DeclaredHostBuilder::load`] | `binding_rejected` |
+//!
+//! Steps 1 to 10 are pure and live in `hookwire-declaration` (a
+//! [`Document`], resolved against a [`Catalog`]); this module holds what
+//! needs the host: the [`Registry`] (which is the catalog), the built-in
+//! kinds, the kind resolvers of step 11 and the sealed host they build.
 //!
 //! A host built from a declaration is sealed (its builder has no setter
 //! for anything the document decides) and stamps
 //! `declaration: "agent-hooks-declaration/1.0"` on every record.
 
 mod builder;
-mod document;
 mod grpc;
 mod kind;
-mod limits;
 mod load;
-mod members;
-mod names;
-mod parse;
 mod registry;
-mod resolve;
-mod resolved;
-mod surface;
 
 #[cfg(test)]
 mod tests;
 
-pub use crate::refusal::{Finding, Refusal, RefusalClass};
 pub use builder::{DeclarationBuilder, DeclaredBinding};
 pub use grpc::{ALLOW_KIND, GRPC_KIND};
-pub use kind::{BindingContext, KindResolver};
-pub use limits::{
-    DECLARATION_VERSION, MAX_BINDINGS, MAX_DEPTH, MAX_DETAIL_CHARS, MAX_DOCUMENT_BYTES,
-    MAX_ID_CHARS, MAX_KIND_CHARS, MAX_TIMEOUT_MS, SUPPORTED_DECLARATION_VERSIONS,
+/// The pure part of loading (steps 1 to 10), `hookwire-declaration`'s,
+/// re-exported so that a host author needs this crate only.
+pub use hookwire_declaration::{
+    CAPABILITIES, Catalog, DECLARATION_VERSION, DEFAULT_INTERCEPTOR_MS, Document, FLOOR_POINTS,
+    Finding, HostInfo, HostSurface, KnobSupport, MAX_BINDINGS, MAX_DEPTH, MAX_DETAIL_CHARS,
+    MAX_DOCUMENT_BYTES, MAX_ID_CHARS, MAX_KIND_CHARS, MAX_TIMEOUT_MS, Posture, Refusal,
+    RefusalClass, ResolvedBinding, ResolvedDeclaration, ResolvedSurface,
+    SUPPORTED_DECLARATION_VERSIONS,
 };
+pub use kind::{BindingContext, KindResolver};
 pub use load::{Declaration, DeclaredHostBuilder};
 pub use registry::Registry;
-pub use resolved::{DEFAULT_INTERCEPTOR_MS, HostInfo, ResolvedBinding, ResolvedDeclaration};
-pub use surface::{CAPABILITIES, FLOOR_POINTS, HostSurface, KnobSupport, Posture, ResolvedSurface};

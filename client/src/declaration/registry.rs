@@ -1,7 +1,8 @@
 //! The host registry (§7.7.5): what a host registers in code for its
 //! declarations to name — its code surface, kind resolvers, custom
 //! identity providers, approval resolvers and approval redactors — and
-//! steps 9 and 10 of the load pipeline, which look those names up.
+//! the [`Catalog`] that steps 9 and 10 of the load pipeline
+//! (`hookwire-declaration`) look those names up in.
 //!
 //! A kind is a lookup key and nothing more: the loader never interprets it
 //! as a path, a URL or a module. Each resolver (see `kind`) turns one
@@ -14,20 +15,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hookwire::AgentContext;
+use hookwire_declaration::{
+    Catalog, HostSurface, MAX_TIMEOUT_MS, is_custom_provider, is_kind, is_reference,
+};
 use serde_json::Value;
 
 use super::grpc::{ALLOW_KIND, GRPC_KIND, resolve_allow, resolve_grpc};
 use super::kind::{BindingContext, KindResolver};
-use super::limits::MAX_TIMEOUT_MS;
-use super::names::{is_custom_provider, is_kind, is_reference};
-use super::resolved::ResolvedDeclaration;
-use super::surface::HostSurface;
 use crate::approval::{ApprovalRedactor, ApprovalResolver};
 use crate::approval_stream::{StreamResolver, StreamResolverBuilder};
 use crate::binding::InterceptorBinding;
 use crate::error::Error;
 use crate::identity::{IdentityProvider, JCS_SHA256};
-use crate::refusal::{Finding, Refusal, RefusalClass};
 
 /// The registry a declaration is resolved against.
 #[derive(Clone)]
@@ -258,53 +257,6 @@ impl Registry {
         Ok(self)
     }
 
-    /// Steps 9 and 10: every name the resolved document uses is registered.
-    pub(crate) fn check_names(&self, resolved: &ResolvedDeclaration) -> Result<(), Refusal> {
-        let mut found = Vec::new();
-        if let Some(p) = resolved.identity_provider.as_deref()
-            && p != JCS_SHA256
-            && !self.identity_providers.contains_key(p)
-        {
-            found.push(Finding::new(
-                "/configuration/identity_provider",
-                format!("no identity provider named {p:?} is registered"),
-            ));
-        }
-        if let Some(r) = &resolved.approval_resolver
-            && !self.approval_resolvers.contains_key(r)
-        {
-            found.push(Finding::new(
-                "/configuration/approval/resolver",
-                format!("no approval resolver named {r:?} is registered"),
-            ));
-        }
-        if let Some(r) = &resolved.approval_redactor
-            && !self.approval_redactors.contains_key(r)
-        {
-            found.push(Finding::new(
-                "/configuration/approval/redactor",
-                format!("no approval redactor named {r:?} is registered"),
-            ));
-        }
-        Refusal::check(RefusalClass::ReferenceUnresolved, found)?;
-        let unknown = resolved
-            .bindings
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| !self.kinds.contains_key(&b.kind))
-            .map(|(i, b)| {
-                Finding::new(
-                    format!("/bindings/{i}/kind"),
-                    format!(
-                        "no resolver is registered for kind {:?} (binding {:?})",
-                        b.kind, b.id
-                    ),
-                )
-            })
-            .collect();
-        Refusal::check(RefusalClass::KindUnknown, unknown)
-    }
-
     pub(crate) fn kind_resolver(&self, kind: &str) -> Option<&Arc<KindResolver>> {
         self.kinds.get(kind)
     }
@@ -340,6 +292,29 @@ impl Registry {
 
     pub(crate) fn redactor(&self, name: Option<&str>) -> Option<Arc<ApprovalRedactor>> {
         self.approval_redactors.get(name?).cloned()
+    }
+}
+
+/// What steps 8 to 10 look up: the surface, and the names registered.
+impl Catalog for Registry {
+    fn surface(&self) -> &HostSurface {
+        &self.surface
+    }
+
+    fn has_identity_provider(&self, name: &str) -> bool {
+        self.identity_providers.contains_key(name)
+    }
+
+    fn has_approval_resolver(&self, name: &str) -> bool {
+        self.approval_resolvers.contains_key(name)
+    }
+
+    fn has_approval_redactor(&self, name: &str) -> bool {
+        self.approval_redactors.contains_key(name)
+    }
+
+    fn has_kind(&self, kind: &str) -> bool {
+        self.kinds.contains_key(kind)
     }
 }
 

@@ -7,9 +7,11 @@
 //! members, binding ids and kinds; they never quote a `config` value, since
 //! load errors are logged and a binding's configuration may hold secrets.
 //!
-//! The loader that produces refusals is [`crate::declaration`], which
-//! also publishes these types; they live below it because the crate's
-//! [`Error`](crate::Error) carries them.
+//! [`Refusal`] is this crate's one error type: every step of reading and
+//! resolving a document fails with one. `hookwire-client` carries it in its
+//! own `Error` (the host's kind resolvers refuse with
+//! [`RefusalClass::BindingRejected`], step 11) and re-exports these types
+//! at `hookwire_client::declaration`.
 
 use std::fmt;
 
@@ -100,7 +102,9 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub(crate) fn new(pointer: impl Into<String>, detail: impl Into<String>) -> Self {
+    /// A finding at `pointer`, its detail bounded at [`MAX_DETAIL_CHARS`]
+    /// (the caller writes no `config` value into it).
+    pub fn new(pointer: impl Into<String>, detail: impl Into<String>) -> Self {
         Self {
             pointer: pointer.into(),
             detail: bounded(detail.into()),
@@ -122,12 +126,9 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    /// A refusal with one finding.
-    pub(crate) fn one(
-        class: RefusalClass,
-        pointer: impl Into<String>,
-        detail: impl Into<String>,
-    ) -> Self {
+    /// A refusal with one finding: what a step past the pure ones (the
+    /// host's kind resolvers, step 11) refuses with.
+    pub fn one(class: RefusalClass, pointer: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::many(class, vec![Finding::new(pointer, detail)])
     }
 
@@ -156,6 +157,8 @@ impl Refusal {
         }
     }
 }
+
+impl std::error::Error for Refusal {}
 
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -4,7 +4,7 @@
 use hookwire::SPEC_VERSION;
 use serde_json::{Map, Value};
 
-use crate::declaration::limits::SUPPORTED_DECLARATION_VERSIONS;
+use crate::limits::SUPPORTED_DECLARATION_VERSIONS;
 use crate::refusal::{Refusal, RefusalClass};
 
 /// Step 3: `declaration` present, a string, and accepted.

@@ -6,9 +6,9 @@
 use hookwire::Profile;
 use serde_json::{Map, Value};
 
-use crate::declaration::members::obj;
-use crate::declaration::surface::consulted_knobs;
+use crate::members::obj;
 use crate::refusal::{Finding, Refusal, RefusalClass, pointer};
+use crate::surface::consulted_knobs;
 
 /// The members of each closed level.
 const ROOT: &[&str] = &[

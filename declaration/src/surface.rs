@@ -136,7 +136,9 @@ impl KnobSupport {
             .all(|(k, vs)| other.0.get(k).is_some_and(|o| vs.is_subset(o)))
     }
 
-    pub(crate) fn to_json(&self) -> Value {
+    /// The knobs as a document's `surface.profiles` entry writes them
+    /// (what a declaration built in code states).
+    pub fn to_json(&self) -> Value {
         Value::Object(
             self.0
                 .iter()

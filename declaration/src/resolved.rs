@@ -12,10 +12,10 @@ use serde_json::{Map, Value};
 
 use super::surface::{Posture, ResolvedSurface};
 
-/// The §7.7.3 default of `timeouts.interceptor_ms`: the host's
-/// [`DEFAULT_TIMEOUT`](crate::DEFAULT_TIMEOUT) in milliseconds, written
-/// once there.
-pub const DEFAULT_INTERCEPTOR_MS: u64 = crate::DEFAULT_TIMEOUT.as_millis() as u64;
+/// The §7.7.3 default of `timeouts.interceptor_ms`, written once here: a
+/// host's default binding timeout (`hookwire_client::DEFAULT_TIMEOUT`) is
+/// this many milliseconds, so a declared and a coded host agree.
+pub const DEFAULT_INTERCEPTOR_MS: u64 = 5000;
 
 /// The informative `host` block, verbatim.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,7 +158,7 @@ impl ResolvedDeclaration {
     /// The `jcs-sha256` digest of the resolved form: equal for every
     /// document that resolves alike (§7.7.7), so it says what a host runs,
     /// not which document it was given; for that, see
-    /// [`Declaration::digest`](super::Declaration::digest) (§7.7.8).
+    /// [`Document::digest`](crate::Document::digest) (§7.7.8).
     pub fn digest(&self) -> String {
         hookwire::canonical::sha256_identity(self.canonical_json().as_bytes())
     }

@@ -7,11 +7,9 @@ use std::collections::BTreeSet;
 use hookwire::{InterceptionPoint, Profile};
 use serde_json::{Map, Value};
 
-use crate::declaration::members::{obj, points, strings};
-use crate::declaration::surface::{
-    FLOOR_POINTS, KNOBS, consulted_knobs, resolved_knobs, stated_profiles,
-};
+use crate::members::{obj, points, strings};
 use crate::refusal::{Finding, Refusal, RefusalClass, pointer};
+use crate::surface::{FLOOR_POINTS, KNOBS, consulted_knobs, resolved_knobs, stated_profiles};
 
 /// The surface step 7 checks: the document's stated members, or the
 /// surface filled from the host when resolving.

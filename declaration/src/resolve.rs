@@ -1,21 +1,40 @@
 //! Resolution (§7.7.3 "Resolved form"): a validated document against the
-//! host's surface and registry — every default filled, the consistency
-//! rules re-run on the filled surface (step 7), the surface and the
-//! configuration checked against the code (step 8), and every name looked
-//! up in the registry (steps 9 and 10).
+//! host's surface and the names it registered — every default filled, the
+//! consistency rules re-run on the filled surface (step 7), the surface and
+//! the configuration checked against the code (step 8), and every name
+//! looked up (steps 9 and 10).
 //!
-//! The result is a [`ResolvedDeclaration`] (see `resolved`).
+//! What the host registered is seen through [`Catalog`], so that this
+//! crate needs nothing of the host: `hookwire-client`'s `Registry`
+//! implements it. The result is a [`ResolvedDeclaration`] (see
+//! `resolved`); running the kind resolvers (step 11) is the host's.
 
 use hookwire::{Composition, Mode, OnApproval, Profile, SPEC_VERSION, Synthesis};
 use serde_json::{Map, Value};
 
 use super::document::{SurfaceView, check_consistency};
 use super::members::{obj, points};
-use super::registry::Registry;
+use super::names::JCS_SHA256;
 use super::resolved::{DEFAULT_INTERCEPTOR_MS, HostInfo, ResolvedBinding, ResolvedDeclaration};
 use super::surface::{HostSurface, Posture, ResolvedSurface, resolved_knobs};
-use crate::identity::JCS_SHA256;
 use crate::refusal::{Finding, Refusal, RefusalClass};
+
+/// What a host registered in code, as resolution sees it (§7.7.5): its
+/// code surface and whether a name is registered. Implemented by the
+/// host's registry, which also holds what the names stand for.
+pub trait Catalog {
+    /// The code surface documents are resolved against.
+    fn surface(&self) -> &HostSurface;
+    /// Whether a custom identity provider `name` is registered
+    /// ([`JCS_SHA256`] is built in and never asked for).
+    fn has_identity_provider(&self, name: &str) -> bool;
+    /// Whether an approval resolver `name` is registered.
+    fn has_approval_resolver(&self, name: &str) -> bool;
+    /// Whether an approval redactor `name` is registered.
+    fn has_approval_redactor(&self, name: &str) -> bool;
+    /// Whether a kind resolver is registered for `kind`.
+    fn has_kind(&self, kind: &str) -> bool;
+}
 
 fn int_or_null(m: Option<&Map<String, Value>>, key: &str) -> Option<Option<u64>> {
     match m?.get(key)? {
@@ -27,9 +46,9 @@ fn int_or_null(m: Option<&Map<String, Value>>, key: &str) -> Option<Option<u64>>
 /// Steps 7 (filled) to 10.
 pub(crate) fn resolve(
     doc: &Map<String, Value>,
-    registry: &Registry,
+    catalog: &(impl Catalog + ?Sized),
 ) -> Result<ResolvedDeclaration, Refusal> {
-    let code = registry.surface();
+    let code = catalog.surface();
     code.check()?;
     let stated_surface = obj(doc, "surface");
     let surface = ResolvedSurface::fill(stated_surface, code);
@@ -48,7 +67,7 @@ pub(crate) fn resolve(
         .and_then(|c| obj(c, "posture"))
         .is_some_and(|p| p.contains_key("tool_seam_host_error"));
     check_supported(&resolved, code, posture_stated)?;
-    registry.check_names(&resolved)?;
+    check_names(&resolved, catalog)?;
     Ok(resolved)
 }
 
@@ -195,4 +214,54 @@ fn check_supported(
         ));
     }
     Refusal::check(RefusalClass::SurfaceUnsupported, found)
+}
+
+/// Steps 9 and 10: every name the resolved document uses is registered.
+fn check_names(
+    resolved: &ResolvedDeclaration,
+    catalog: &(impl Catalog + ?Sized),
+) -> Result<(), Refusal> {
+    let mut found = Vec::new();
+    if let Some(p) = resolved.identity_provider.as_deref()
+        && p != JCS_SHA256
+        && !catalog.has_identity_provider(p)
+    {
+        found.push(Finding::new(
+            "/configuration/identity_provider",
+            format!("no identity provider named {p:?} is registered"),
+        ));
+    }
+    if let Some(r) = &resolved.approval_resolver
+        && !catalog.has_approval_resolver(r)
+    {
+        found.push(Finding::new(
+            "/configuration/approval/resolver",
+            format!("no approval resolver named {r:?} is registered"),
+        ));
+    }
+    if let Some(r) = &resolved.approval_redactor
+        && !catalog.has_approval_redactor(r)
+    {
+        found.push(Finding::new(
+            "/configuration/approval/redactor",
+            format!("no approval redactor named {r:?} is registered"),
+        ));
+    }
+    Refusal::check(RefusalClass::ReferenceUnresolved, found)?;
+    let unknown = resolved
+        .bindings
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| !catalog.has_kind(&b.kind))
+        .map(|(i, b)| {
+            Finding::new(
+                format!("/bindings/{i}/kind"),
+                format!(
+                    "no resolver is registered for kind {:?} (binding {:?})",
+                    b.kind, b.id
+                ),
+            )
+        })
+        .collect();
+    Refusal::check(RefusalClass::KindUnknown, unknown)
 }

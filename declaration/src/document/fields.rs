@@ -9,10 +9,10 @@ use serde_json::{Map, Value};
 
 use super::closed::{APPROVAL, TIMEOUTS};
 use super::version::parse_version;
-use crate::declaration::limits::{MAX_BINDINGS, MAX_DETAIL_CHARS, MAX_ID_CHARS, MAX_TIMEOUT_MS};
-use crate::declaration::names::{is_custom_provider, is_kind, is_reference};
-use crate::declaration::surface::{CAPABILITIES, KNOBS, consulted_knobs, knob_values};
+use crate::limits::{MAX_BINDINGS, MAX_DETAIL_CHARS, MAX_ID_CHARS, MAX_TIMEOUT_MS};
+use crate::names::{is_custom_provider, is_kind, is_reference};
 use crate::refusal::{Finding, Refusal, RefusalClass, pointer};
+use crate::surface::{CAPABILITIES, KNOBS, consulted_knobs, knob_values};
 
 /// Where a finding about a value inside a binding's `config` points: at
 /// the `config` member itself, so no key written inside it is repeated.
