@@ -65,6 +65,11 @@
 //!
 //! Every public item is reachable by one path: the crate root, or
 //! [`declaration`] for the declaration loader.
+//!
+//! The reference agent loop around a model and tools (`Agent`, `Tools`,
+//! `Turn`) is the crate `hookwire-agent`, above this one and not
+//! re-exported here: a host author who drives the points from their own
+//! loop needs this crate only.
 
 mod approval;
 mod approval_stream;
