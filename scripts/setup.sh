@@ -197,7 +197,7 @@ if [ ! -f "${AGENTS_STAMP}" ] || [ "$(cat "${AGENTS_STAMP}")" != "${AGENTS_LOCK_
 fi
 
 # --- MCP proxy tests: the official TypeScript MCP SDK -----------------------
-# tests/mcp_proxy/ runs tests/fixtures/mcp/ts/upstream.mjs, an MCP server on
+# mcp/tests/proxy/sdk/ runs tests/fixtures/mcp/ts/upstream.mjs, an MCP server on
 # @modelcontextprotocol/sdk (pinned in its package-lock.json), over stdio
 # behind `hookwire mcp`.
 MCP_TS_DIR="tests/fixtures/mcp/ts"

@@ -16,7 +16,6 @@ mod gateway_apis;
 mod gateway_clients;
 mod gateway_metrics;
 mod hardening;
-mod mcp_proxy;
 mod metrics;
 mod model_upstream;
 mod mtls;

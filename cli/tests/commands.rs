@@ -27,7 +27,6 @@ mod hooks_gemini;
 mod hooks_install;
 mod hooks_ops;
 mod image;
-mod mcp;
 mod metrics;
 mod operable;
 mod policy;

@@ -11,8 +11,9 @@
 //!
 //! This module holds the fixtures (paths, the watched policy, the proxy's
 //! command line, the SDK client runner, records); the cases are in its
-//! children by concern. The proxy is the `hookwire` binary built beside
-//! this test binary (`cargo build -p hookwire-cli`), or `HOOKWIRE_BIN`.
+//! children by concern. The proxy is the `hookwire` binary
+//! ([`hookwire_testkit::hookwire_bin`]: built beside this test binary by
+//! `cargo build -p hookwire-cli`, or `HOOKWIRE_BIN`).
 
 mod approval;
 mod failures;

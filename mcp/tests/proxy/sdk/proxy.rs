@@ -9,14 +9,15 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use hookwire_approvals::RunningApprovalServer;
+use hookwire_approvals::{
+    Access, AccessConfig, ApprovalServer, ApproverConfig, PrincipalConfig, RunningApprovalServer,
+};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, Command};
 
 use super::{HIDDEN, MCP_SDK, Policy, WAIT, fixtures, ts_upstream};
-use crate::approval_common;
 use hookwire_testkit::python_venv;
 
 /// The HTTP clients of the proxy: their names and tokens (the clients
@@ -25,6 +26,22 @@ pub(crate) const CLIENTS: [(&str, &str); 2] = [
     ("alice", "hwm_test_alice_0123456789abcdef0123456789abcdef"),
     ("bob", "hwm_test_bob_0123456789abcdef0123456789abcdef01"),
 ];
+
+/// The proxy's token at the test approval service, where it is the host
+/// `test-host` (only the hash reaches the service).
+const HOST_TOKEN: &str = "hwa_test_host_0123456789abcdef0123456789abcdef";
+
+/// An approval service knowing the proxy (`test-host`) and one approver,
+/// `ann`, who decides on its queue in process ([`super::approval`]).
+fn approval_service() -> ApprovalServer {
+    let access = AccessConfig::default()
+        .host(PrincipalConfig::token("test-host", HOST_TOKEN))
+        .approver(ApproverConfig::token(
+            "ann",
+            "hwa_test_ann_0123456789abcdef0123456789abcdef",
+        ));
+    ApprovalServer::new(Access::new(&access).expect("the test access list"))
+}
 
 /// The token of HTTP client `name`.
 pub(crate) fn token(name: &str) -> &'static str {
@@ -65,9 +82,9 @@ impl Proxy {
     }
 
     /// A proxy whose escalations go to a real approval service (the test
-    /// approvers of `approval_common`), decided within `deadline_ms`.
+    /// approver of [`approval_service`]), decided within `deadline_ms`.
     pub(crate) async fn with_approvals(deadline_ms: u64) -> Self {
-        let service = approval_common::server()
+        let service = approval_service()
             .spawn_local()
             .await
             .expect("an approval service on 127.0.0.1:0");
@@ -87,7 +104,7 @@ impl Proxy {
             configuration["approval"] = json!({"resolver": "approval-stream"});
             configuration["timeouts"]["approval_resolver_ms"] = json!(deadline_ms);
             let token = dir.path().join("approval-token");
-            std::fs::write(&token, approval_common::HOST_TOKEN).unwrap();
+            std::fs::write(&token, HOST_TOKEN).unwrap();
             extra.extend([
                 "--approval-endpoint".into(),
                 service.endpoint().into(),

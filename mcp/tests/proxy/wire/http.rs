@@ -90,7 +90,7 @@ fn listening(
         hookwire_mcp_sha(BOB)
     );
     std::fs::write(&clients, lines).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+    let mut child = Command::new(hookwire_bin())
         .args([
             "mcp",
             "--print-records",
@@ -373,7 +373,7 @@ fn a_streamable_http_upstream_is_governed_alike() {
     let (_server, port) = http_fixture();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let g = governance();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+    let mut child = Command::new(hookwire_bin())
         .args([
             "mcp",
             "--print-records",

@@ -1,22 +1,23 @@
-//! `hookwire mcp` run as an MCP client launches it: over stdio and over
-//! Streamable HTTP, in front of a small standard-library MCP server
-//! (`fixtures/mcp/upstream.py`, over stdio or HTTP), governed by a Rego
-//! policy service (`hookwire policy serve`, `fixtures/mcp/policy/`). A
-//! deny that never reaches the server, a transform of the arguments and
-//! of the result, a hidden tool, the HTTP clients' refusals, a crashing
-//! and a garbling server, malformed and oversized messages; the records
-//! (printed on stderr) equal the emissions.
+//! `hookwire mcp` run as an MCP client launches it (the built command,
+//! [`hookwire_bin`]), driven with hand-written JSON-RPC: over stdio and
+//! over Streamable HTTP, in front of a small standard-library MCP server
+//! (`tests/fixtures/mcp/wire/upstream.py`, over stdio or HTTP), governed
+//! by a Rego policy service (`hookwire policy serve`,
+//! `tests/fixtures/mcp/wire/policy/`). A deny that never reaches the
+//! server, a transform of the arguments and of the result, a hidden tool,
+//! the HTTP clients' refusals, a crashing and a garbling server, malformed
+//! and oversized messages; the records (printed on stderr) equal the
+//! emissions.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use hookwire_testkit::{hookwire_bin, python_venv, workspace_root};
 use serde_json::{Value, json};
-
-use crate::gateway::{Running, line_starting, lines_of, policy_serve};
 
 mod http;
 mod stdio;
@@ -27,7 +28,66 @@ const ALICE: &str = "mcp-test-token-alice-3f9d";
 const BOB: &str = "mcp-test-token-bob-81ce";
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp")
+    workspace_root().join("tests/fixtures/mcp/wire")
+}
+
+/// A child process killed (and reaped) when the handle drops.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Each line of a child's stdout.
+fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits (bounded) for the line starting with `prefix`.
+fn line_starting(rx: &mpsc::Receiver<String>, prefix: &str) -> String {
+    loop {
+        let line = rx
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("no line starting with {prefix:?}"));
+        if line.starts_with(prefix) {
+            return line;
+        }
+    }
+}
+
+/// Starts `hookwire policy serve` over the Rego files of `policies` on a
+/// free loopback port; the running service and its endpoint URL.
+fn policy_serve(policies: &std::path::Path) -> (Running, String) {
+    let mut policy = Command::new(hookwire_bin())
+        .args(["policy", "serve"])
+        .arg(policies)
+        .args(["--addr", "127.0.0.1:0", "--no-watch"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run hookwire policy serve");
+    let lines = lines_of(&mut policy);
+    let policy = Running(policy);
+    let banner = line_starting(&lines, "policy serving ");
+    let endpoint = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("the policy service's URL in its banner")
+        .to_owned();
+    (policy, endpoint)
 }
 
 /// Each line of a child's stderr.
@@ -55,7 +115,7 @@ struct Governance {
 /// The fixture MCP server over Streamable HTTP on 127.0.0.1:0 (killed
 /// when the handle drops) and its port.
 fn http_fixture() -> (Running, String) {
-    let mut server = Command::new(hookwire_testkit::python_venv(&[]))
+    let mut server = Command::new(python_venv(&[]))
         .arg(fixtures().join("upstream.py"))
         .arg("--http")
         .stdin(Stdio::null())
@@ -108,7 +168,7 @@ impl StdioProxy {
     fn start(extra: &[&str], upstream: &[String]) -> Self {
         let g = governance();
         let count_file = g.dir.path().join("calls");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+        let mut child = Command::new(hookwire_bin())
             .args(["mcp", "--print-records", "--declaration"])
             .arg(&g.declaration)
             .args(extra)
@@ -135,7 +195,7 @@ impl StdioProxy {
 
     fn stdio_upstream() -> Vec<String> {
         vec![
-            hookwire_testkit::python_venv(&[]).display().to_string(),
+            python_venv(&[]).display().to_string(),
             fixtures().join("upstream.py").display().to_string(),
         ]
     }

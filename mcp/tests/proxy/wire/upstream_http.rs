@@ -7,7 +7,7 @@ use super::*;
 /// with `extra` flags.
 fn proxy_to(url: &str, extra: &[&str]) -> StdioProxy {
     let g = governance();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+    let mut child = Command::new(hookwire_bin())
         .args(["mcp", "--print-records", "--upstream", url])
         .args(extra)
         .arg("--declaration")
