@@ -42,6 +42,9 @@ mod resolve;
 mod resolved;
 mod surface;
 
+#[cfg(test)]
+mod tests;
+
 pub use document::Document;
 pub use limits::{
     DECLARATION_VERSION, MAX_BINDINGS, MAX_DEPTH, MAX_DETAIL_CHARS, MAX_DOCUMENT_BYTES,
