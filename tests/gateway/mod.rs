@@ -26,7 +26,6 @@ mod stored;
 mod streaming;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
