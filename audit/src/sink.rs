@@ -205,7 +205,7 @@ impl SigningSink {
                 "the log is gone but its checkpoint is not",
             )));
         } else {
-            (0, crate::GENESIS)
+            (0, crate::line::GENESIS)
         };
         let file = File::options()
             .create(true)

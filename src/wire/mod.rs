@@ -43,4 +43,12 @@ pub use response::InvalidManifest;
 #[cfg(doc)]
 use crate::approval::{StreamRequest, StreamResolution};
 #[cfg(doc)]
-use crate::{AgentContext, InterceptionPoint, InterceptorResponse, Manifest, Verdict};
+use crate::context::AgentContext;
+#[cfg(doc)]
+use crate::manifest::Manifest;
+#[cfg(doc)]
+use crate::point::InterceptionPoint;
+#[cfg(doc)]
+use crate::response::InterceptorResponse;
+#[cfg(doc)]
+use crate::verdict::Verdict;

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use crate::pb;
 use crate::pb::multiplex_request::Body;
-use crate::wire::PointRequest;
+use crate::wire::context::PointRequest;
 
 /// The manifest extension namespace hookwire reads (`Manifest.extensions`).
 pub const MANIFEST_NAMESPACE: &str = "hookwire";

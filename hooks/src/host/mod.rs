@@ -43,10 +43,13 @@ mod turn;
 
 pub use config::{HooksConfig, Liftable};
 pub use owner::Owner;
+use shared::may_join;
 pub use shared::{CLAUDE_CODE_SESSION_HEADER, CODEX_SESSION_HEADER, Join, Joined, SharedSession};
 pub use table::{DecidedResult, MAX_DECIDED_RESULTS};
 
 use std::sync::Arc;
+
+use axum::http::HeaderMap;
 
 use hookwire_client::{Host, ShutdownReason};
 
@@ -177,6 +180,40 @@ impl HooksHost {
     /// idle timeout, within 10 ms and 30 s) until the table is dropped.
     pub fn spawn_reaper(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         self.table.spawn_reaper()
+    }
+}
+
+impl HooksHost {
+    /// Whether the hooks hold the hookwire session `key` open (so that no
+    /// other conversation may take its id).
+    pub fn holds_session(&self, key: &str) -> bool {
+        self.table.contains(key)
+    }
+
+    /// The open agent session a model request of principal `who`
+    /// (`None`: it presented no credential) belongs to, by the header its
+    /// agent names it in ([`CLAUDE_CODE_SESSION_HEADER`],
+    /// [`CODEX_SESSION_HEADER`]), when `who` may join it by `rule`.
+    pub fn join_session(&self, headers: &HeaderMap, who: Option<Owner>, rule: Join) -> Joined {
+        let named = [
+            (CLAUDE_CODE_SESSION_HEADER, Agent::ClaudeCode),
+            (CODEX_SESSION_HEADER, Agent::Codex),
+        ]
+        .into_iter()
+        .find_map(|(name, agent)| {
+            let id = headers.get(name)?.to_str().ok()?;
+            let key = Self::session_key(agent, id);
+            let entry = self.table.get(&key)?;
+            (!entry.session.is_closed()).then_some((key, entry))
+        });
+        let Some((key, entry)) = named else {
+            return Joined::NotShared;
+        };
+        if may_join(&entry, who, rule) {
+            Joined::Shared(SharedSession { key, entry })
+        } else {
+            Joined::Refused { key }
+        }
     }
 }
 

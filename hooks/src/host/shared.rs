@@ -19,14 +19,11 @@
 
 use std::sync::Arc;
 
-use axum::http::HeaderMap;
 use hookwire_client::Session;
 use tokio::sync::OwnedMutexGuard;
 
-use super::HooksHost;
 use super::owner::Owner;
 use super::table::{DecidedResult, Entry};
-use crate::agents::Agent;
 
 /// The header in which Claude Code's model requests carry its session id.
 pub const CLAUDE_CODE_SESSION_HEADER: &str = "x-claude-code-session-id";
@@ -67,8 +64,10 @@ pub enum Joined {
 
 /// One open agent session, lent to the gateway for a model request.
 pub struct SharedSession {
-    key: String,
-    entry: Arc<Entry>,
+    /// The hookwire `session.id` it is.
+    pub(super) key: String,
+    /// The hooks' table entry holding it.
+    pub(super) entry: Arc<Entry>,
 }
 
 impl std::fmt::Debug for SharedSession {
@@ -104,43 +103,9 @@ impl SharedSession {
     }
 }
 
-impl HooksHost {
-    /// Whether the hooks hold the hookwire session `key` open (so that no
-    /// other conversation may take its id).
-    pub fn holds_session(&self, key: &str) -> bool {
-        self.table.contains(key)
-    }
-
-    /// The open agent session a model request of principal `who`
-    /// (`None`: it presented no credential) belongs to, by the header its
-    /// agent names it in ([`CLAUDE_CODE_SESSION_HEADER`],
-    /// [`CODEX_SESSION_HEADER`]), when `who` may join it by `rule`.
-    pub fn join_session(&self, headers: &HeaderMap, who: Option<Owner>, rule: Join) -> Joined {
-        let named = [
-            (CLAUDE_CODE_SESSION_HEADER, Agent::ClaudeCode),
-            (CODEX_SESSION_HEADER, Agent::Codex),
-        ]
-        .into_iter()
-        .find_map(|(name, agent)| {
-            let id = headers.get(name)?.to_str().ok()?;
-            let key = Self::session_key(agent, id);
-            let entry = self.table.get(&key)?;
-            (!entry.session.is_closed()).then_some((key, entry))
-        });
-        let Some((key, entry)) = named else {
-            return Joined::NotShared;
-        };
-        if may_join(&entry, who, rule) {
-            Joined::Shared(SharedSession { key, entry })
-        } else {
-            Joined::Refused { key }
-        }
-    }
-}
-
 /// Whether `who` may join the session of `entry` by `rule` (binding the
 /// first credential when the rule says so).
-fn may_join(entry: &Entry, who: Option<Owner>, rule: Join) -> bool {
+pub(super) fn may_join(entry: &Entry, who: Option<Owner>, rule: Join) -> bool {
     let Some(who) = who else { return false };
     if who == entry.owner {
         return true;

@@ -4,8 +4,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::PointRequest;
 use super::members::*;
+use super::request::PointRequest;
 use crate::context::{AgentContext, InvalidContext};
 use crate::json;
 use crate::pb;

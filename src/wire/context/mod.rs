@@ -36,58 +36,22 @@
 //! - `members`: which member travels where, and the error helpers both
 //!   directions share;
 //! - `encode`: [`context_to_request`];
-//! - `decode`: [`context_from_request`].
+//! - `decode`: [`context_from_request`];
+//! - `request`: [`PointRequest`], the request of any point.
 
 #[cfg(doc)]
 use crate::context::AgentContext;
+#[cfg(doc)]
+use crate::pb;
 
 mod decode;
 mod encode;
 mod members;
+mod request;
 
 pub use decode::context_from_request;
 pub use encode::context_to_request;
-
-use crate::pb;
-use crate::point::InterceptionPoint;
-
-/// One interceptor request of any point: what a host sends and what a
-/// service receives.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PointRequest {
-    /// `AgentStartup`.
-    AgentStartup(pb::AgentStartupRequest),
-    /// `Input`.
-    Input(pb::InputRequest),
-    /// `PreModelCall`.
-    PreModelCall(pb::PreModelCallRequest),
-    /// `PostModelCall`.
-    PostModelCall(pb::PostModelCallRequest),
-    /// `PreToolCall`.
-    PreToolCall(pb::PreToolCallRequest),
-    /// `PostToolCall`.
-    PostToolCall(pb::PostToolCallRequest),
-    /// `Output`.
-    Output(pb::OutputRequest),
-    /// `AgentShutdown`.
-    AgentShutdown(pb::AgentShutdownRequest),
-}
-
-impl PointRequest {
-    /// The point this request is for.
-    pub fn point(&self) -> InterceptionPoint {
-        match self {
-            Self::AgentStartup(_) => InterceptionPoint::AgentStartup,
-            Self::Input(_) => InterceptionPoint::Input,
-            Self::PreModelCall(_) => InterceptionPoint::PreModelCall,
-            Self::PostModelCall(_) => InterceptionPoint::PostModelCall,
-            Self::PreToolCall(_) => InterceptionPoint::PreToolCall,
-            Self::PostToolCall(_) => InterceptionPoint::PostToolCall,
-            Self::Output(_) => InterceptionPoint::Output,
-            Self::AgentShutdown(_) => InterceptionPoint::AgentShutdown,
-        }
-    }
-}
+pub use request::PointRequest;
 
 #[cfg(test)]
 mod tests;

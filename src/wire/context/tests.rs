@@ -2,6 +2,8 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::context::{AgentContext, InvalidContext};
+use crate::pb;
+use crate::point::InterceptionPoint;
 
 fn core() -> Value {
     json!({
