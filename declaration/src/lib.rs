@@ -27,11 +27,13 @@
 //! | `limits`, `names` | the fixed versions and bounds; the name patterns a document and a registry share |
 //! | `parse` | steps 1 and 2: the file read and the bounded, exact JSON parse |
 //! | `document` | steps 3 to 7 as written; [`Document`], a document that passed them |
+//! | `consistency` | the internal consistency rules, run on the surface a document states (step 7) and on the filled one (step 9) |
 //! | `members` | reading members of the untyped document |
 //! | `surface` | [`HostSurface`], what a host's code can do, and the surface a document states |
 //! | `resolve` | steps 7 to 10 against a [`Catalog`] |
 //! | `resolved` | [`ResolvedDeclaration`], the §7.7.3 resolved form |
 
+mod consistency;
 mod document;
 mod limits;
 mod members;

@@ -12,11 +12,11 @@
 use hookwire::{Composition, Mode, OnApproval, Profile, SPEC_VERSION, Synthesis};
 use serde_json::{Map, Value};
 
-use super::document::{SurfaceView, check_consistency};
 use super::members::{obj, points};
 use super::names::JCS_SHA256;
 use super::resolved::{DEFAULT_INTERCEPTOR_MS, HostInfo, ResolvedBinding, ResolvedDeclaration};
 use super::surface::{HostSurface, Posture, ResolvedSurface, resolved_knobs};
+use crate::consistency::{SurfaceView, check_consistency};
 use crate::refusal::{Finding, Refusal, RefusalClass};
 
 /// What a host registered in code, as resolution sees it (§7.7.5): its

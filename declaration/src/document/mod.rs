@@ -9,7 +9,6 @@
 //! the consistency rules on the filled surface — happens in `resolve`.
 
 mod closed;
-mod consistency;
 mod fields;
 mod version;
 
@@ -18,10 +17,10 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 pub(crate) use closed::check_closed;
-pub(crate) use consistency::{SurfaceView, check_consistency};
 pub(crate) use fields::check_fields;
 pub(crate) use version::{check_spec, check_version};
 
+use crate::consistency::{SurfaceView, check_consistency};
 use crate::parse::{parse, read};
 use crate::refusal::{Refusal, RefusalClass};
 use crate::resolve::{Catalog, resolve};
