@@ -21,6 +21,7 @@ use hookwire::InterceptionPoint;
 use serde_json::{Map, Value, json};
 
 use crate::emission::Emission;
+use crate::session::OutputDecision;
 
 /// The labels one permitted result carries (§5.4).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,7 +99,7 @@ impl LabelLedger {
 
     /// Persists the labels of a released answer (an `output` whose
     /// verdict permitted; `data` is what was released), under `output`.
-    pub fn persist_output(&mut self, decision: &crate::OutputDecision, data: &Value) {
+    pub fn persist_output(&mut self, decision: &OutputDecision, data: &Value) {
         if !decision.proceeds() {
             return;
         }
