@@ -14,7 +14,6 @@ mod declared_host;
 mod effects;
 mod gateway_apis;
 mod gateway_clients;
-mod gateway_metrics;
 mod hardening;
 mod metrics;
 mod model_upstream;

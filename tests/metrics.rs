@@ -5,7 +5,7 @@
 //! `scripts/setup.sh`) and its counted values asserted after a known
 //! session; the shipped alert rules checked by `promtool check rules` and
 //! their unit tests (gateway and host series) run by `promtool test rules`.
-//! The gateway's series are in `gateway_metrics.rs`.
+//! The gateway's series are in its own tests (`gateway/tests/gateway/metrics.rs`).
 
 use std::net::SocketAddr;
 use std::process::Command;

@@ -7,19 +7,15 @@
 //! here, not in a user's hands.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use hookwire_gateway::{Class, mediation_table};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use hookwire_testkit::{python_venv, workspace_root};
 
 /// `API SIDE PATH` for every member the SDKs type.
 fn sdk_members() -> Vec<(String, String, String)> {
-    let python = root().join(".cache/venv/bin/python");
+    let python = python_venv(&["openai", "anthropic"]);
     let out = std::process::Command::new(&python)
-        .arg(root().join("tests/sdk/sdk_members.py"))
+        .arg(workspace_root().join("tests/sdk/sdk_members.py"))
         .output()
         .unwrap_or_else(|e| panic!("{} runs (scripts/setup.sh): {e}", python.display()));
     assert!(

@@ -12,14 +12,20 @@ use std::time::Duration;
 use hookwire::Verdict;
 use hookwire_client::{BoxError, Host, HostMetrics, InterceptorBinding, interceptor_fn};
 use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig, GatewayMetrics};
-use hookwire_server::metrics::SharedRegistry;
+use hookwire_server::metrics::{SharedRegistry, serve_metrics};
 use hookwire_testkit::{metric_sample as sample, metric_value as value, promtool_accepts};
 use serde_json::json;
 use tokio::net::TcpListener;
 
 use hookwire::InterceptionPoint::Input;
 
-use crate::metrics::expose;
+/// Serves `registry` at `/metrics` on 127.0.0.1:0 until the test ends.
+async fn expose(registry: SharedRegistry) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(serve_metrics(listener, registry, std::future::pending()));
+    addr
+}
 
 /// The upstream of the gateway test: model `ok` answers, `fail` gets a
 /// 500, `slow` answers after far longer than the gateway waits, a
