@@ -65,7 +65,7 @@ pub(crate) const SERVE_DEMO_METRICS_ADDR: &str = "127.0.0.1:9468";
 pub(crate) const LISTEN_DEFAULTS: &[(&str, &str, &str)] = &[
     ("gateway", "--listen", crate::gateway::GATEWAY_ADDR),
     ("gateway", "--metrics-addr", GATEWAY_METRICS_ADDR),
-    ("hooks serve", "--listen", crate::hooks::HOOKS_ADDR),
+    ("hooks serve", "--listen", hookwire_hooks::relay::HOOKS_ADDR),
     ("hooks serve", "--metrics-addr", HOOKS_METRICS_ADDR),
     ("mcp", "--listen", MCP_ADDR),
     ("mcp", "--metrics-addr", MCP_METRICS_ADDR),

@@ -60,7 +60,7 @@ async fn check_document(path: &Path, timeout: Duration, args: &RegistryArgs) -> 
     let (declaration, resolved, host) = match loaded {
         Ok(loaded) => loaded,
         Err(e) => {
-            crate::report(&e);
+            crate::error::report(&e);
             return (e.findings(), String::new());
         }
     };

@@ -96,3 +96,25 @@ impl CliError {
         }
     }
 }
+
+/// Prints an error; a refused declaration one finding per line.
+pub(crate) fn report(e: &CliError) {
+    if let CliError::Host(h) = e
+        && let Some(refusal) = h.refusal()
+    {
+        errln!("refused: {}", refusal.class);
+        for f in &refusal.findings {
+            let at = if f.pointer.is_empty() {
+                "(document)"
+            } else {
+                &f.pointer
+            };
+            errln!("  {at}: {}", f.detail);
+        }
+        if !refusal.accepted.is_empty() {
+            errln!("  accepted versions: {}", refusal.accepted.join(", "));
+        }
+        return;
+    }
+    errln!("hookwire: {e}");
+}

@@ -19,7 +19,7 @@ use hookwire_hooks::Agent;
 
 use crate::error::CliError;
 
-pub(crate) use hookwire_hooks::relay::{HOOKS_ADDR, token_from_file};
+pub(crate) use hookwire_hooks::relay::token_from_file;
 
 /// The `hooks` subcommands.
 #[derive(Debug, clap::Subcommand)]

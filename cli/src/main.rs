@@ -81,7 +81,7 @@ use clap::{Parser, Subcommand};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use crate::args::{DEMO_POLICY_ADDR, DEMO_REDACTOR_ADDR, RegistryArgs, TelemetryArgs};
-use crate::error::CliError;
+use crate::error::{CliError, report};
 
 /// Agent hooks over gRPC: check host declarations, run the demo.
 #[derive(Debug, Parser)]
@@ -363,26 +363,4 @@ fn install_logs() {
     {
         errln!("hookwire: no log output: {e}");
     }
-}
-
-/// Prints an error; a refused declaration one finding per line.
-pub(crate) fn report(e: &CliError) {
-    if let CliError::Host(h) = e
-        && let Some(refusal) = h.refusal()
-    {
-        errln!("refused: {}", refusal.class);
-        for f in &refusal.findings {
-            let at = if f.pointer.is_empty() {
-                "(document)"
-            } else {
-                &f.pointer
-            };
-            errln!("  {at}: {}", f.detail);
-        }
-        if !refusal.accepted.is_empty() {
-            errln!("  accepted versions: {}", refusal.accepted.join(", "));
-        }
-        return;
-    }
-    errln!("hookwire: {e}");
 }

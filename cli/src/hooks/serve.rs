@@ -13,12 +13,12 @@ use std::time::Duration;
 use hookwire_hooks::settings::{Listen, MetricsEndpoint, RawSettings, Settings, check_listen};
 use hookwire_hooks::{HooksConfig, HooksMetrics, Liftable};
 
-use super::{HOOKS_ADDR, token_from_file};
 use crate::args::{ListenAddr, RegistryArgs};
 use crate::audit::RecordsArgs;
 use crate::error::CliError;
 use crate::governed::{ChainArgs, Governed, HostOptions, governed_host};
 use crate::output::PrintTo;
+use hookwire_hooks::relay::{HOOKS_ADDR, token_from_file};
 
 /// What a liftable deny left standing becomes (`--liftable`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
