@@ -1,6 +1,7 @@
 //! The Chat Completions adapter's fuzz entry points: request decoding and
 //! stream assembly over arbitrary bytes, each asserting its properties.
 
+use super::round_trip::{finish_as_answered, request_round_trips};
 use crate::api::chat::{Chat, ChatAssembler, ChatWriter};
 use crate::api::{
     Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter, Finish, Settled,
@@ -18,7 +19,7 @@ pub fn chat_request(data: &[u8]) {
     let Ok(req) = Chat::decode_request(data) else {
         return;
     };
-    super::request_round_trips::<Chat>(&req);
+    request_round_trips::<Chat>(&req);
     let view = req.view().clone();
 
     // A prepended system prompt may add a message: at the bound, the
@@ -88,7 +89,7 @@ pub fn chat_stream(data: &[u8]) {
     let settled = Settled {
         text: answer.content.as_str().unwrap_or_default().to_owned(),
         tool_calls: answer.tool_calls,
-        finish: super::finish_as_answered(&answer.finish_reason),
+        finish: finish_as_answered(&answer.finish_reason),
         rewritten: false,
     };
     let withheld = Settled {

@@ -1,6 +1,7 @@
 //! The Messages adapter's fuzz entry points: request decoding and stream
 //! assembly over arbitrary bytes, each asserting its properties.
 
+use super::round_trip::{finish_as_answered, request_round_trips};
 use crate::api::messages::{Messages, MessagesAssembler, MessagesResponse, MessagesWriter};
 use crate::api::{
     Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter, Finish, Settled,
@@ -16,7 +17,7 @@ pub fn messages_request(data: &[u8]) {
     let Ok(req) = Messages::decode_request(data) else {
         return;
     };
-    super::request_round_trips::<Messages>(&req);
+    request_round_trips::<Messages>(&req);
 
     let mut overridden = req;
     let by = |v| SetBy {
@@ -66,7 +67,7 @@ pub fn messages_stream(data: &[u8]) {
     let settled = Settled {
         text: answer.content.as_str().unwrap_or_default().to_owned(),
         tool_calls: answer.tool_calls,
-        finish: super::finish_as_answered(&answer.finish_reason),
+        finish: finish_as_answered(&answer.finish_reason),
         rewritten: false,
     };
     let withheld = Settled {

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::round_trip::finish_as_answered;
 use crate::api::responses::{Responses, ResponsesAssembler, ResponsesWriter};
 use crate::api::{
     Api, ApiRequest, ApiResponse, Entry, EventAssembler, EventWriter, Rewrite, Settled,
@@ -75,7 +76,7 @@ pub fn responses_stream(data: &[u8]) {
     let settled = Settled {
         text: answer.content.as_str().unwrap_or_default().to_owned(),
         tool_calls: answer.tool_calls,
-        finish: super::finish_as_answered(&answer.finish_reason),
+        finish: finish_as_answered(&answer.finish_reason),
         rewritten: false,
     };
     let expected = response.settle(&settled);
