@@ -10,29 +10,33 @@
 //! its text parts (joined); the other parts (`image_url`, `input_audio`,
 //! `file`) pass through untouched and are named in the context. Exactly
 //! one choice is governed (`n` must be 1). Whole answers are in
-//! `response`, streamed ones in `stream`.
+//! `response`, streamed ones in `stream`; a message's content is read and
+//! rewritten in `content`, its tool calls in `calls`, for requests and
+//! answers alike.
 
+mod calls;
+mod content;
 pub(crate) mod members;
 mod response;
 mod stream;
 
 use axum::http::StatusCode;
-use hookwire_client::ToolCall;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+pub(crate) use calls::chat_tool_call;
+use calls::tool_calls_of;
+pub use content::MAX_PARTS;
+use content::{replace_text, text_of};
 pub(crate) use response::ChatResponse;
 pub(crate) use stream::{ChatAssembler, ChatWriter};
 
-use super::{Api, ApiRequest, Entry, Rewrite, Text, TurnRequest};
+use crate::api::model::{Api, ApiRequest, Entry, Rewrite, TurnRequest};
 use crate::bounds::MAX_MESSAGES;
-use crate::bounds::MAX_TOOL_CALLS;
 use crate::error::Error;
 use crate::extension::ModelOverrides;
 
 /// How many tools one request may declare (the API's own limit).
 pub const MAX_TOOLS: usize = 128;
-/// How many content parts one message may carry.
-pub const MAX_PARTS: usize = 256;
 
 /// OpenAI Chat Completions.
 pub(crate) struct Chat;
@@ -213,65 +217,6 @@ fn entry_of(message: &Value) -> Result<Entry, String> {
     })
 }
 
-/// The text of a `content`: a string, `null`, or an array of parts whose
-/// `text` parts are joined and whose other parts are named.
-pub(crate) fn text_of(content: Option<&Value>) -> Result<Text, String> {
-    match content {
-        None | Some(Value::Null) => Ok(Text::default()),
-        Some(Value::String(s)) => Ok(Text {
-            text: s.clone(),
-            other_parts: Vec::new(),
-        }),
-        Some(Value::Array(parts)) => {
-            if parts.len() > MAX_PARTS {
-                return Err(format!("more than {MAX_PARTS} content parts"));
-            }
-            let mut text = Text::default();
-            for part in parts {
-                match part.get("type").and_then(Value::as_str) {
-                    Some("text") => text.text.push_str(
-                        part.get("text")
-                            .and_then(Value::as_str)
-                            .ok_or("a text part needs a string text")?,
-                    ),
-                    Some(other) => text.other_parts.push(other.to_owned()),
-                    None => return Err("a content part needs a string type".into()),
-                }
-            }
-            Ok(text)
-        }
-        Some(_) => Err("content must be a string, null or an array of parts".into()),
-    }
-}
-
-/// `content` with its text replaced by `text`: a string (or none) becomes
-/// `text`; in an array the text parts become one text part where the
-/// first was (at the front when there was none), other parts untouched.
-fn replace_text(content: Option<&Value>, text: &str) -> Value {
-    let Some(Value::Array(parts)) = content else {
-        return Value::from(text);
-    };
-    let part = json!({"type": "text", "text": text});
-    let first = parts.iter().position(is_text_part).unwrap_or(0);
-    let mut out: Vec<Value> = Vec::with_capacity(parts.len() + 1);
-    for (i, p) in parts.iter().enumerate() {
-        if i == first {
-            out.push(part.clone());
-        }
-        if !is_text_part(p) {
-            out.push(p.clone());
-        }
-    }
-    if parts.is_empty() {
-        out.push(part);
-    }
-    Value::Array(out)
-}
-
-fn is_text_part(p: &Value) -> bool {
-    p.get("type").and_then(Value::as_str) == Some("text")
-}
-
 /// The names of the request's function tools, sorted and deduplicated.
 fn tool_names(body: &Map<String, Value>) -> Result<Vec<String>, Error> {
     let tools = match body.get("tools") {
@@ -292,45 +237,6 @@ fn tool_names(body: &Map<String, Value>) -> Result<Vec<String>, Error> {
     names.sort();
     names.dedup();
     Ok(names)
-}
-
-/// hookwire's [`ToolCall`] for each tool call of a message (`arguments`
-/// decoded; text that is not JSON stays a string).
-pub(crate) fn tool_calls_of(message: &Value) -> Result<Vec<ToolCall>, String> {
-    let Some(calls) = message.get("tool_calls").filter(|c| !c.is_null()) else {
-        return Ok(Vec::new());
-    };
-    let calls = calls.as_array().ok_or("tool_calls must be an array")?;
-    if calls.len() > MAX_TOOL_CALLS {
-        return Err(format!("more than {MAX_TOOL_CALLS} tool calls"));
-    }
-    calls
-        .iter()
-        .map(|c| {
-            let id = c
-                .get("id")
-                .and_then(Value::as_str)
-                .ok_or("a tool call has no id")?;
-            let f = c.get("function").ok_or("a tool call has no function")?;
-            let name = f
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or("a tool call has no function name")?;
-            let args = f.get("arguments").and_then(Value::as_str).unwrap_or("{}");
-            let args = serde_json::from_str(args).unwrap_or_else(|_| Value::from(args));
-            Ok(ToolCall::new(id, name, args))
-        })
-        .collect()
-}
-
-/// The Chat Completions tool call for hookwire's [`ToolCall`].
-pub(crate) fn chat_tool_call(call: &ToolCall) -> Value {
-    let arguments = match &call.args {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    json!({"id": call.id, "type": "function",
-           "function": {"name": call.name, "arguments": arguments}})
 }
 
 #[cfg(test)]

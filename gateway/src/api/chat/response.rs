@@ -5,8 +5,9 @@
 use hookwire_client::ModelResponse;
 use serde_json::Value;
 
-use super::{chat_tool_call, tool_calls_of};
-use crate::api::{ApiResponse, Finish, Settled};
+use super::calls::{chat_tool_call, tool_calls_of};
+use super::content::text_of;
+use crate::api::model::{ApiResponse, Finish, Settled};
 use crate::error::Error;
 
 /// A decoded `chat.completion`, kept whole (ids, usage pass through;
@@ -81,7 +82,7 @@ impl ChatResponse {
     fn governed_text(&self) -> Result<Option<String>, Error> {
         let message = &self.choice()["message"];
         if present(message.get("content")) {
-            let text = super::text_of(message.get("content"))
+            let text = text_of(message.get("content"))
                 .map_err(|e| Error::UpstreamResponse(format!("the answer's content: {e}")))?;
             return Ok(Some(text.text));
         }

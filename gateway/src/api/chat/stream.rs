@@ -5,9 +5,9 @@
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
-use super::chat_tool_call;
+use super::calls::chat_tool_call;
 use super::response::{ChatResponse, finish_reason};
-use crate::api::{EventAssembler, EventWriter, Settled};
+use crate::api::model::{EventAssembler, EventWriter, Settled};
 use crate::bounds::MAX_TOOL_CALLS;
 use crate::error::Error;
 use crate::sse::{self, SseEvent};

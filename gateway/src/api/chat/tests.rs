@@ -6,7 +6,8 @@ use hookwire_client::ToolCall;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::api::{ApiResponse, EventAssembler, EventWriter, Finish, Settled};
+use crate::api::model::{ApiResponse, EventAssembler, EventWriter, Finish, Settled, Text};
+use crate::bounds::MAX_TOOL_CALLS;
 use crate::sse::{SseEvent, SseParser};
 
 fn decode(v: Value) -> Result<ChatRequest, Error> {

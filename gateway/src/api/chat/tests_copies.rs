@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::api::{ApiResponse, EventAssembler, EventWriter, Finish, Settled};
+use crate::api::model::{ApiResponse, EventAssembler, EventWriter, Finish, Settled};
 use crate::sse::SseParser;
 
 fn whole(message: Value, extra: Value) -> ChatResponse {

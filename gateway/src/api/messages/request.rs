@@ -16,12 +16,15 @@
 
 use serde_json::{Map, Value};
 
-use super::{MAX_BLOCKS, MAX_TOOLS, block_type, text_of, write_text};
-use crate::api::{ApiRequest, Entry, Rewrite, TurnRequest};
+use super::blocks::{MAX_BLOCKS, block_type, text_of, write_text};
+use crate::api::model::{ApiRequest, Entry, Rewrite, TurnRequest};
 use crate::bounds::MAX_MESSAGES;
 use crate::error::Error;
 use crate::extension::{ModelOverrides, SetBy, SystemPromptMode};
 use hookwire_client::ToolCall;
+
+/// How many tools one request may declare.
+pub(crate) const MAX_TOOLS: usize = 1024;
 
 /// A decoded Messages request, keeping every member it does not govern
 /// (`stop_sequences`, `metadata`, `tool_choice`, `thinking`, …) as sent.

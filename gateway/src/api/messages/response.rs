@@ -5,9 +5,10 @@
 use hookwire_client::ModelResponse;
 use serde_json::{Map, Value};
 
+use super::blocks::{MAX_BLOCKS, block_type, settled_content};
 use super::request::tool_use;
-use super::{MAX_BLOCKS, block_type, neutral_finish, settled_content, stop_reason};
-use crate::api::{ApiResponse, Settled};
+use super::stop::{neutral_finish, stop_reason};
+use crate::api::model::{ApiResponse, Settled};
 use crate::bounds::MAX_TOOL_CALLS;
 use crate::error::Error;
 
@@ -148,10 +149,9 @@ impl ApiResponse for MessagesResponse {
             .collect()
     }
 
-    /// The message with its content settled (see
-    /// [`settled_content`](super::settled_content)) and the settled
-    /// `stop_reason` (`stop_sequence` kept only while the reason is the
-    /// upstream's `stop_sequence`).
+    /// The message with its content settled (see [`settled_content`]) and
+    /// the settled `stop_reason` (`stop_sequence` kept only while the
+    /// reason is the upstream's `stop_sequence`).
     fn settle(mut self, settled: &Settled) -> Value {
         let reason = stop_reason(&settled.finish, self.stop_reason());
         let content = settled_content(self.blocks(), settled);

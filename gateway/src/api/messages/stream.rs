@@ -12,8 +12,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{MAX_BLOCKS, MessagesResponse, block_type};
-use crate::api::EventAssembler;
+use super::blocks::{MAX_BLOCKS, block_type};
+use super::response::MessagesResponse;
+use crate::api::model::EventAssembler;
 use crate::bounds::MAX_TOOL_CALLS;
 use crate::sse::SseEvent;
 

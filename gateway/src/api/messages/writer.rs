@@ -8,10 +8,11 @@
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
-use super::{
-    MessagesAssembler, block_type, error_body, settled_content, stop_reason, tool_use_block,
-};
-use crate::api::{EventWriter, Settled};
+use super::blocks::{block_type, settled_content, tool_use_block};
+use super::error::error_body;
+use super::stop::stop_reason;
+use super::stream::MessagesAssembler;
+use crate::api::model::{EventWriter, Settled};
 use crate::error::Error;
 use crate::sse;
 
@@ -200,7 +201,7 @@ impl EventWriter for MessagesWriter {
     }
 
     /// The whole stream of a buffered answer, block for block the content
-    /// [`settle`](crate::api::ApiResponse::settle) gives.
+    /// [`settle`](crate::api::model::ApiResponse::settle) gives.
     fn replay(seen: &MessagesAssembler, settled: &Settled) -> Vec<Bytes> {
         let mut w = Self::new(seen);
         w.lead.clear();

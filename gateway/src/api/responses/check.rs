@@ -1,9 +1,13 @@
 //! Small leaf helpers the request, tool and stream checks share: the
-//! bad-request error and clipping a client- or upstream-chosen string
-//! before it goes into a message.
+//! bad-request error, the bound on an id or a type the gateway keeps,
+//! and clipping a client- or upstream-chosen string before it goes into
+//! a message.
 
-use super::MAX_ID;
 use crate::error::Error;
+
+/// How long an id the gateway keeps (`previous_response_id`, `call_id`)
+/// and an item or part `type` it names in the context may be.
+pub(crate) const MAX_ID: usize = 256;
 
 /// A request the gateway refuses as malformed, with what is wrong.
 pub(super) fn bad(message: impl Into<String>) -> Error {

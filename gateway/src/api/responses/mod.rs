@@ -16,14 +16,16 @@
 //!
 //! | file | role |
 //! | --- | --- |
-//! | `check` | the shared bad-request error and string clipping |
+//! | `check` | the shared bad-request error, the bound on ids, string clipping |
+//! | `items` | an item's kind, the governed calls, the bounds on items and parts |
 //! | `request` | request checks, items → entries, rewrites, overrides, a stored conversation ahead of the items, the owner's tag |
-//! | `tools` | the request's tools: function names, `namespace` tools opened |
+//! | `tools` | the request's tools: function names, `namespace` tools opened, hosted tools |
 //! | `response` | the whole answer: neutral view and the settled rebuild |
 //! | `stream` | the upstream's typed events assembled into an answer |
 //! | `writer` | the typed events the client receives |
 
 mod check;
+mod items;
 pub(crate) mod members;
 mod request;
 mod response;
@@ -46,51 +48,8 @@ pub(crate) use response::ResponsesResponse;
 pub(crate) use stream::ResponsesAssembler;
 pub(crate) use writer::ResponsesWriter;
 
-use crate::api::Api;
+use crate::api::model::Api;
 use crate::error::Error;
-
-/// How many content parts one input item (or one tool output) may carry.
-pub(crate) const MAX_PARTS: usize = 1024;
-/// How many tools one request may declare.
-pub(crate) const MAX_TOOLS: usize = 512;
-/// How many output items one answer may carry.
-pub(crate) const MAX_OUTPUT_ITEMS: usize = 1024;
-/// How long an id the gateway keeps (`previous_response_id`, `call_id`)
-/// and an item or part `type` it names in the context may be.
-pub(crate) const MAX_ID: usize = 256;
-
-/// The hosted tool types: they run at the provider, and their items
-/// surface at `post_model_call` only (`web_search` also covers its dated
-/// and preview variants).
-const HOSTED_TOOLS: [&str; 5] = [
-    "web_search",
-    "file_search",
-    "code_interpreter",
-    "image_generation",
-    "mcp",
-];
-
-/// The output item types of tools the client runs itself outside a
-/// function call: an answer carrying one is refused (their tools are
-/// refused in the request, so only a misbehaving upstream sends them).
-const CLIENT_RUN_CALLS: [&str; 4] = [
-    "computer_call",
-    "local_shell_call",
-    "shell_call",
-    "apply_patch_call",
-];
-
-/// Whether an output item is a call the chain governs: a function call,
-/// or a custom (freeform) tool call, whose text `input` the chain sees as
-/// the arguments `{"input": TEXT}`.
-fn is_call(kind: &str) -> bool {
-    matches!(kind, "function_call" | "custom_tool_call")
-}
-
-/// Whether a request's tool `type` is one the provider runs.
-fn is_hosted_tool(kind: &str) -> bool {
-    HOSTED_TOOLS.contains(&kind) || kind.starts_with("web_search")
-}
 
 /// The OpenAI Responses API.
 pub(crate) struct Responses;

@@ -7,10 +7,10 @@
 use hookwire_client::ToolCall;
 use serde_json::{Map, Value, json};
 
-use super::check::bad;
+use super::check::{MAX_ID, bad};
+use super::items::MAX_PARTS;
 use super::tools::tool_names;
-use super::{MAX_ID, MAX_PARTS};
-use crate::api::{ApiRequest, Entry, Rewrite, Text, TurnRequest};
+use crate::api::model::{ApiRequest, Entry, Rewrite, Text, TurnRequest};
 use crate::bounds::MAX_MESSAGES;
 use crate::error::Error;
 use crate::extension::{ModelOverrides, SetBy, SystemPromptMode};

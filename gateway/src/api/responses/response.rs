@@ -9,35 +9,14 @@ use std::collections::HashSet;
 use hookwire_client::{ModelResponse, ToolCall};
 use serde_json::{Map, Value, json};
 
-use super::{CLIENT_RUN_CALLS, MAX_OUTPUT_ITEMS, is_call};
-use crate::api::{ApiResponse, Finish, Settled};
-use crate::bounds::MAX_TOOL_CALLS;
+use super::items::{CLIENT_RUN_CALLS, check_output, is_call, kind};
+use crate::api::model::{ApiResponse, Finish, Settled};
 use crate::error::Error;
 
 /// A decoded Responses answer (`object: "response"`), kept whole.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ResponsesResponse {
     pub(super) body: Map<String, Value>,
-}
-
-/// An item's `type` (empty when it has none).
-pub(super) fn kind(item: &Value) -> &str {
-    item.get("type").and_then(Value::as_str).unwrap_or_default()
-}
-
-/// Checks an `output` array: bounded, every item an object with a type.
-pub(super) fn check_output(output: &[Value]) -> Result<(), String> {
-    if output.len() > MAX_OUTPUT_ITEMS {
-        return Err(format!("more than {MAX_OUTPUT_ITEMS} output items"));
-    }
-    if output.iter().any(|i| !i.is_object() || kind(i).is_empty()) {
-        return Err("an output item is not an object with a type".into());
-    }
-    let calls = output.iter().filter(|i| is_call(kind(i))).count();
-    if calls > MAX_TOOL_CALLS {
-        return Err(format!("more than {MAX_TOOL_CALLS} function calls"));
-    }
-    Ok(())
 }
 
 impl ResponsesResponse {

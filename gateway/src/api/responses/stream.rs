@@ -10,9 +10,9 @@
 use serde_json::{Map, Value, json};
 
 use super::check::clip_to;
-use super::response::{ResponsesResponse, check_output, kind};
-use super::{MAX_OUTPUT_ITEMS, MAX_PARTS, is_call};
-use crate::api::EventAssembler;
+use super::items::{MAX_OUTPUT_ITEMS, MAX_PARTS, check_output, is_call, kind};
+use super::response::ResponsesResponse;
+use crate::api::model::EventAssembler;
 use crate::bounds::MAX_TOOL_CALLS;
 use crate::sse::SseEvent;
 

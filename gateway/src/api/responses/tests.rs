@@ -4,8 +4,11 @@
 use hookwire_client::ToolCall;
 use serde_json::{Value, json};
 
+use super::check::MAX_ID;
+use super::items::MAX_PARTS;
+use super::tools::MAX_TOOLS;
 use super::*;
-use crate::api::{ApiRequest, Entry, Rewrite, Text};
+use crate::api::model::{ApiRequest, Entry, Rewrite, Text};
 use crate::bounds::MAX_MESSAGES;
 use crate::extension::{ModelOverrides, SetBy, SystemPromptMode};
 

@@ -7,8 +7,9 @@ use hookwire::InterceptionPoint;
 use hookwire_client::ToolCall;
 use serde_json::{Value, json};
 
+use super::items::MAX_OUTPUT_ITEMS;
 use super::*;
-use crate::api::{ApiResponse, Finish, Settled};
+use crate::api::model::{ApiResponse, Finish, Settled};
 
 /// A whole answer: reasoning, a web search, text with a citation, two
 /// calls.

@@ -6,8 +6,9 @@ use bytes::Bytes;
 use hookwire_client::ToolCall;
 use serde_json::{Value, json};
 
+use super::items::MAX_OUTPUT_ITEMS;
 use super::*;
-use crate::api::{ApiResponse, EventAssembler, EventWriter, Finish, Settled};
+use crate::api::model::{ApiResponse, EventAssembler, EventWriter, Finish, Settled};
 use crate::sse::{self, SseEvent, SseParser};
 
 fn created() -> Value {

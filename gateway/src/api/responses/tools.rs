@@ -1,11 +1,30 @@
 //! The `tools` of a Responses request: the names the chain governs, with
-//! `namespace` tools opened into the function tools they group.
+//! `namespace` tools opened into the function tools they group, hosted
+//! tools passed (they run at the provider), and at most [`MAX_TOOLS`].
 
 use serde_json::Value;
 
-use super::check::{bad, clip};
-use super::{MAX_ID, MAX_TOOLS, is_hosted_tool};
+use super::check::{MAX_ID, bad, clip};
 use crate::error::Error;
+
+/// How many tools one request may declare.
+pub(crate) const MAX_TOOLS: usize = 512;
+
+/// The hosted tool types: they run at the provider, and their items
+/// surface at `post_model_call` only (`web_search` also covers its dated
+/// and preview variants).
+const HOSTED_TOOLS: [&str; 5] = [
+    "web_search",
+    "file_search",
+    "code_interpreter",
+    "image_generation",
+    "mcp",
+];
+
+/// Whether a request's tool `type` is one the provider runs.
+fn is_hosted_tool(kind: &str) -> bool {
+    HOSTED_TOOLS.contains(&kind) || kind.starts_with("web_search")
+}
 
 /// The names of the function tools, sorted and deduplicated; hosted tools
 /// pass, tools the client runs outside a function call are refused.

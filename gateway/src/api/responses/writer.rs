@@ -10,20 +10,19 @@
 //!
 //! Created once the first text is about to be released (or over the
 //! whole stream, for a buffered answer), the final response is exactly
-//! what [`ApiResponse::settle`](crate::api::ApiResponse::settle) returns
+//! what [`ApiResponse::settle`](crate::api::model::ApiResponse::settle) returns
 //! for the same answer. Created earlier, the items that complete after it
 //! follow the message, and the final response lists them in that order.
 
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
-use super::is_call;
+use super::items::{is_call, kind};
 use super::response::{
-    is_copy, kind, message_id, message_item, message_status, settled_body, settled_output,
-    settled_status,
+    is_copy, message_id, message_item, message_status, settled_body, settled_output, settled_status,
 };
 use super::stream::ResponsesAssembler;
-use crate::api::{EventWriter, Settled};
+use crate::api::model::{EventWriter, Settled};
 use crate::error::Error;
 use crate::sse;
 
@@ -273,7 +272,7 @@ impl EventWriter for ResponsesWriter {
     }
 
     /// The whole stream of a buffered answer, item for item the output
-    /// [`settle`](crate::api::ApiResponse::settle) gives: the settled
+    /// [`settle`](crate::api::model::ApiResponse::settle) gives: the settled
     /// leading items, the message, the rest.
     fn replay(seen: &ResponsesAssembler, settled: &Settled) -> Vec<Bytes> {
         let mut w = Self::new(seen);

@@ -11,7 +11,7 @@ use hookwire::InterceptionPoint;
 use serde_json::json;
 
 use super::Messages;
-use crate::api::Api;
+use crate::api::model::Api;
 use crate::error::Error;
 
 #[test]
@@ -78,6 +78,6 @@ fn every_status_maps_to_its_anthropic_error_type() {
         (529, "overloaded_error"),
     ] {
         let status = StatusCode::from_u16(status).unwrap();
-        assert_eq!(super::error_type(status), kind, "{status}");
+        assert_eq!(super::error::error_type(status), kind, "{status}");
     }
 }

@@ -3,8 +3,10 @@
 use hookwire_client::ToolCall;
 use serde_json::{Value, json};
 
-use crate::api::messages::{MAX_BLOCKS, MAX_TOOLS, Messages, MessagesRequest};
-use crate::api::{Api, ApiRequest, Entry, Rewrite, Text};
+use crate::api::messages::blocks::MAX_BLOCKS;
+use crate::api::messages::request::MAX_TOOLS;
+use crate::api::messages::{Messages, MessagesRequest};
+use crate::api::model::{Api, ApiRequest, Entry, Rewrite, Text};
 use crate::bounds::MAX_MESSAGES;
 use crate::error::Error;
 use crate::extension::{ModelOverrides, SetBy, SystemPromptMode};

@@ -4,7 +4,7 @@ use hookwire_client::ToolCall;
 use serde_json::{Value, json};
 
 use crate::api::messages::{Messages, MessagesResponse};
-use crate::api::{Api, ApiResponse, Finish, Settled};
+use crate::api::model::{Api, ApiResponse, Finish, Settled};
 use crate::error::Error;
 
 /// A message as the API answers it: thinking, text, two calls.

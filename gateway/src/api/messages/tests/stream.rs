@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::response::decode;
 use crate::api::messages::{MessagesAssembler, MessagesResponse, MessagesWriter};
-use crate::api::{ApiResponse, EventAssembler, EventWriter, Finish, Settled};
+use crate::api::model::{ApiResponse, EventAssembler, EventWriter, Finish, Settled};
 use crate::error::Error;
 use crate::sse::{SseEvent, SseParser};
 
@@ -397,7 +397,7 @@ fn too_many_tool_calls_or_blocks_are_refused() {
     }
     assert!(refusal(&events).contains("more than 128 tool calls"));
     let mut events = vec![events[0].clone()];
-    for i in 0..=crate::api::messages::MAX_BLOCKS {
+    for i in 0..=crate::api::messages::blocks::MAX_BLOCKS {
         events.push(json!({"type": "content_block_start", "index": i,
             "content_block": {"type": "redacted_thinking", "data": "x"}}));
         events.push(json!({"type": "content_block_stop", "index": i}));
