@@ -25,22 +25,13 @@
 //!   the segments before it are printed as they are released, the rest is
 //!   withheld.
 
-use hookwire::{InterceptionPoint, InterceptionRecord};
+use hookwire::InterceptionPoint;
 use hookwire_client::{
     Emission, Error, Host, InputRole, ModelResponse, RecordLog, Session, ShutdownReason, ToolCall,
     ToolResult,
 };
 use hookwire_server::prelude::*;
 use serde_json::{Value, json};
-
-/// The id of the demo's one session, in both the buffered and the
-/// streaming demo.
-pub const SESSION_ID: &str = "demo-session-1";
-
-/// Where the demo's lines go: a function given one line (without its
-/// newline), so that the `hookwire` command prints them through its own
-/// output (which survives a closed pipe) and the example with `println!`.
-pub type Print = fn(std::fmt::Arguments<'_>);
 
 /// Prints one line through a [`Print`].
 macro_rules! say {
@@ -50,14 +41,16 @@ macro_rules! say {
 }
 
 pub mod shell;
-// After `say!`, which it uses.
+// After `say!`, which they use.
+mod print;
 mod report;
+mod script;
 mod stream;
 
+pub use print::{Print, print_table};
+pub use script::SESSION_ID;
+use script::{REQUEST, mock_bash, mock_model};
 pub use stream::{SecretGuard, contains_access_key, run_stream_and_report, secret_guard};
-
-/// What the demo user asks, in both the buffered and the streaming demo.
-const REQUEST: &str = "Please free space in /tmp/build, then mail the report to jane.doe@example.com or call me at +1 415-555-0100.";
 
 /// Denies destructive shell commands before they run.
 pub struct Policy;
@@ -165,31 +158,6 @@ fn redact_phones(text: &str) -> String {
     out
 }
 
-/// The mock model: first asks for two shell commands, then summarizes.
-fn mock_model(turn: usize, messages: &[Value]) -> ModelResponse {
-    match turn {
-        0 => ModelResponse {
-            content: Value::Null,
-            tool_calls: vec![
-                ToolCall::new("call-1", "bash", json!({"cmd": "rm -rf /tmp/build"})),
-                ToolCall::new("call-2", "bash", json!({"cmd": "du -sh /tmp/build"})),
-            ],
-            finish_reason: "tool_calls".into(),
-        },
-        _ => ModelResponse {
-            content: json!(report::tool_report(messages).concat().trim_end()),
-            tool_calls: vec![],
-            finish_reason: "stop".into(),
-        },
-    }
-}
-
-/// The mock tool: pretends to run a shell command.
-fn mock_bash(args: &Value) -> Value {
-    let cmd = args.get("cmd").and_then(Value::as_str).unwrap_or_default();
-    json!({"stdout": format!("1.2G\t{}", cmd.rsplit(' ').next().unwrap_or("")), "exit_code": 0})
-}
-
 /// How a scripted run ended, before its `agent_shutdown`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ending {
@@ -294,37 +262,6 @@ async fn tool_step(session: &Session, call: &ToolCall) -> Result<Value, Error> {
     } else {
         json!({"error": "result withheld"})
     })
-}
-
-/// Prints one line per record: sequence, point, decision, reason, and
-/// which interceptor decided (`-` when none did, e.g. a host error).
-pub fn print_table(records: &[InterceptionRecord], print: Print) {
-    say!(
-        print,
-        "seq  point            decision   reason                         decided by"
-    );
-    say!(print, "{}", "-".repeat(78));
-    for r in records {
-        let decider = r
-            .decided_by
-            .and_then(|i| r.verdicts.iter().find(|v| v.index == i))
-            .and_then(|v| v.name.clone())
-            .unwrap_or_else(|| "-".into());
-        let detail = r
-            .verdict
-            .transform
-            .as_ref()
-            .map(|t| format!(" ({})", t.path))
-            .unwrap_or_default();
-        say!(
-            print,
-            "{:>3}  {:<16} {:<10} {:<30} {decider}{detail}",
-            r.sequence,
-            r.interception_point.as_str(),
-            r.verdict.decision.as_str(),
-            r.verdict.reason.as_deref().unwrap_or("-"),
-        );
-    }
 }
 
 /// Runs the demo session `demo-session-1` on `host`, ends it with

@@ -14,7 +14,8 @@ use hookwire_client::{
 use hookwire_server::prelude::*;
 use serde_json::{Value, json};
 
-use crate::{Print, REQUEST, SESSION_ID, mock_bash, mock_model, print_table};
+use crate::print::{Print, print_table};
+use crate::script::{REQUEST, SESSION_ID, mock_bash, mock_model};
 
 /// Denies a model response that contains something shaped like an AWS
 /// access key id (`AKIA` and 16 upper-case letters or digits), so that a
