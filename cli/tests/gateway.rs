@@ -14,22 +14,13 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub(crate) use hookwire_testkit::child::{Running, line_starting, stdout_lines as lines_of};
 use serde_json::{Value, json};
 
 /// The pooled upstream key: it must reach the upstream and nothing else.
 pub(crate) const UPSTREAM_KEY: &str = "sk-pooled-upstream-key-7f3a9c";
 /// What the client itself sends; the gateway must not forward it.
 pub(crate) const CLIENT_KEY: &str = "sk-client-key-not-forwarded";
-
-/// A spawned command, killed on drop.
-pub(crate) struct Running(pub(crate) Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// One request the upstream received: its `Authorization` and its body.
 #[derive(Debug, Clone)]
@@ -107,53 +98,14 @@ pub(crate) fn upstream() -> (String, Arc<Mutex<Vec<Seen>>>) {
     (base, seen)
 }
 
-/// Sends lines of `child`'s stdout to a channel.
-pub(crate) fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-/// Waits for the line starting with `prefix`.
-pub(crate) fn line_starting(rx: &mpsc::Receiver<String>, prefix: &str) -> String {
-    loop {
-        let line = rx
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("no line starting with {prefix:?}"));
-        if line.starts_with(prefix) {
-            return line;
-        }
-    }
-}
-
-/// Starts `hookwire policy serve` over the Rego files of `policies` on a
-/// free loopback port; the running service and its endpoint URL.
+/// Starts `hookwire policy serve` (this crate's binary) over the Rego
+/// files of `policies` on a free loopback port; the running service and
+/// its endpoint URL.
 pub(crate) fn policy_serve(policies: &std::path::Path) -> (Running, String) {
-    let mut policy = std::process::Command::new(env!("CARGO_BIN_EXE_hookwire"))
-        .args(["policy", "serve"])
-        .arg(policies)
-        .args(["--addr", "127.0.0.1:0", "--no-watch"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("run hookwire policy serve");
-    let lines = lines_of(&mut policy);
-    let policy = Running(policy);
-    let banner = line_starting(&lines, "policy serving ");
-    let endpoint = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("the policy service's URL in its banner")
-        .to_owned();
-    (policy, endpoint)
+    hookwire_testkit::child::policy_serve(
+        std::path::Path::new(env!("CARGO_BIN_EXE_hookwire")),
+        policies,
+    )
 }
 
 /// POSTs `body` to the gateway's chat completions; the status and JSON.

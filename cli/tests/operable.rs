@@ -7,32 +7,18 @@
 //! registry; `hookwire policy serve --metrics-addr` serves the service's,
 //! and logs through `RUST_LOG` on stderr.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use hookwire_client::{Host, InputRole, ShutdownReason, ToolCall};
+pub(crate) use hookwire_testkit::child::stderr_lines;
 use hookwire_testkit::{metric_value, promtool_accepts, scrape_metrics};
 use serde_json::{Value, json};
 
 use crate::gateway::{CLIENT_KEY, Running, UPSTREAM_KEY, chat, line_starting, lines_of, upstream};
-
-/// Sends the lines of `child`'s stderr to a channel.
-pub(crate) fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
 
 /// Waits for the line containing every one of `words`, keeping every line
 /// read in `read`.

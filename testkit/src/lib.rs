@@ -11,9 +11,9 @@
 //! throwaway certificate authorities ([`tls`]) and a TLS front for any
 //! plain test upstream ([`tls_front`]), a misbehaving approval
 //! service ([`rogue`]), what a test needs from the machine ([`require`]:
-//! a missing tool fails under CI, skips loudly elsewhere), and the official
-//! JSON schemas as an oracle
-//! ([`schema`]): the hosts built here validate every record they produce
+//! a missing tool fails under CI, skips loudly elsewhere), child processes
+//! killed when a test ends and read line by line ([`child`]), and the
+//! official JSON schemas as an oracle ([`schema`]): the hosts built here validate every record they produce
 //! and [`Scripted`] validates every context it receives.
 //!
 //! Used by the integration tests (`hookwire-tests`), `hookwire-cli`'s
@@ -22,6 +22,7 @@
 //! server depending on it back (even as a dev-dependency) would build two
 //! copies of the server crate whose types do not match.
 
+pub mod child;
 mod crash;
 mod logs;
 pub mod postgres;

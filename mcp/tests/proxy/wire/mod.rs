@@ -9,13 +9,16 @@
 //! and oversized messages; the records (printed on stderr) equal the
 //! emissions.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use hookwire_testkit::child::{
+    Running, line_starting, stderr_lines as err_lines, stdout_lines as lines_of,
+};
 use hookwire_testkit::{hookwire_bin, python_venv, workspace_root};
 use serde_json::{Value, json};
 
@@ -29,80 +32,6 @@ const BOB: &str = "mcp-test-token-bob-81ce";
 
 fn fixtures() -> PathBuf {
     workspace_root().join("tests/fixtures/mcp/wire")
-}
-
-/// A child process killed (and reaped) when the handle drops.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Each line of a child's stdout.
-fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-/// Waits (bounded) for the line starting with `prefix`.
-fn line_starting(rx: &mpsc::Receiver<String>, prefix: &str) -> String {
-    loop {
-        let line = rx
-            .recv_timeout(WAIT)
-            .unwrap_or_else(|_| panic!("no line starting with {prefix:?}"));
-        if line.starts_with(prefix) {
-            return line;
-        }
-    }
-}
-
-/// Starts `hookwire policy serve` over the Rego files of `policies` on a
-/// free loopback port; the running service and its endpoint URL.
-fn policy_serve(policies: &std::path::Path) -> (Running, String) {
-    let mut policy = Command::new(hookwire_bin())
-        .args(["policy", "serve"])
-        .arg(policies)
-        .args(["--addr", "127.0.0.1:0", "--no-watch"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run hookwire policy serve");
-    let lines = lines_of(&mut policy);
-    let policy = Running(policy);
-    let banner = line_starting(&lines, "policy serving ");
-    let endpoint = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("the policy service's URL in its banner")
-        .to_owned();
-    (policy, endpoint)
-}
-
-/// Each line of a child's stderr.
-fn err_lines(child: &mut Child) -> mpsc::Receiver<String> {
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
 }
 
 /// The policy service and a declaration binding it.
@@ -129,7 +58,8 @@ fn http_fixture() -> (Running, String) {
 }
 
 fn governance() -> Governance {
-    let (policy, endpoint) = policy_serve(&fixtures().join("policy"));
+    let (policy, endpoint) =
+        hookwire_testkit::child::policy_serve(&hookwire_bin(), &fixtures().join("policy"));
     let dir = tempfile::tempdir().unwrap();
     let declaration = dir.path().join("mcp.json");
     let document = json!({
