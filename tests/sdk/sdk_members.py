@@ -1,5 +1,5 @@
 """The members of each wire API as the pinned official SDKs type them, for the
-mediation-table test (gateway/tests/mediation_table.rs).
+mediation-table test (gateway/tests/gateway/mediation_table.rs).
 
 Prints one line per member path, sorted: `API request PATH` or
 `API answer PATH`. Paths: a top-level member by name; `choices[].NAME`,

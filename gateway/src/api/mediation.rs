@@ -15,7 +15,7 @@
 //! member is checked are the root and the table's `open` paths; a typed
 //! array is checked element by element wherever the table lists one of
 //! its types. The same walk, over the pinned SDKs' type definitions, is
-//! what `gateway/tests/mediation_table.rs` compares the tables to.
+//! what `gateway/tests/gateway/mediation_table.rs` compares the tables to.
 
 use serde_json::Value;
 
