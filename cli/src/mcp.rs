@@ -100,6 +100,10 @@ pub(crate) struct McpArgs {
     /// The most HTTP sessions open at once.
     #[arg(long, default_value_t = 256, value_name = "N")]
     max_sessions: usize,
+    /// How many of them one client (one bearer token's name) may hold:
+    /// one client's flood cannot lock the others out.
+    #[arg(long, default_value_t = hookwire_mcp::DEFAULT_MAX_SESSIONS_PER_CLIENT, value_name = "N")]
+    max_sessions_per_client: usize,
     /// The most requests in flight per session.
     #[arg(long, default_value_t = 64, value_name = "N")]
     max_in_flight: usize,
@@ -179,6 +183,7 @@ pub(crate) async fn run(args: McpArgs) -> Result<(), CliError> {
         idle_timeout: Duration::from_secs(args.idle_timeout_s.max(1)),
         input_required_after: Duration::from_millis(args.input_required_after_ms.max(1)),
         max_sessions: args.max_sessions.max(1),
+        max_sessions_per_client: args.max_sessions_per_client.max(1),
         max_in_flight: args.max_in_flight.max(1),
         max_message_bytes: args.max_message_bytes.max(1024),
         hidden: hidden.names(),

@@ -12,6 +12,10 @@ use crate::origin::Origins;
 /// The default bound on one JSON-RPC message, either direction.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 << 20;
 
+/// The default of [`McpConfig::max_sessions_per_client`]: a quarter of
+/// the default table.
+pub const DEFAULT_MAX_SESSIONS_PER_CLIENT: usize = 64;
+
 /// How the proxy runs.
 #[derive(Debug, Clone)]
 pub struct McpConfig {
@@ -24,6 +28,9 @@ pub struct McpConfig {
     pub input_required_after: Duration,
     /// The most HTTP sessions open at once.
     pub max_sessions: usize,
+    /// The most of them one client (one bearer token's name) may hold,
+    /// so that one client's flood cannot lock the others out.
+    pub max_sessions_per_client: usize,
     /// The most requests of the client in flight per session.
     pub max_in_flight: usize,
     /// The largest message accepted from either side, in bytes.
@@ -48,6 +55,7 @@ impl Default for McpConfig {
             idle_timeout: Duration::from_secs(3600),
             input_required_after: Duration::from_secs(5),
             max_sessions: 256,
+            max_sessions_per_client: DEFAULT_MAX_SESSIONS_PER_CLIENT,
             max_in_flight: 64,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             hidden: BTreeSet::new(),

@@ -45,7 +45,7 @@ pub mod settings;
 mod stdio;
 mod upstream;
 
-pub use config::{DEFAULT_MAX_MESSAGE_BYTES, McpConfig};
+pub use config::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS_PER_CLIENT, McpConfig};
 pub use error::Error;
 pub use hidden::{HIDDEN_BINDING_ID, HIDDEN_KIND, HIDDEN_REASON, HiddenTools, with_hidden_binding};
 /// The clients file (`NAME SHA256-HEX` a line) the Streamable HTTP

@@ -11,7 +11,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -26,8 +26,9 @@ use tokio::sync::mpsc;
 mod proxy;
 mod stateless;
 
+use hookwire_edge::sessions::Found;
 pub use proxy::HttpProxy;
-use proxy::{Entry, SESSION_HEADER, count, json_response, refusal};
+use proxy::{SESSION_HEADER, count, forbidden_session, json_response, refusal};
 
 use crate::error::Error;
 use crate::jsonrpc::{self, Message};
@@ -42,17 +43,7 @@ pub async fn serve_http(
     let router = axum::Router::new()
         .route("/mcp", post(post_mcp).delete(delete_mcp).get(get_mcp))
         .with_state(proxy.clone());
-    let weak = Arc::downgrade(&proxy);
-    let period =
-        (proxy.config.idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));
-    let reaper = tokio::spawn(async move {
-        let mut tick = tokio::time::interval(period);
-        loop {
-            tick.tick().await;
-            let Some(p) = weak.upgrade() else { return };
-            p.reap_idle().await;
-        }
-    });
+    let reaper = proxy.sessions.spawn_reaper();
     let served = axum::serve(listener, router)
         .with_graceful_shutdown(stop)
         .await
@@ -143,32 +134,26 @@ fn owned_session(
             "no Mcp-Session-Id: initialize first",
         )));
     };
-    let mut t = proxy.table();
-    let Some(e) = t.get_mut(id) else {
-        return Err(Box::new(refusal(
+    let gone = || {
+        Box::new(refusal(
             StatusCode::NOT_FOUND,
             jsonrpc::INVALID_REQUEST,
             "unknown or ended session: initialize again",
-        )));
+        ))
     };
-    if e.owner != client {
-        tracing::warn!(target: "hookwire_mcp::access", client = %client, "mcp request refused: another client's session");
-        return Err(Box::new(refusal(
-            StatusCode::FORBIDDEN,
-            jsonrpc::INVALID_REQUEST,
-            "forbidden: the session belongs to another client",
-        )));
+    let mut t = proxy.sessions.lock();
+    match t.find(id, &client.to_owned(), Instant::now()) {
+        Ok(Found::Open(session)) if session.is_ended() => {
+            t.remove_if_same(id, &session);
+            Err(gone())
+        }
+        Ok(Found::Open(session)) => Ok((id.to_owned(), session)),
+        Ok(Found::Starting | Found::Absent) => Err(gone()),
+        Err(_) => {
+            tracing::warn!(target: "hookwire_mcp::access", client = %client, "mcp request refused: another client's session");
+            Err(Box::new(forbidden_session()))
+        }
     }
-    if e.session.is_ended() {
-        t.remove(id);
-        return Err(Box::new(refusal(
-            StatusCode::NOT_FOUND,
-            jsonrpc::INVALID_REQUEST,
-            "unknown or ended session: initialize again",
-        )));
-    }
-    e.last = Instant::now();
-    Ok((id.to_owned(), e.session.clone()))
 }
 
 async fn post_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap, body: Body) -> Response {
@@ -277,24 +262,6 @@ async fn initialize(proxy: &Arc<HttpProxy>, client: String, message: Message) ->
         let body = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "error": error});
         return json_response(&body, None);
     }
-    // The place is booked before the upstream starts (which is slow), so
-    // that concurrent initializes cannot all pass the bound.
-    let booking = match proxy.book() {
-        Some(b) => b,
-        None => {
-            proxy.reap_idle().await;
-            match proxy.book() {
-                Some(b) => b,
-                None => {
-                    let m = format!(
-                        "{} sessions are open: no room for another",
-                        proxy.config.max_sessions
-                    );
-                    return refusal(StatusCode::SERVICE_UNAVAILABLE, jsonrpc::OVERLOADED, &m);
-                }
-            }
-        }
-    };
     let key = match crate::ids::random_id() {
         Ok(k) => k,
         Err(e) => {
@@ -305,6 +272,11 @@ async fn initialize(proxy: &Arc<HttpProxy>, client: String, message: Message) ->
             );
         }
     };
+    // The place is booked before the upstream starts (which is slow), so
+    // that concurrent initializes cannot all pass the bounds.
+    if let Err(r) = proxy.book(&key, &client).await {
+        return r;
+    }
     let session = match McpSession::open(
         &proxy.host,
         key.clone(),
@@ -317,6 +289,7 @@ async fn initialize(proxy: &Arc<HttpProxy>, client: String, message: Message) ->
     {
         Ok(s) => s,
         Err(e) => {
+            proxy.sessions.cancel(&key);
             return refusal(
                 StatusCode::BAD_GATEWAY,
                 jsonrpc::UPSTREAM_FAILED,
@@ -326,22 +299,11 @@ async fn initialize(proxy: &Arc<HttpProxy>, client: String, message: Message) ->
     };
     let answer = session.handle(message, None).await.unwrap_or(Value::Null);
     if answer.get("result").is_none() || session.is_ended() {
+        proxy.sessions.cancel(&key);
         session.end(ShutdownReason::Error).await;
         return json_response(&answer, None);
     }
-    {
-        let mut t = proxy.table();
-        t.insert(
-            key.clone(),
-            Entry {
-                owner: client.clone(),
-                session,
-                last: Instant::now(),
-            },
-        );
-        // Given back under the lock that inserted the session.
-        drop(booking);
-    }
+    proxy.sessions.fill(&key, session).await;
     tracing::info!(target: "hookwire_mcp::access", client = %client, session = %key, "mcp session opened");
     json_response(&answer, Some(&key))
 }
@@ -358,7 +320,7 @@ async fn delete_mcp(State(proxy): State<Arc<HttpProxy>>, headers: HeaderMap) -> 
         Ok(s) => s,
         Err(r) => return *r,
     };
-    proxy.table().remove(&key);
+    proxy.sessions.lock().remove_if_same(&key, &session);
     session.end(ShutdownReason::Completed).await;
     StatusCode::NO_CONTENT.into_response()
 }

@@ -1,18 +1,18 @@
 //! The HTTP downstream's shared state: the proxy (host, upstream,
-//! clients), its bounded session table with the places booked by
-//! sessions still starting and the idle reaper's sweep, and the answers
-//! every route gives (a JSON-RPC error with an HTTP status, a JSON
-//! answer, the message counter).
+//! clients) and its sessions in the edge's one bounded table
+//! ([`Sessions`]: each session bound to the client that opened it, at
+//! most `--max-sessions` places and `--max-sessions-per-client` of them
+//! one client's, a place booked before the upstream starts, idle-out and
+//! the reaper), and the answers every route gives (a JSON-RPC error with
+//! an HTTP status, a JSON answer, the message counter).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::sync::Arc;
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use hookwire_client::{Host, ShutdownReason};
+use hookwire_client::Host;
 use hookwire_edge::clients::WatchedClients;
+use hookwire_edge::sessions::{Bounds, Sessions, WhenFull};
 use serde_json::Value;
 
 use crate::config::McpConfig;
@@ -23,12 +23,6 @@ use crate::upstream::{HttpClient, UpstreamSpec};
 /// The session id header.
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
-pub(crate) struct Entry {
-    pub(crate) owner: String,
-    pub(crate) session: Arc<McpSession>,
-    pub(crate) last: Instant,
-}
-
 /// The shared state of the HTTP downstream.
 pub struct HttpProxy {
     pub(crate) host: Host,
@@ -36,21 +30,8 @@ pub struct HttpProxy {
     pub(crate) client: HttpClient,
     pub(crate) config: Arc<McpConfig>,
     pub(crate) clients: WatchedClients,
-    pub(crate) table: Mutex<HashMap<String, Entry>>,
-    /// Places booked by `initialize`s still starting; changed under the
-    /// table's lock only, so that the bound holds across both.
-    pub(crate) booked: AtomicUsize,
-}
-
-/// A place in the session table booked for a session still starting,
-/// given back when dropped (the session then is in the table, or never
-/// will be).
-pub(crate) struct Booking<'a>(&'a AtomicUsize);
-
-impl Drop for Booking<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
+    /// The open sessions by id, each with the client that opened it.
+    pub(crate) sessions: Arc<Sessions<McpSession, String>>,
 }
 
 impl HttpProxy {
@@ -61,63 +42,80 @@ impl HttpProxy {
         config: Arc<McpConfig>,
         clients: impl Into<WatchedClients>,
     ) -> Arc<Self> {
+        let bounds = Bounds::new(
+            config.max_sessions,
+            config.max_sessions_per_client,
+            WhenFull::Refuse,
+        );
         Arc::new(Self {
             host,
             spec,
             client: HttpClient::new(&config.upstream_tls),
+            sessions: Arc::new(Sessions::new(bounds, config.idle_timeout)),
             config,
             clients: clients.into(),
-            table: Mutex::default(),
-            booked: AtomicUsize::new(0),
         })
     }
 
-    pub(crate) fn table(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
-        self.table.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// How many sessions are open.
+    /// How many places the session table holds (open sessions and those
+    /// still starting).
     pub fn open_sessions(&self) -> usize {
-        self.table().len()
+        self.sessions.len()
     }
 
-    /// Books a place for one more session, if the bound leaves one.
-    pub(crate) fn book(&self) -> Option<Booking<'_>> {
-        let t = self.table();
-        if t.len() + self.booked.load(Ordering::Acquire) >= self.config.max_sessions {
-            return None;
-        }
-        self.booked.fetch_add(1, Ordering::AcqRel);
-        Some(Booking(&self.booked))
-    }
-
-    /// Ends every session idle past the timeout (or already ended).
-    pub async fn reap_idle(&self) {
-        let idle = self.config.idle_timeout;
-        let gone: Vec<Arc<McpSession>> = {
-            let mut t = self.table();
-            let keys: Vec<String> = t
-                .iter()
-                .filter(|(_, e)| e.session.is_ended() || e.last.elapsed() >= idle)
-                .map(|(k, _)| k.clone())
-                .collect();
-            keys.iter()
-                .filter_map(|k| t.remove(k))
-                .map(|e| e.session)
-                .collect()
+    /// Books the place of session `key` for `client` before its upstream
+    /// starts; when a bound is reached the idle sessions are ended first
+    /// and the booking tried once more. The refusal is the answer to give.
+    pub(crate) async fn book(&self, key: &str, client: &str) -> Result<(), Response> {
+        let first = self.sessions.book(key, client.to_owned()).await;
+        let booked = match first {
+            Err(hookwire_edge::Error::SessionsFull(_) | hookwire_edge::Error::SessionQuota(_)) => {
+                self.sessions.reap_idle().await;
+                self.sessions.book(key, client.to_owned()).await
+            }
+            other => other,
         };
-        for s in gone {
-            s.end(ShutdownReason::Completed).await;
-        }
+        booked.map_err(|e| table_refusal(&e))
+    }
+
+    /// Ends every session idle past the timeout (or ended on its own)
+    /// that no request uses.
+    pub async fn reap_idle(&self) {
+        self.sessions.reap_idle().await;
     }
 
     /// Ends every session (the proxy is stopping).
     pub async fn shutdown_all(&self) {
-        let all: Vec<Arc<McpSession>> = self.table().drain().map(|(_, e)| e.session).collect();
-        for s in all {
-            s.end(ShutdownReason::Cancelled).await;
-        }
+        self.sessions.shutdown_all().await;
     }
+}
+
+/// The answer to a refusal of the session table.
+pub(crate) fn table_refusal(e: &hookwire_edge::Error) -> Response {
+    match e {
+        hookwire_edge::Error::SessionNotOwned => forbidden_session(),
+        hookwire_edge::Error::SessionQuota(n) => refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            jsonrpc::OVERLOADED,
+            &format!(
+                "every one of the {n} sessions one client may hold is open (--max-sessions-per-client): end one first"
+            ),
+        ),
+        e => refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            jsonrpc::OVERLOADED,
+            &e.to_string(),
+        ),
+    }
+}
+
+/// The answer to a request for another client's session.
+pub(crate) fn forbidden_session() -> Response {
+    refusal(
+        StatusCode::FORBIDDEN,
+        jsonrpc::INVALID_REQUEST,
+        "forbidden: the session belongs to another client",
+    )
 }
 
 /// A JSON-RPC error answer with an HTTP status.

@@ -9,14 +9,16 @@
 //! from the client, and nothing is relayed that no point saw.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use hookwire_client::ShutdownReason;
 use serde_json::{Value, json};
 
-use super::proxy::{Entry, HttpProxy, json_response, refusal};
+use hookwire_edge::sessions::Found;
+
+use super::proxy::{HttpProxy, json_response, refusal, table_refusal};
 use crate::core::stateless as sl;
 use crate::jsonrpc::{self, Message};
 use crate::mediation::STATELESS_VERSIONS;
@@ -90,29 +92,60 @@ fn session_key(client: &str, conversation: Option<&str>) -> String {
     format!("s-{}", &digest[..32])
 }
 
-/// The open session `key` of `client`, or a new one in a booked place.
+/// The open session `key` of `client`, or a new one in a place booked
+/// for it. A request that finds the session still starting (another
+/// request of the same conversation is starting it) waits for that start,
+/// within the call timeout, rather than starting a second one.
 async fn session_for(
     proxy: &Arc<HttpProxy>,
     client: &str,
     key: &str,
 ) -> Result<Arc<McpSession>, Response> {
-    if let Some(s) = existing(proxy, client, key).map_err(|r| *r)? {
-        return Ok(s);
-    }
-    let booking = match proxy.book() {
-        Some(b) => b,
-        None => {
-            proxy.reap_idle().await;
-            proxy.book().ok_or_else(|| {
-                let m = format!(
-                    "{} sessions are open: no room for another",
-                    proxy.config.max_sessions
-                );
-                refusal(StatusCode::SERVICE_UNAVAILABLE, jsonrpc::OVERLOADED, &m)
-            })?
+    let deadline = Instant::now() + proxy.config.call_timeout;
+    loop {
+        let found = proxy
+            .sessions
+            .lock()
+            .find(key, &client.to_owned(), Instant::now());
+        match found {
+            Ok(Found::Open(s)) if s.is_ended() => {
+                proxy.sessions.lock().remove_if_same(key, &s);
+            }
+            Ok(Found::Open(s)) => return Ok(s),
+            Ok(Found::Starting) if Instant::now() < deadline => {
+                tokio::time::sleep(STARTING_POLL).await;
+            }
+            Ok(Found::Starting) => {
+                return Err(refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    jsonrpc::OVERLOADED,
+                    "the session is still starting: send the request again",
+                ));
+            }
+            Ok(Found::Absent) => match proxy.sessions.book(key, client.to_owned()).await {
+                Ok(()) => return start(proxy, client, key).await,
+                // Booked by a request of the same conversation meanwhile.
+                Err(hookwire_edge::Error::SessionNotOwned) => {}
+                Err(_) => {
+                    proxy.book(key, client).await?;
+                    return start(proxy, client, key).await;
+                }
+            },
+            Err(e) => return Err(table_refusal(&e)),
         }
-    };
-    let session = McpSession::open(
+    }
+}
+
+/// How often a request waiting for its session's start looks again.
+const STARTING_POLL: Duration = Duration::from_millis(10);
+
+/// Opens the session `key` in the place booked for it.
+async fn start(
+    proxy: &Arc<HttpProxy>,
+    client: &str,
+    key: &str,
+) -> Result<Arc<McpSession>, Response> {
+    let opened = McpSession::open(
         &proxy.host,
         key.to_owned(),
         &proxy.spec,
@@ -120,76 +153,27 @@ async fn session_for(
         proxy.config.clone(),
         None,
     )
-    .await
-    .map_err(|e| {
-        refusal(
-            StatusCode::BAD_GATEWAY,
-            jsonrpc::UPSTREAM_FAILED,
-            &e.to_string(),
-        )
-    })?;
-    let raced = {
-        let mut t = proxy.table();
-        let raced = t.get(key).map(|e| e.session.clone());
-        if raced.is_none() {
-            t.insert(
-                key.to_owned(),
-                Entry {
-                    owner: client.to_owned(),
-                    session: session.clone(),
-                    last: Instant::now(),
-                },
-            );
+    .await;
+    let session = match opened {
+        Ok(s) => s,
+        Err(e) => {
+            proxy.sessions.cancel(key);
+            return Err(refusal(
+                StatusCode::BAD_GATEWAY,
+                jsonrpc::UPSTREAM_FAILED,
+                &e.to_string(),
+            ));
         }
-        drop(booking);
-        raced
     };
-    match raced {
-        // Another request of the same conversation opened it first.
-        Some(theirs) => {
-            session.end(ShutdownReason::Completed).await;
-            Ok(theirs)
-        }
-        None => {
-            tracing::info!(target: "hookwire_mcp::access", client = %client, session = %key, "mcp stateless session opened");
-            Ok(session)
-        }
-    }
+    proxy.sessions.fill(key, session.clone()).await;
+    tracing::info!(target: "hookwire_mcp::access", client = %client, session = %key, "mcp stateless session opened");
+    Ok(session)
 }
 
-/// The session `key`, when open and owned by `client`.
-fn existing(
-    proxy: &HttpProxy,
-    client: &str,
-    key: &str,
-) -> Result<Option<Arc<McpSession>>, Box<Response>> {
-    let mut t = proxy.table();
-    let Some(e) = t.get_mut(key) else {
-        return Ok(None);
-    };
-    if e.owner != client {
-        return Err(Box::new(refusal(
-            StatusCode::FORBIDDEN,
-            jsonrpc::INVALID_REQUEST,
-            "forbidden: the session belongs to another client",
-        )));
-    }
-    if e.session.is_ended() {
-        t.remove(key);
-        return Ok(None);
-    }
-    e.last = Instant::now();
-    Ok(Some(e.session.clone()))
-}
-
+/// Takes out and ends `session` (its stateless start failed), unless
+/// the table holds another under its key by now.
 async fn remove(proxy: &HttpProxy, key: &str, session: &Arc<McpSession>) {
-    let mine = {
-        let mut t = proxy.table();
-        match t.get(key) {
-            Some(e) if Arc::ptr_eq(&e.session, session) => t.remove(key).is_some(),
-            _ => false,
-        }
-    };
+    let mine = proxy.sessions.lock().remove_if_same(key, session);
     if mine {
         session.end(ShutdownReason::Error).await;
     }

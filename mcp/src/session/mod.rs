@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use hookwire_client::{Host, ShutdownReason};
+use hookwire_edge::sessions::{EdgeSession, Ending, InUse};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
@@ -440,6 +441,31 @@ impl McpSession {
         }
         self.link.close().await;
         tracing::info!(target: "hookwire_mcp::access", session = %self.key, reason = reason.as_str(), "mcp session ended");
+    }
+}
+
+/// A session is in use while a request of its client is in flight or a
+/// parked call runs on: the table neither idles it out nor lets it go.
+impl InUse for McpSession {
+    fn in_use(&self) -> bool {
+        let st = self.state();
+        !st.in_flight.is_empty() || !st.parked.is_empty()
+    }
+
+    fn ended(&self) -> bool {
+        self.is_ended()
+    }
+}
+
+/// The HTTP downstream's table ends a session it takes out: idle
+/// (`completed`), or at the proxy's stop (`cancelled`).
+impl EdgeSession for McpSession {
+    async fn end(self: Arc<Self>, why: Ending) {
+        let reason = match why {
+            Ending::Idle | Ending::Displaced => ShutdownReason::Completed,
+            Ending::Shutdown => ShutdownReason::Cancelled,
+        };
+        McpSession::end(&self, reason).await;
     }
 }
 

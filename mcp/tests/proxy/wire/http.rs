@@ -502,6 +502,46 @@ fn concurrent_initializes_cannot_overrun_the_session_bound() {
 }
 
 #[test]
+fn one_client_cannot_hold_every_session() {
+    let (g, _proxy, _err, addr, _) =
+        listening(&["--max-sessions", "3", "--max-sessions-per-client", "1"]);
+    let (alice, bob) = (format!("Bearer {ALICE}"), format!("Bearer {BOB}"));
+    let (status, h, body) = http(&addr, "POST", &[("authorization", &alice)], &init_body(1));
+    assert_eq!(status, 200, "{body}");
+    let first = header(&h, "mcp-session-id").unwrap().to_owned();
+    // Alice's second session is past her quota, with room left in the table.
+    let (status, _, body) = http(&addr, "POST", &[("authorization", &alice)], &init_body(2));
+    assert_eq!(status, 503, "{body}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["error"]["code"], -32003, "{body}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-sessions-per-client"),
+        "{body}"
+    );
+    // Bob is not locked out by her.
+    let (status, _, body) = http(&addr, "POST", &[("authorization", &bob)], &init_body(3));
+    assert_eq!(status, 200, "{body}");
+    // Once she ends hers, she may open another.
+    let (status, _, _) = http(
+        &addr,
+        "DELETE",
+        &[("authorization", &alice), ("mcp-session-id", &first)],
+        "",
+    );
+    assert_eq!(status, 204);
+    let (status, _, body) = http(&addr, "POST", &[("authorization", &alice)], &init_body(4));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        lines_in(&g, "starts"),
+        3,
+        "no upstream for a refused session"
+    );
+}
+
+#[test]
 fn a_notification_that_would_act_is_refused_and_counted() {
     let (g, _proxy, _err, addr, metrics) = listening(&["--metrics-addr", "127.0.0.1:0"]);
     let alice = format!("Bearer {ALICE}");
