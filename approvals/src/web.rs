@@ -224,7 +224,7 @@ async fn login(State(s): State<WebState>, Json(body): Json<LoginBody>) -> Respon
             };
         }
     };
-    let (id, session) = match s.sessions.open(approver, generation) {
+    let (id, session) = match s.sessions.open(approver, generation).await {
         Ok(opened) => opened,
         Err(_) => return status(StatusCode::SERVICE_UNAVAILABLE, "too_many_sessions"),
     };

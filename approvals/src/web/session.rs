@@ -1,5 +1,6 @@
 //! Signed-in page sessions: the session cookie that names one, the CSRF
-//! token every `POST` must carry, and the bounded table of live sessions.
+//! token every `POST` must carry, and the bounded table of live sessions
+//! (the edge's one session table: a quota per approver, expiry).
 //!
 //! A session id and its CSRF token are 256 random bits each, never the
 //! approver's token. The cookie is written and read with the `cookie`
@@ -8,13 +9,13 @@
 //! answer and sends it back (a synchronizer token), which needs no
 //! framework of its own.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use cookie::{Cookie, SameSite};
+use hookwire_edge::sessions::{self as edge, Bounds, EdgeSession, Ending, InUse, WhenFull};
 use hookwire_edge::token::constant_time_eq;
 use tokio::time::Instant;
 
@@ -32,9 +33,13 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 /// How long a session lasts after sign-in.
 pub const SESSION_TTL: Duration = Duration::from_secs(8 * 60 * 60);
 
-/// Most sessions kept at once; sign-ins beyond are refused (`503`) until
-/// some expire.
+/// Most sessions kept at once; a sign-in beyond takes the place of the
+/// least recently used one (whose approver signs in again).
 const MAX_SESSIONS: usize = 10_000;
+
+/// Most sessions one approver keeps at once (browsers, devices); a
+/// sign-in beyond takes the place of their own least recently used one.
+const MAX_SESSIONS_PER_APPROVER: usize = 16;
 
 /// A signed-in approver.
 #[derive(Debug, Clone)]
@@ -48,50 +53,78 @@ pub(super) struct Session {
     pub(super) generation: u64,
 }
 
-/// Signed-in sessions by their random id.
-#[derive(Debug, Default)]
+/// A page session ends at its expiry, whatever its use: the table takes
+/// an expired one out as it takes out an idle one.
+impl InUse for Session {
+    fn ended(&self) -> bool {
+        self.expires <= Instant::now()
+    }
+}
+
+/// A page session holds nothing to end: signing out is forgetting it.
+impl EdgeSession for Session {
+    async fn end(self: Arc<Self>, _why: Ending) {}
+}
+
+/// Signed-in sessions by their random id, in the edge's one session
+/// table (`hookwire_edge::sessions`), each bound to its approver.
 pub(super) struct Sessions {
-    by_id: Mutex<HashMap<String, Session>>,
+    table: edge::Sessions<Session, String>,
+}
+
+impl Default for Sessions {
+    fn default() -> Self {
+        let bounds = Bounds::new(MAX_SESSIONS, MAX_SESSIONS_PER_APPROVER, WhenFull::Displace);
+        Self {
+            table: edge::Sessions::new(bounds, SESSION_TTL),
+        }
+    }
+}
+
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions")
+            .field("len", &self.table.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Sessions {
     fn get(&self, id: &str) -> Option<Session> {
-        let mut map = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
-        match map.get(id) {
-            Some(s) if s.expires > now => Some(s.clone()),
-            Some(_) => {
-                map.remove(id);
-                None
-            }
-            None => None,
+        let mut t = self.table.lock();
+        let session = t.peek(id)?.clone();
+        if session.ended() {
+            t.remove(id);
+            return None;
         }
+        t.touch(id, std::time::Instant::now());
+        Some(Session::clone(&session))
     }
 
     /// Signs `approver` in under the access list's `generation`: a new
-    /// session, with its id.
-    pub(super) fn open(
+    /// session, with its id. Expired sessions are let go first; past a
+    /// bound, the least recently used session (the approver's own past
+    /// their quota) gives its place.
+    pub(super) async fn open(
         &self,
         approver: Arc<ApproverAccess>,
         generation: u64,
     ) -> Result<(String, Session), Error> {
         let session = Session {
             identity: approver.identity(AuthMethod::WebSession),
-            approver,
             csrf: random_hex()?,
             expires: Instant::now() + SESSION_TTL,
             generation,
+            approver,
         };
         let id = random_hex()?;
-        let mut map = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
-        if map.len() >= MAX_SESSIONS {
-            let now = Instant::now();
-            map.retain(|_, s| s.expires > now);
-            if map.len() >= MAX_SESSIONS {
-                return Err(Error::Web(std::io::Error::other("too many sessions")));
-            }
-        }
-        map.insert(id.clone(), session.clone());
+        self.table.reap_idle().await;
+        let owner = session.approver.name.clone();
+        let opened = session.clone();
+        self.table
+            .enter(&id, owner, || Ok(opened), |_| None::<()>)
+            .await
+            .map_err(|e: hookwire_edge::Error| Error::Web(std::io::Error::other(e.to_string())))?;
         Ok((id, session))
     }
 
@@ -103,10 +136,7 @@ impl Sessions {
     }
 
     fn close_id(&self, id: &str) {
-        self.by_id
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
+        self.table.lock().remove(id);
     }
 
     /// The live session the request's cookie names, signed in under the
@@ -199,6 +229,55 @@ impl IntoResponse for Turned {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn approver(name: &str) -> Arc<ApproverAccess> {
+        Arc::new(ApproverAccess {
+            name: name.into(),
+            rules: Default::default(),
+        })
+    }
+
+    fn cookie_of(id: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        let value = format!("{SESSION_COOKIE}={id}");
+        headers.insert(header::COOKIE, HeaderValue::from_str(&value).unwrap());
+        headers
+    }
+
+    #[tokio::test]
+    async fn an_approver_past_their_quota_gives_up_one_of_their_own_sessions() {
+        let sessions = Sessions::default();
+        let (bob, _) = sessions.open(approver("bob"), 0).await.unwrap();
+        let mut ann = Vec::new();
+        for _ in 0..MAX_SESSIONS_PER_APPROVER {
+            ann.push(sessions.open(approver("ann"), 0).await.unwrap().0);
+        }
+        assert!(ann.iter().all(|id| sessions.get(id).is_some()));
+        let (newest, _) = sessions.open(approver("ann"), 0).await.unwrap();
+        assert!(sessions.get(&newest).is_some());
+        // Which of hers went is the table's least-recently-used rule,
+        // tested in `hookwire_edge::sessions`; here: one of hers, no more.
+        let kept = ann.iter().filter(|id| sessions.get(id).is_some()).count();
+        assert_eq!(kept, MAX_SESSIONS_PER_APPROVER - 1);
+        assert!(sessions.get(&bob).is_some(), "another approver's stays");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_session_ends_at_its_expiry_and_on_sign_out() {
+        let sessions = Sessions::default();
+        let (kept, _) = sessions.open(approver("ann"), 0).await.unwrap();
+        let (closed, _) = sessions.open(approver("ann"), 0).await.unwrap();
+        sessions.close(&cookie_of(&closed));
+        assert!(sessions.get(&closed).is_none());
+        tokio::time::advance(SESSION_TTL - Duration::from_secs(1)).await;
+        assert!(sessions.get(&kept).is_some(), "used, not expired");
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(
+            sessions.get(&kept).is_none(),
+            "expired, however recently used"
+        );
+        assert_eq!(sessions.table.len(), 0);
+    }
 
     #[test]
     fn the_session_cookie_is_read_back_among_others_and_carries_its_attributes() {

@@ -1,5 +1,6 @@
 //! The session table every edge keeps (the gateway's conversations, the
-//! MCP proxy's HTTP sessions, the hooks daemon's agent sessions), one
+//! MCP proxy's HTTP sessions, the hooks daemon's agent sessions, the
+//! approval page's sign-ins), one
 //! implementation: a pure core (`table`: ownership, bounds, displacement
 //! or refusal, bookings, idle-out; no I/O) behind one lock, and this thin
 //! async layer that ends what the core takes out — displaced, idle or at
