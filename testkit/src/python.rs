@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Mutex;
 
-use crate::workspace_root;
+use crate::workspace::workspace_root;
 
 /// Imports each requirement (`sys.argv[1:]`), and compares the installed
 /// distribution's version for the pinned ones (`name==version`); prints

@@ -37,7 +37,7 @@ const CONTEXT_DIR: &str = "agent-context";
 /// Where `scripts/setup.sh` leaves the official schemas:
 /// `.cache/ctk/schema/` in the workspace.
 pub fn schema_dir() -> PathBuf {
-    crate::workspace_root().join(".cache/ctk/schema")
+    crate::workspace::workspace_root().join(".cache/ctk/schema")
 }
 
 /// The compiled record and context schemas.
