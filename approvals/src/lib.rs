@@ -24,7 +24,7 @@
 //! - [`settings`]: [`Settings`], what the served service needs, validated
 //!   from [`settings::RawSettings`]; `run`: [`run`], the service with its
 //!   notifications and metrics served until shut down (what `hookwire
-//!   approvals serve` runs); `announce`: the lines it prints.
+//!   approvals serve` runs), printing through `hookwire_server::announce`.
 //! - [`auth`]: [`Access`], who may submit (hosts) and who may decide
 //!   (approvers, within their rules), by token hash or client certificate;
 //!   `decide`: the rules check and audit every decision passes, from
@@ -61,7 +61,6 @@
 //! # }
 //! ```
 
-mod announce;
 pub mod auth;
 mod decide;
 mod error;

@@ -12,11 +12,11 @@ use std::sync::{Arc, PoisonError};
 use hookwire_server::metrics::{MetricsTask, SharedRegistry};
 use tokio::net::TcpListener;
 
-use crate::announce::out;
 use crate::error::Error;
 use crate::queue::ApprovalQueue;
 use crate::serve::ApprovalServer;
 use crate::settings::{RawSettings, Settings};
+use hookwire_server::announce::out;
 
 /// Serves the approval service of `settings` until `shutdown` resolves,
 /// then shuts it down gracefully; prints the channels, the gRPC endpoint,

@@ -6,8 +6,8 @@
 //! goes to stderr (stdout may carry records), in the command's words.
 
 use std::future::Future;
-use std::io::Write;
 
+use hookwire_server::announce;
 use hookwire_server::metrics::MetricsTask;
 
 use crate::error::Error;
@@ -42,7 +42,7 @@ pub async fn run(
         .await
         .map_err(bind_error)?;
     let addr = listener.local_addr().map_err(bind_error)?;
-    say(format_args!(
+    announce::err(format_args!(
         "hookwire gateway: http://{addr}/v1 -> {} ({} pooled key(s){}), governed by {governed_by}",
         upstream,
         labels.len(),
@@ -53,14 +53,14 @@ pub async fn run(
         },
     ));
     if hooks_served {
-        say(format_args!(
+        announce::err(format_args!(
             "hookwire gateway: coding agents' hooks at http://{addr}/v1/hooks/{{agent}}"
         ));
     }
     let metrics = match metrics_endpoint {
         Some(MetricsEndpoint { listener, registry }) => {
             let bound = listener.local_addr().map_err(Error::Serve)?;
-            say(format_args!(
+            announce::err(format_args!(
                 "hookwire gateway metrics: http://{bound}/metrics"
             ));
             Some(MetricsTask::spawn(listener, registry, Vec::new()))
@@ -77,11 +77,4 @@ pub async fn run(
     };
     served?;
     stopped
-}
-
-/// Writes one line to standard error (stdout may carry records), ignoring
-/// a closed stream.
-fn say(args: std::fmt::Arguments<'_>) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{args}").and_then(|()| err.flush());
 }

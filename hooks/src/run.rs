@@ -7,9 +7,10 @@
 //! in the command's words.
 
 use std::future::Future;
-use std::io::Write;
+
 use std::sync::Arc;
 
+use hookwire_server::announce;
 use hookwire_server::metrics::MetricsTask;
 
 use crate::agents::Agent;
@@ -68,7 +69,7 @@ pub async fn run(
         (Listen::Unix(_), false) => "callers authenticated by the socket's permissions",
         _ => "callers present the bearer token",
     };
-    say(format_args!(
+    announce::err(format_args!(
         "hookwire hooks: {shown} (routes /v1/hooks/{{{}}}; {access}), governed by {governed_by}",
         agents.join(",")
     ));
@@ -77,7 +78,7 @@ pub async fn run(
             let bound = listener
                 .local_addr()
                 .map_err(hookwire_server::Error::LocalAddr)?;
-            say(format_args!(
+            announce::err(format_args!(
                 "hookwire hooks metrics: http://{bound}/metrics"
             ));
             Some(MetricsTask::spawn(listener, registry, Vec::new()))
@@ -93,11 +94,4 @@ pub async fn run(
     };
     served?;
     stopped
-}
-
-/// Writes one line to standard error (stdout may carry records), ignoring
-/// a closed stream.
-fn say(args: std::fmt::Arguments<'_>) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{args}").and_then(|()| err.flush());
 }

@@ -7,8 +7,8 @@
 //! (stdout may be the MCP channel), in the command's words.
 
 use std::future::Future;
-use std::io::Write;
 
+use hookwire_server::announce;
 use hookwire_server::metrics::MetricsTask;
 
 use crate::error::Error;
@@ -35,7 +35,7 @@ pub async fn run(
             let bound = listener
                 .local_addr()
                 .map_err(hookwire_server::Error::LocalAddr)?;
-            say(format_args!("hookwire mcp metrics: http://{bound}/metrics"));
+            announce::err(format_args!("hookwire mcp metrics: http://{bound}/metrics"));
             Some(MetricsTask::spawn(listener, registry, Vec::new()))
         }
         None => None,
@@ -48,7 +48,7 @@ pub async fn run(
                 .and_then(|l| l.local_addr().map(|bound| (l, bound)))
             {
                 Ok((listener, bound)) => {
-                    say(format_args!(
+                    announce::err(format_args!(
                         "hookwire mcp: listening on http://{bound}/mcp"
                     ));
                     let proxy = HttpProxy::new(host, upstream, config, clients);
@@ -64,11 +64,4 @@ pub async fn run(
     };
     served?;
     stopped
-}
-
-/// Writes one line to standard error (stdout may be the MCP channel),
-/// ignoring a closed stream.
-fn say(args: std::fmt::Arguments<'_>) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{args}").and_then(|()| err.flush());
 }

@@ -29,7 +29,7 @@
 //! - [`settings`]: [`Settings`], what the served service needs, validated
 //!   from [`settings::RawSettings`]; `serve`: [`run`], the service served
 //!   with its reloads, decision log, metrics and status until shut down
-//!   (what `hookwire policy serve` runs); `announce`: the lines it prints.
+//!   (what `hookwire policy serve` runs), printing through `hookwire_server::announce`.
 //! - [`embedded`]: the same service bound inside a host by a declaration
 //!   (kinds `hookwire.rego`, `hookwire.cedar`), and the one-process
 //!   declaration behind `--policy DIR`.
@@ -50,7 +50,6 @@
 //! a policy running past its bound fails the call with an error status,
 //! which the host records as a fail-closed deny.
 
-mod announce;
 pub mod bundle;
 mod cedar;
 pub mod contract;

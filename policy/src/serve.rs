@@ -13,7 +13,6 @@ use hookwire_server::Server;
 use hookwire_server::metrics::{JsonRoute, MetricsTask, ServerMetrics, SharedRegistry};
 use tokio::net::TcpListener;
 
-use crate::announce::{err, out};
 use crate::bundle::{BundleEvent, Bundles, Poller};
 use crate::decision_log::{DecisionLog, JsonLines};
 use crate::error::Error;
@@ -22,6 +21,7 @@ use crate::reload::{Policies, ReloadEvent, Watcher};
 use crate::service::PolicyService;
 use crate::settings::{DecisionLogSettings, DecisionLogSink, Listen, Settings, Source};
 use crate::status;
+use hookwire_server::announce::{err, out};
 
 /// Serves the policies of `settings` until `shutdown` resolves, with the
 /// decision log, metrics, status and TLS they ask for; prints the packages,

@@ -30,7 +30,8 @@
 //!   message; [`reflection`]: the gRPC reflection services mounted next to
 //!   every service.
 //! - [`metrics`]: [`metrics::ServerMetrics`] and the `/metrics` endpoint
-//!   over a registry of the caller's.
+//!   over a registry of the caller's; [`announce`]: the lines a served
+//!   service prints, safe on a closed stream.
 //!
 //! The approval service (§9) has its own crate, `hookwire-approvals`,
 //! built on this one.
@@ -56,6 +57,7 @@
 //! ```
 
 mod adapter;
+pub mod announce;
 mod dispatch;
 mod error;
 mod health;
