@@ -56,7 +56,7 @@
 //! re-attach), `notify` (the change feed over LISTEN/NOTIFY), `rows`
 //! (reading requests back), `audit` (the decision audit log), `schema`
 //! (the migrations). `hookwire_approvals::store::contract` checks it
-//! against the rules every store keeps (`tests/store_contract.rs`).
+//! against the rules every store keeps (`tests/approvals_postgres/store_contract.rs`).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), hookwire_approvals_postgres::Error> {

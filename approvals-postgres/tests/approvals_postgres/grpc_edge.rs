@@ -17,16 +17,14 @@ use hookwire_testkit::approval_request;
 use hookwire_testkit::postgres::PgCluster;
 use serde_json::json;
 
-mod common;
-
-use common::{HOST_TOKEN, decide_as_ann as decide};
+use crate::common::{HOST_TOKEN, decide_as_ann as decide};
 
 async fn serve(url: &str, instance: &str) -> RunningApprovalServer {
     let options = PostgresOptions {
         lease: Duration::from_millis(600),
         ..PostgresOptions::default()
     };
-    common::serve(url, instance, options).await
+    crate::common::serve(url, instance, options).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -20,7 +20,6 @@ const ANN_TOKEN: &str = "hwa_ann_token_never_in_a_notification";
 const ARG_SECRET: &str = "acct-4111-1111-1111-1111";
 const WAIT: Duration = Duration::from_secs(20);
 
-#[path = "notify/receiver.rs"]
 mod receiver;
 
 use receiver::{Logs, Received, receiver};

@@ -31,9 +31,7 @@ use hookwire_testkit::Scripted;
 use hookwire_testkit::postgres::PgCluster;
 use serde_json::{Value, json};
 
-mod common;
-
-use common::HOST_TOKEN;
+use crate::common::HOST_TOKEN;
 
 /// How long any cross-instance step may take before the test fails.
 const PATIENCE: Duration = Duration::from_secs(15);
@@ -52,7 +50,7 @@ async fn serve(url: &str, instance: &str) -> RunningApprovalServer {
         reattach_grace: STORE_GRACE,
         ..PostgresOptions::default()
     };
-    common::serve(url, instance, options).await
+    crate::common::serve(url, instance, options).await
 }
 
 fn resolver(endpoints: &[String], grace: Duration) -> StreamResolver {
@@ -139,7 +137,7 @@ async fn held_by(url: &str, id: &str, instance: &str) {
 /// with ann's token, under a spoofed name the service must ignore.
 async fn approve(endpoint: &str, pending: &PendingApproval) -> pb::DecisionStatus {
     let approved = ApprovalResolution::approve(&pending.request, Verdict::allow());
-    common::decide_as_ann(endpoint, &pending.id, &approved).await
+    crate::common::decide_as_ann(endpoint, &pending.id, &approved).await
 }
 
 /// `back` (the request as re-attached) kept the deadline `original` had
