@@ -444,3 +444,42 @@ async fn a_call_waiting_for_an_approver_is_parked_and_its_state_is_bound_to_its_
         "one emission per call, however often polled: {pre:#?}"
     );
 }
+
+/// Two first requests of one credential at once: one session starts (one
+/// `agent_startup`), the other request waits for that start and is
+/// governed in it, instead of starting a second session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_first_requests_of_one_credential_start_one_session() {
+    let proxy = Proxy::new().await;
+    let upstream = HttpUpstream::start(&proxy.calls).await;
+    let listening = proxy.listen(&upstream.upstream()).await;
+    let url = listening.url().to_owned();
+    let routing = [ROUTING[0], ROUTING[1], ("mcp-name", "echo")];
+    let (one, two) = (
+        stateless_call(1, "echo", json!({"text": "one"}), None),
+        stateless_call(2, "echo", json!({"text": "two"}), None),
+    );
+    let (a, b) = tokio::join!(
+        post(&url, token("alice"), &routing, &one),
+        post(&url, token("alice"), &routing, &two),
+    );
+    for (status, answer) in [&a, &b] {
+        assert_eq!(*status, 200, "{answer}");
+        assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    let seen = proxy.policy.seen();
+    let sessions: std::collections::BTreeSet<&str> =
+        seen.iter().map(|s| s.session.as_str()).collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let records = super::read_records(&proxy.records);
+    let startups = records
+        .iter()
+        .filter(|r| point_of(r) == "agent_startup")
+        .count();
+    let shutdowns = records
+        .iter()
+        .filter(|r| point_of(r) == "agent_shutdown")
+        .count();
+    assert_eq!((startups, shutdowns), (1, 0), "{records:#?}");
+}
