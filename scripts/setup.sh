@@ -180,7 +180,7 @@ fi
 # --- Coding-agent tests: the real Claude Code and Codex CLIs ----------------
 # tests/agent_hooks.rs runs the official Claude Code CLI
 # (@anthropic-ai/claude-code) headless against a mock Messages server,
-# governed through `hookwire hook`; tests/gateway_clients.rs runs it and the
+# governed through `hookwire hook`; gateway/tests/gateway/coding_agents.rs runs it and the
 # Codex CLI (@openai/codex) through `hookwire gateway`. Both are pinned in
 # tests/agents/package-lock.json. Each CLI is the native binary of its
 # optional dependency (@anthropic-ai/claude-code-linux-x64,
@@ -227,7 +227,7 @@ if [ -z "${PROMTOOL:-}" ] && ! command -v promtool >/dev/null 2>&1; then
 fi
 
 # --- Gateway replicas test: nginx ---------------------------------------------
-# cli/tests/gateway_replicas.rs puts two gateway processes behind Debian's nginx
+# gateway/tests/gateway/command/replicas.rs puts two gateway processes behind Debian's nginx
 # (round robin on a loopback port, started by the test with its own prefix).
 if [ -z "${NGINX:-}" ] && ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -6,7 +6,7 @@
 //! `hookwire_gateway::Gateway` that serves the hook routes too
 //! (`SharedHooks`) over the coding-agent Rego policy of
 //! `tests/fixtures/hooks/policy/`, in front of the faithful mocks of
-//! `model_upstream/`.
+//! `hookwire_testkit::model_upstream`.
 //!
 //! The mock model asks to read a file holding `db password: SECRET-123`;
 //! the tool runs, the hook's `post_tool_call` denies its result, and the
@@ -31,7 +31,7 @@ use hookwire_hooks::{HooksConfig, HooksHost};
 use hookwire_policy::{Policies, PolicyOptions, PolicyService};
 use serde_json::{Value, json};
 
-use crate::model_upstream::{Reply, Upstream, messages, responses};
+use hookwire_testkit::model_upstream::{Reply, Upstream, messages, responses};
 
 /// The hook routes' token.
 const TOKEN: &str = "agent-gateway-e2e-token";

@@ -2,7 +2,7 @@
 //! `tests/agents/package-lock.json`, installed by `scripts/setup.sh`)
 //! governed through its own hooks: run headless (`claude -p …
 //! --output-format json`) against the faithful Messages mock of
-//! `model_upstream/messages.rs` on 127.0.0.1:0, with every governed event
+//! `hookwire_testkit::model_upstream::messages` on 127.0.0.1:0, with every governed event
 //! configured as a `hookwire hook --agent claude-code` command hook
 //! talking to a hooks daemon served here over the coding-agent Rego
 //! policy of `tests/fixtures/hooks/policy/`. The mock answers the prompt
@@ -26,12 +26,10 @@ use hookwire_policy::{Policies, PolicyOptions, PolicyService};
 use hookwire_testkit::{hookwire_bin, workspace_root};
 use serde_json::{Value, json};
 
-use crate::model_upstream::{Reply, messages};
+use hookwire_testkit::model_upstream::claude_code::{TOOL_USE_ID, script};
+use hookwire_testkit::model_upstream::messages;
 
 const TOKEN: &str = "agent-hooks-e2e-token";
-/// The tool use the mock proposes.
-pub(crate) const TOOL_USE_ID: &str = "toolu_01HookwireE2E";
-
 /// The native CLI of the pinned package.
 fn claude() -> PathBuf {
     let bin = workspace_root()
@@ -42,31 +40,6 @@ fn claude() -> PathBuf {
         bin.display()
     );
     bin
-}
-
-/// The conversation the mock answers (here and through the gateway,
-/// `gateway_clients`): the CLI's main request (it offers
-/// `Bash`) gets the destructive tool use, the turn carrying its result a
-/// closing text; any side request (titles, summaries) a short text.
-pub(crate) fn script(command: String) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
-    move |body: &Value| {
-        let messages = body["messages"].as_array().cloned().unwrap_or_default();
-        let last = messages.last().cloned().unwrap_or(Value::Null);
-        if !messages::tool_results(&last).is_empty() {
-            return Reply::Answer("I left the directory in place.".into());
-        }
-        let offers_bash = body["tools"]
-            .as_array()
-            .is_some_and(|tools| tools.iter().any(|t| t["name"] == "Bash"));
-        if offers_bash {
-            return Reply::Calls(vec![(
-                TOOL_USE_ID,
-                "Bash",
-                json!({"command": command.clone(), "description": "Delete the directory"}),
-            )]);
-        }
-        Reply::Answer("ok".into())
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,4 @@
-"""The official OpenAI Python SDK against `hookwire gateway`, for tests/gateway/.
+"""The official OpenAI Python SDK against `hookwire gateway`, for gateway/tests/logged/.
 
 Usage: gateway_sdk.py CASE BASE_URL [ARG]
 

@@ -5,5 +5,3 @@
 mod approval_common;
 mod approval_security;
 mod declaration_log;
-mod gateway;
-mod model_upstream;

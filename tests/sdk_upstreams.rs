@@ -1,16 +1,16 @@
-//! The mock upstreams of tests/model_upstream/ are faithful to their
+//! The mock upstreams of `hookwire_testkit::model_upstream` are faithful to their
 //! APIs: each official SDK, pointed directly at its mock, parses what the
 //! mock answers as it would a provider's answer — text, tool calls, stop
 //! reasons, a streamed answer assembled by the SDK's own stream helper,
 //! an error raised as the SDK's own error class; and the raw streams name
 //! each event as its type, in the documented order (Responses numbered
 //! by `sequence_number`, Messages with its `ping`), which no SDK checks.
-//! The gateway's client scenarios (tests/gateway_apis/) rest on this.
+//! The gateway's client scenarios (gateway/tests/gateway/apis/) rest on this.
 
 use serde_json::{Value, json};
 
-use crate::model_upstream::clients::{self, Sdk};
-use crate::model_upstream::{GREETING, chat, messages, responses};
+use hookwire_testkit::model_upstream::clients::{self, Sdk};
+use hookwire_testkit::model_upstream::{GREETING, chat, messages, responses};
 
 /// The event types of a stream with each run of one type kept once.
 fn runs(events: &Value) -> Vec<String> {

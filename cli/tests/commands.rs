@@ -16,8 +16,6 @@ mod deploy;
 mod deploy_cluster;
 mod emit;
 mod gateway;
-mod gateway_example;
-mod gateway_replicas;
 mod hooks;
 mod hooks_codex;
 mod hooks_copilot;

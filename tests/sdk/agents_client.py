@@ -1,5 +1,5 @@
 """The OpenAI Agents SDK (`openai-agents`), for the tests of
-tests/sdk_upstreams.rs and tests/gateway_apis/ (see common.py for usage):
+tests/sdk_upstreams.rs and gateway/tests/gateway/apis/ (see common.py for usage):
 `Runner.run` of an agent with one function tool, on the SDK's default
 Responses model (the default client pointed at the base URL) and on
 `OpenAIChatCompletionsModel`. Tracing is disabled: nothing leaves the

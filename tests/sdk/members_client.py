@@ -1,5 +1,5 @@
 """The official `openai` and `anthropic` SDKs sending given requests, for the
-mediation tests (tests/gateway_apis/mediation.rs).
+mediation tests (gateway/tests/gateway/apis/mediation.rs).
 
 Usage: members_client.py API BASE_URL REQUEST_JSON...
 

@@ -1,5 +1,5 @@
 """The official OpenAI Python SDK on the Responses API, for the tests of
-tests/sdk_upstreams.rs and tests/gateway_apis/ (see common.py for usage).
+tests/sdk_upstreams.rs and gateway/tests/gateway/apis/ (see common.py for usage).
 
 Cases: text, text-stream, secret-stream (whole and streamed answers, the
 stream read through the SDK's `responses.stream` helper), tools,

@@ -6,7 +6,7 @@
 //! `ANTHROPIC_BASE_URL`; Codex: a `model_providers` entry with `wire_api =
 //! "responses"`), which governs it with the demo's policy (the README's
 //! first governed example) in front of the faithful mocks of
-//! `model_upstream/` (Messages streamed, Responses streamed).
+//! `hookwire_testkit::model_upstream` (Messages streamed, Responses streamed).
 //!
 //! Each mock proposes a destructive shell call under the CLI's own shell
 //! tool (`Bash {"command"}`, `exec_command {"cmd"}`); the gateway removes
@@ -27,8 +27,8 @@ use hookwire_client::InterceptorBinding;
 use hookwire_server::prelude::*;
 use serde_json::{Value, json};
 
-use crate::gateway_apis::{allow_all, gateway, host, stop};
-use crate::model_upstream::{Reply, messages, responses};
+use crate::apis::{allow_all, gateway, host, stop};
+use hookwire_testkit::model_upstream::{Reply, claude_code, messages, responses};
 
 /// How long one CLI run may take.
 const RUN_LIMIT: Duration = Duration::from_secs(180);
@@ -73,7 +73,7 @@ async fn gateway_clients_claude_code_runs_through_the_gateway_and_its_rm_rf_neve
     ) else {
         return;
     };
-    use crate::agent_hooks::TOOL_USE_ID;
+    use hookwire_testkit::model_upstream::claude_code::TOOL_USE_ID;
     let work = tempfile::tempdir().unwrap();
     let precious = work.path().join("precious");
     std::fs::create_dir(&precious).unwrap();
@@ -81,7 +81,7 @@ async fn gateway_clients_claude_code_runs_through_the_gateway_and_its_rm_rf_neve
     let command = format!("rm -rf {}", precious.display());
     // The main request (it offers Bash) gets the destructive call, as in
     // the hook test; a side request a short text.
-    let up = messages::serve(crate::agent_hooks::script(command)).await;
+    let up = messages::serve(claude_code::script(command)).await;
     let policy = spawn_local(hookwire_demo::Policy).await.unwrap();
     let (h, records) = host(vec![
         InterceptorBinding::remote("policy", policy.endpoint()).at([PreToolCall]),

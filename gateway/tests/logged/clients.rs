@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use super::history::post;
 use super::{allow_all, gateway, host};
-use crate::model_upstream::clients::{Sdk, run_as};
-use crate::model_upstream::{Upstream, chat, messages, responses};
+use hookwire_testkit::model_upstream::clients::{Sdk, run_as};
+use hookwire_testkit::model_upstream::{Upstream, chat, messages, responses};
 
 const ALICE: &str = "hwc_alice0123456789";
 const BOB: &str = "hwc_bob0123456789";

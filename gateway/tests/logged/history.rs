@@ -15,7 +15,7 @@ use hookwire_server::prelude::*;
 use serde_json::{Value, json};
 
 use super::{conversation, gateway, host, upstream};
-use crate::model_upstream::{self, Upstream};
+use hookwire_testkit::model_upstream::{self, Upstream};
 
 /// The address the guard redacts at `input`.
 const EMAIL: &str = "a@b.example";

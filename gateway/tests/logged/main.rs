@@ -1,17 +1,28 @@
-//! `hookwire gateway` with a real client: the official OpenAI Python SDK
-//! (pinned in examples/gateway/requirements.txt, installed into
-//! .cache/venv by scripts/setup.sh) talks to the gateway, which forwards
-//! to an OpenAI-compatible upstream this test serves on 127.0.0.1:0 and
-//! that records every request it receives (tests/model_upstream/chat.rs).
-//! Interceptors are real gRPC services (the demo's policy and redactor,
-//! services answering with the `hookwire` response extension) or
-//! in-process ones where the test must hold a request open.
+//! The gateway's tests that capture every log line of their process, in
+//! a binary of their own (`cargo test -p hookwire-gateway --test
+//! logged`): the gateway builder here turns on
+//! [`hookwire_testkit::process_logs`], a global TRACE subscriber kept for
+//! the whole process, so that a case can check that no key reaches a log
+//! (`extension`). In the `gateway` binary it would log everything its
+//! other tests run, at TRACE, into one growing buffer.
+//!
+//! The official OpenAI Python SDK (pinned in
+//! examples/gateway/requirements.txt, installed into .cache/venv by
+//! scripts/setup.sh, driven by tests/gateway_sdk.py) talks to a
+//! `hookwire_gateway::Gateway` in process, which forwards to the
+//! recording Chat Completions mock of
+//! [`hookwire_testkit::model_upstream::chat`]. Interceptors are real gRPC
+//! services (the demo's policy and redactor, services answering with the
+//! `hookwire` response extension) or in-process ones where the test must
+//! hold a request open.
 //!
 //! This module holds the shared fixtures (the SDK runner, the host and
 //! gateway builders, raw HTTP, a spying interceptor); the cases are in
-//! its children by concern (`shared_hooks`: the coding agents' hook
-//! routes served beside the model routes, one session per agent session;
-//! `shared_hooks_owner`: each such session bound to its principal).
+//! its children by concern (`clients`: the admitted client tokens;
+//! `retries`: a request held for approval joined by the SDK's retry;
+//! `shared_hooks`: the coding agents' hook routes served beside the model
+//! routes, one session per agent session; `shared_hooks_owner`: each such
+//! session bound to its principal; the others by their names).
 
 mod clients;
 mod conversation;
@@ -37,10 +48,10 @@ use serde_json::Value;
 
 // ---------------------------------------------------------------------------
 // The upstream: an OpenAI-compatible server that records what it receives
-// (tests/model_upstream/chat.rs). The cases import it from here.
+// (hookwire_testkit::model_upstream::chat). The cases import it from here.
 
-use crate::model_upstream::chat::{conversation, serve as upstream};
-use crate::model_upstream::{Reply, Upstream};
+use hookwire_testkit::model_upstream::chat::{conversation, serve as upstream};
+use hookwire_testkit::model_upstream::{Reply, Upstream};
 
 // ---------------------------------------------------------------------------
 // The client: the official SDK in a child process.

@@ -9,7 +9,10 @@ use std::time::{Duration, Instant};
 
 use hookwire::approval::ApprovalResolution;
 use hookwire::{InterceptionPoint, ResolvedBy, Verdict};
-use hookwire_approvals::{ApprovalQueue, ApproverIdentity, RunningApprovalServer};
+use hookwire_approvals::{
+    Access, AccessConfig, ApprovalQueue, ApprovalServer, ApproverConfig, ApproverIdentity,
+    PrincipalConfig, RunningApprovalServer,
+};
 use hookwire_client::prometheus_client;
 use hookwire_client::{
     BoxError, Host, InterceptorBinding, RecordLog, StreamResolver, interceptor_fn,
@@ -20,7 +23,21 @@ use hookwire_testkit::Scripted;
 use prometheus_client::registry::Registry;
 
 use super::{conversation, gateway, http, sdk, upstream};
-use crate::approval_common::{self, HOST_TOKEN};
+
+/// The gateway's token as the approval service's host (`test-host`).
+const HOST_TOKEN: &str = "hwa_test_host_0123456789abcdef0123456789abcdef";
+
+/// An approval service knowing the gateway (`test-host`) and one
+/// approver, `ann`, who decides on its queue in process ([`approve_all`]).
+fn approval_service() -> ApprovalServer {
+    let access = AccessConfig::default()
+        .host(PrincipalConfig::token("test-host", HOST_TOKEN))
+        .approver(ApproverConfig::token(
+            "ann",
+            "hwa_test_ann_0123456789abcdef0123456789abcdef",
+        ));
+    ApprovalServer::new(Access::new(&access).expect("the test access list"))
+}
 
 /// An approval service, a policy escalating every tool call, a judge
 /// granted the callback token (which notes that it saw one), and a host
@@ -32,7 +49,7 @@ async fn approving_host() -> (RunningApprovalServer, RunningServer, Host, Record
 async fn approving_host_noting(
     judge_saw_token: Arc<AtomicBool>,
 ) -> (RunningApprovalServer, RunningServer, Host, RecordLog) {
-    let service = approval_common::server()
+    let service = approval_service()
         .heartbeat_interval(Duration::from_millis(200))
         .spawn_local()
         .await

@@ -62,7 +62,7 @@ async fn routes_it_does_not_govern_answer_404_in_the_apis_shape_and_forward_noth
 /// checked like a Messages request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_codes_requests_are_accepted_and_their_system_entries_governed() {
-    use crate::model_upstream::messages;
+    use hookwire_testkit::model_upstream::messages;
     let up = messages::serve(messages::conversation).await;
     let seen = super::Seen::default();
     let (host, _) = host(vec![super::spying(&seen, |ctx| {

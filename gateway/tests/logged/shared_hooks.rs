@@ -19,7 +19,7 @@ use hookwire_policy::{Policies, PolicyOptions, PolicyService};
 use serde_json::{Value, json};
 
 use super::{points, raw};
-use crate::model_upstream::{Reply, Upstream, messages};
+use hookwire_testkit::model_upstream::{Reply, Upstream, messages};
 
 const TOKEN: &str = "shared-hooks-token";
 const SECRET: &str = "SECRET-123";

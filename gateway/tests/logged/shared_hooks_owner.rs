@@ -20,7 +20,7 @@ use hookwire_hooks::{HooksConfig, HooksHost};
 use serde_json::{Value, json};
 
 use super::{allow_all, host, raw};
-use crate::model_upstream::{Reply, Upstream, messages};
+use hookwire_testkit::model_upstream::{Reply, Upstream, messages};
 
 const TOKEN: &str = "shared-hooks-token";
 const ALICE: &str = "hwc_alice0123456789";

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::history::{guard, points_of, post};
 use super::{gateway, host};
-use crate::model_upstream::{Upstream, responses};
+use hookwire_testkit::model_upstream::{Upstream, responses};
 
 fn pool() -> CredentialPool {
     CredentialPool::new()

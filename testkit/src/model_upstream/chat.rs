@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use super::{Recorder, Reply, Upstream, event_stream, pieces};
+use super::serve::{Recorder, Reply, Upstream, event_stream, pieces};
 
 /// Serves Chat Completions and the model list on `127.0.0.1:0`.
 pub async fn serve(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Upstream {
@@ -32,7 +32,7 @@ pub fn error(message: &str, kind: &str, code: Option<&str>) -> Value {
 
 /// The conversation the tests script: tool results are answered, the
 /// "List the files" request asks for two shell commands, the rest as
-/// [`super::answer_user`] says.
+/// [`super::script::answer_user`] says.
 pub fn conversation(body: &Value) -> Reply {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let last = messages.last().cloned().unwrap_or(Value::Null);
@@ -42,9 +42,9 @@ pub fn conversation(body: &Value) -> Reply {
             .filter(|m| m["role"] == "tool")
             .map(|m| m["content"].as_str().unwrap_or("").to_owned())
             .collect();
-        return super::done(&results);
+        return super::script::done(&results);
     }
-    super::answer_user(
+    super::script::answer_user(
         last["content"].as_str().unwrap_or(""),
         ["call_1", "call_2"],
         || error("slow down", "rate_limit_error", Some("rate_limited")),
@@ -66,7 +66,7 @@ async fn unknown(State(r): State<Recorder>, uri: axum::http::Uri, headers: Heade
 }
 
 async fn completions(State(r): State<Recorder>, headers: HeaderMap, body: Bytes) -> Response {
-    let Some(body) = super::json_body(&body) else {
+    let Some(body) = super::serve::json_body(&body) else {
         r.record("/v1/chat/completions", &headers, Value::Null);
         let e = error(
             "We could not parse the JSON body of your request.",

@@ -64,8 +64,8 @@ pub async fn run(sdk: Sdk, base_url: &str, cases: &[&str]) -> Vec<Value> {
 /// `ANTHROPIC_API_KEY`) instead of the fixed test keys: a gateway's
 /// client token, say.
 pub async fn run_as(sdk: Sdk, base_url: &str, key: Option<&str>, cases: &[&str]) -> Vec<Value> {
-    let script = hookwire_testkit::workspace_root().join(sdk.script());
-    let mut cmd = tokio::process::Command::new(hookwire_testkit::python_venv(&[sdk.module()]));
+    let script = crate::workspace::workspace_root().join(sdk.script());
+    let mut cmd = tokio::process::Command::new(crate::python::python_venv(&[sdk.module()]));
     cmd.arg(&script)
         .args(cases)
         .env("HOOKWIRE_TEST_BASE_URL", base_url)

@@ -19,7 +19,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
 
-use super::{Recorder, Reply, Upstream, event_stream, named, pieces};
+use super::serve::{Recorder, Reply, Upstream, event_stream, named, pieces};
 
 /// The route.
 pub const PATH: &str = "/v1/messages";
@@ -69,7 +69,7 @@ pub fn tool_results(message: &Value) -> Vec<Value> {
 
 /// The conversation the tests script over Messages: a user turn of tool
 /// results is answered with every result so far, a user's text as
-/// [`super::answer_user`] says.
+/// [`super::script::answer_user`] says.
 pub fn conversation(body: &Value) -> Reply {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     let last = messages.last().cloned().unwrap_or(Value::Null);
@@ -79,9 +79,9 @@ pub fn conversation(body: &Value) -> Reply {
             .flat_map(tool_results)
             .map(|b| text_of(&b["content"]))
             .collect();
-        return super::done(&results);
+        return super::script::done(&results);
     }
-    super::answer_user(&text_of(&last["content"]), ["toolu_01", "toolu_02"], || {
+    super::script::answer_user(&text_of(&last["content"]), ["toolu_01", "toolu_02"], || {
         error(
             "rate_limit_error",
             "Number of requests has exceeded your rate limit.",
@@ -119,7 +119,7 @@ async fn unknown(State(r): State<Recorder>, uri: axum::http::Uri, headers: Heade
 }
 
 async fn create(State(r): State<Recorder>, headers: HeaderMap, body: Bytes) -> Response {
-    let parsed = super::json_body(&body);
+    let parsed = super::serve::json_body(&body);
     r.record(PATH, &headers, parsed.clone().unwrap_or(Value::Null));
     let invalid = |message: &str| {
         refuse(

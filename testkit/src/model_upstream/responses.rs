@@ -23,7 +23,7 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use super::chat::error;
-use super::{Recorder, Reply, Upstream, event_stream, named, pieces};
+use super::serve::{Recorder, Reply, Upstream, event_stream, named, pieces};
 
 /// The route.
 pub const PATH: &str = "/v1/responses";
@@ -70,7 +70,7 @@ pub fn items(body: &Value) -> Vec<Value> {
 
 /// The conversation the tests script over Responses input items: function
 /// call outputs are answered with every output so far, a user message as
-/// [`super::answer_user`] says.
+/// [`super::script::answer_user`] says.
 pub fn conversation(body: &Value) -> Reply {
     let items = items(body);
     let last = items.last().cloned().unwrap_or(Value::Null);
@@ -80,9 +80,9 @@ pub fn conversation(body: &Value) -> Reply {
             .filter(|i| i["type"] == "function_call_output")
             .map(|i| text_of(&i["output"]))
             .collect();
-        return super::done(&results);
+        return super::script::done(&results);
     }
-    super::answer_user(&text_of(&last["content"]), ["call_1", "call_2"], || {
+    super::script::answer_user(&text_of(&last["content"]), ["call_1", "call_2"], || {
         error(
             "Rate limit reached for test-model.",
             "requests",
@@ -118,7 +118,7 @@ fn refuse(status: StatusCode, message: &str, code: Option<&str>) -> Response {
 static NEXT: AtomicU64 = AtomicU64::new(1);
 
 async fn create(State(r): State<Recorder>, headers: HeaderMap, body: Bytes) -> Response {
-    let parsed = super::json_body(&body);
+    let parsed = super::serve::json_body(&body);
     r.record(PATH, &headers, parsed.clone().unwrap_or(Value::Null));
     let bearer = headers
         .get("authorization")

@@ -11,8 +11,8 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::Recorder;
 use super::chat::error;
+use super::serve::Recorder;
 
 /// Where the answer object of `id` is kept in the recorder's store.
 pub fn answer_key(id: &str) -> String {

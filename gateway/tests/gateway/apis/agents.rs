@@ -8,8 +8,8 @@ use hookwire_server::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::model_upstream::clients::{self, Sdk};
-use crate::model_upstream::{openai, responses};
+use hookwire_testkit::model_upstream::clients::{self, Sdk};
+use hookwire_testkit::model_upstream::{openai, responses};
 
 /// The items of one run of `kind`.
 fn items<'a>(out: &'a Value, kind: &str) -> Vec<&'a Value> {
@@ -68,7 +68,8 @@ async fn gateway_agents_run_only_the_permitted_tool_on_responses_and_chat_comple
 
     // Two turns per run, each redacted, none carrying the denied call.
     let (turns, calls) = (up.at(responses::PATH), up.chats());
-    let redacted = |r: &&crate::model_upstream::Received| r.body.to_string().contains("[email]");
+    let redacted =
+        |r: &&hookwire_testkit::model_upstream::Received| r.body.to_string().contains("[email]");
     assert_eq!(turns.iter().filter(redacted).count(), 4, "{turns:?}");
     assert_eq!(calls.iter().filter(redacted).count(), 2, "{calls:?}");
     for r in turns.iter().chain(&calls) {

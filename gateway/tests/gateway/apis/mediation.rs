@@ -20,7 +20,7 @@ use hookwire_server::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::model_upstream::{Recorder, Reply, Upstream, event_stream, named};
+use hookwire_testkit::model_upstream::{Recorder, Reply, Upstream, event_stream, named};
 
 /// The key id the canned answers carry in every copy of their text.
 const KEY: &str = "AKIA0123456789";

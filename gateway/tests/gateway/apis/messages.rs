@@ -8,8 +8,8 @@ use hookwire_server::prelude::*;
 use serde_json::json;
 
 use super::*;
-use crate::model_upstream::clients::{self, Sdk};
-use crate::model_upstream::{GREETING, messages};
+use hookwire_testkit::model_upstream::clients::{self, Sdk};
+use hookwire_testkit::model_upstream::{GREETING, messages};
 
 /// The base URL the Anthropic SDK takes for a gateway.
 fn root(gw: &RunningGateway) -> String {

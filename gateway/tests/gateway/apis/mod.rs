@@ -2,12 +2,12 @@
 //! official SDK (tests/sdk/) talks to a `hookwire_gateway::Gateway` over a
 //! host with real gRPC interceptor services (the demo's policy and
 //! redactor, a service that is down), which forwards to a recording mock
-//! upstream of tests/model_upstream/. Per SDK: a denied tool call never
+//! upstream of `hookwire_testkit::model_upstream`. Per SDK: a denied tool call never
 //! runs, PII is transformed before the upstream sees it, a failing
 //! interceptor forwards nothing, a streamed answer is mediated buffered
 //! and incrementally, errors are the API's own shape, routes the gateway
 //! does not govern answer in that shape, and the records equal the
-//! emissions. Run them with `-- gateway_apis`; the test names say the
+//! emissions. Run them with `-- apis::`; the test names say the
 //! API (`gateway_responses_*`, `gateway_messages_*`, `gateway_agents_*`).
 
 mod agents;
@@ -23,7 +23,7 @@ use hookwire_gateway::{CredentialPool, Gateway, GatewayConfig, RunningGateway};
 use hookwire_server::prelude::*;
 use serde_json::Value;
 
-use crate::model_upstream::Upstream;
+use hookwire_testkit::model_upstream::Upstream;
 
 use InterceptionPoint::*;
 

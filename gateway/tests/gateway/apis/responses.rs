@@ -7,8 +7,8 @@ use hookwire_server::prelude::*;
 use serde_json::json;
 
 use super::*;
-use crate::model_upstream::clients::{self, Sdk};
-use crate::model_upstream::{GREETING, responses};
+use hookwire_testkit::model_upstream::clients::{self, Sdk};
+use hookwire_testkit::model_upstream::{GREETING, responses};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_responses_a_denied_tool_call_never_runs_and_pii_is_redacted_before_the_upstream() {

@@ -18,8 +18,7 @@ use std::time::Duration;
 use hookwire_testkit::{python_venv, workspace_root};
 use serde_json::{Value, json};
 
-use crate::gateway::{Running, demo_chain, line_starting};
-use crate::operable::{line_with, stderr_lines};
+use super::{Running, demo_chain, line_starting, line_with, stderr_lines};
 
 /// The APIs the agent speaks, each whole and streamed.
 const APIS: [&str; 3] = ["chat", "responses", "messages"];
@@ -105,7 +104,7 @@ fn the_example_agent_is_governed_through_the_gateway_for_every_api_whole_and_str
     let dir = tempfile::tempdir().unwrap();
     let (_demo, declaration) = demo_chain(dir.path(), "gateway-example");
     let (_mock, model, log) = mock_model();
-    let mut gateway = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+    let mut gateway = Command::new(hookwire_testkit::hookwire_bin())
         .args(["gateway", "--listen", "127.0.0.1:0", "--upstream"])
         .arg(format!("http://{model}/v1"))
         .arg("--declaration")
@@ -405,7 +404,7 @@ fn run_sh_runs_every_api_through_an_installed_hookwire() {
     let mut child = Command::new("unshare")
         .args(["-n", "sh", "-c", "ip link set lo up && exec \"$0\""])
         .arg(&script)
-        .env("HOOKWIRE", env!("CARGO_BIN_EXE_hookwire"))
+        .env("HOOKWIRE", hookwire_testkit::hookwire_bin())
         .env("PYTHON", python_venv(SDKS))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

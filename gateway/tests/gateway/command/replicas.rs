@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::gateway::{Running, UPSTREAM_KEY, demo_chain, line_starting, lines_of};
+use super::{Running, UPSTREAM_KEY, demo_chain, line_starting, lines_of, stderr_lines};
 
 /// The address the demo's redactor replaces with `[email]`.
 const EMAIL: &str = "bob@example.com";
@@ -146,7 +146,7 @@ fn gateway(
     declaration: &Path,
     upstream: &str,
 ) -> (Running, std::sync::mpsc::Receiver<String>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hookwire"))
+    let mut child = Command::new(hookwire_testkit::hookwire_bin())
         .args(["gateway", "--listen", "127.0.0.1:0", "--upstream", upstream])
         .arg("--declaration")
         .arg(declaration)
@@ -159,7 +159,7 @@ fn gateway(
         .expect("run hookwire gateway");
     let lines = lines_of(&mut child);
     // The address is on stderr; stdout carries the records alone.
-    let said = crate::operable::stderr_lines(&mut child);
+    let said = stderr_lines(&mut child);
     let running = Running(child);
     let banner = line_starting(&said, "hookwire gateway: ");
     // Keep reading stderr, so the process never writes into a closed pipe.
