@@ -178,7 +178,7 @@ if [ ! -f "${WEB_STAMP}" ] || [ "$(cat "${WEB_STAMP}")" != "${WEB_LOCK_SHA}" ]; 
 fi
 
 # --- Coding-agent tests: the real Claude Code and Codex CLIs ----------------
-# tests/agent_hooks.rs runs the official Claude Code CLI
+# hooks/tests/hooks/claude_code.rs runs the official Claude Code CLI
 # (@anthropic-ai/claude-code) headless against a mock Messages server,
 # governed through `hookwire hook`; gateway/tests/gateway/coding_agents.rs runs it and the
 # Codex CLI (@openai/codex) through `hookwire gateway`. Both are pinned in

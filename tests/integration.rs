@@ -5,7 +5,6 @@
 //! `logged.rs` holds the tests that capture the process's logs.
 
 mod agent_gateway;
-mod agent_hooks;
 mod approval_common;
 mod approval_stream;
 mod approval_web;

@@ -10,8 +10,8 @@ use std::process::{Command, Output};
 
 use serde_json::json;
 
+use crate::hooks::run_with_stdin;
 use crate::hooks::{Daemon, answer, pre_tool_decision};
-use crate::hooks_ops::run_with_stdin;
 
 fn codex(name: &str) -> Vec<u8> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/hooks/codex");

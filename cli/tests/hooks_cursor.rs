@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::hooks::{Daemon, TOKEN, failed_closed, fixtures, hook_as, post};
+use crate::hooks::{Daemon, failed_closed, fixtures, hook_as};
 
 fn golden(name: &str) -> Vec<u8> {
     std::fs::read(fixtures().join("cursor").join(format!("{name}.json"))).unwrap()
@@ -96,35 +96,4 @@ fn cursor_fails_closed_with_exit_2() {
     );
     let payload = golden("pre-tool-use-shell");
     crate::hooks_faults::each_failure("cursor", &d.token_file, &payload, failed_closed);
-}
-
-#[test]
-fn cursor_route_answers_in_cursors_format() {
-    let d = Daemon::start(&[]);
-    let route = "/v1/hooks/cursor";
-    let (status, failed, body) = post(
-        &d.base,
-        route,
-        Some(TOKEN),
-        &golden("pre-tool-use-shell-destructive"),
-    );
-    assert_eq!((status, failed), (200, None));
-    let v: Value = serde_json::from_str(&body).unwrap();
-    assert!(denied(&v).contains("destructive"));
-    assert_eq!(post(&d.base, route, None, &golden("stop")).0, 401);
-    // What cannot be read is answered with the deny every event honours.
-    let (status, failed, body) = post(&d.base, route, Some(TOKEN), &golden("after-file-edit"));
-    assert_eq!(status, 200);
-    assert!(failed.unwrap().contains("not governed"));
-    let v: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(
-        (v["permission"].as_str(), v["continue"].as_bool()),
-        (Some("deny"), Some(false))
-    );
-    // A tool event first (no sessionStart, no prompt seen): the session is
-    // started and a turn opened, both recorded, before the call is judged.
-    assert_eq!(
-        d.points("cursor:9f1c2d3e-cursor"),
-        ["agent_startup", "input", "pre_tool_call"]
-    );
 }

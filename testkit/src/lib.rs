@@ -12,7 +12,9 @@
 //! plain test upstream ([`tls_front`]), a misbehaving approval
 //! service ([`rogue`]), what a test needs from the machine ([`require`]:
 //! a missing tool fails under CI, skips loudly elsewhere), child processes
-//! killed when a test ends and read line by line ([`child`]), the
+//! killed when a test ends and read line by line ([`child`]), the hooks
+//! daemon and the command hook run as an agent runs them
+//! ([`hooks_daemon`]), the
 //! recording mock model APIs and the official Python SDKs as their
 //! clients ([`model_upstream`]: the gateway's tests and the workspace's
 //! scenarios through it share one copy), and the
@@ -20,13 +22,14 @@
 //! and [`Scripted`] validates every context it receives.
 //!
 //! Used by the integration tests (`hookwire-tests`), `hookwire-cli`'s
-//! tests and the products' own tests (`hookwire-mcp`, `hookwire-gateway`). `hookwire-server`'s
+//! tests and the products' own tests (`hookwire-mcp`, `hookwire-gateway`, `hookwire-hooks`). `hookwire-server`'s
 //! own tests keep their wire-level fixtures in `server/tests/common/`: this crate depends on `hookwire-server`, so the
 //! server depending on it back (even as a dev-dependency) would build two
 //! copies of the server crate whose types do not match.
 
 pub mod child;
 mod crash;
+pub mod hooks_daemon;
 mod logs;
 pub mod model_upstream;
 pub mod postgres;
