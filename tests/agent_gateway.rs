@@ -31,7 +31,7 @@ use hookwire_hooks::{HooksConfig, HooksHost};
 use hookwire_policy::{Policies, PolicyOptions, PolicyService};
 use serde_json::{Value, json};
 
-use hookwire_testkit::model_upstream::{Reply, Upstream, messages, responses};
+use hookwire_testkit::model_upstream::{Reply, Upstream, codex, messages, responses};
 
 /// The hook routes' token.
 const TOKEN: &str = "agent-gateway-e2e-token";
@@ -272,23 +272,11 @@ async fn agent_gateway_codex_never_sends_the_denied_result_to_the_model() {
         return;
     };
     const CALL_ID: &str = "call_hookwire_agent_gateway";
-    let up = responses::serve(|body: &Value| {
-        let items = responses::items(body);
-        if items.iter().any(|i| i["type"] == "function_call_output") {
-            return Reply::Answer("I could not read the file.".into());
-        }
-        let offers_exec = body["tools"]
-            .as_array()
-            .is_some_and(|tools| tools.iter().any(|t| t["name"] == "exec_command"));
-        if offers_exec {
-            return Reply::Calls(vec![(
-                CALL_ID,
-                "exec_command",
-                json!({"cmd": "cat secret.txt"}),
-            )]);
-        }
-        Reply::Answer("ok".into())
-    })
+    let up = responses::serve(codex::script(
+        CALL_ID,
+        "cat secret.txt".into(),
+        "I could not read the file.",
+    ))
     .await;
     let (g, gw, hooks, records) = gateway(&up).await;
 

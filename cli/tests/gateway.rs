@@ -7,10 +7,7 @@
 //! policy serve`. What the gateway does once running is tested with it,
 //! in `gateway/tests/gateway/`.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 pub(crate) use hookwire_testkit::child::{Running, line_starting, stdout_lines as lines_of};
 pub(crate) use hookwire_testkit::model_upstream::plain::upstream;
@@ -38,23 +35,7 @@ pub(crate) fn chat(addr: &str, body: &Value) -> (u16, Value) {
 
 /// [`chat`] with `key` as the client's API key.
 fn chat_as(addr: &str, key: &str, body: &Value) -> (u16, Value) {
-    let mut stream = TcpStream::connect(addr).expect("connect to the gateway");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
-    let body = body.to_string();
-    write!(
-        stream,
-        "POST /v1/chat/completions HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\n\
-         Content-Type: application/json\r\nx-hookwire-session: cli-gateway\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+    hookwire_testkit::gateway_http::chat(addr, key, "cli-gateway", body)
 }
 
 #[test]

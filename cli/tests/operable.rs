@@ -10,33 +10,14 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use hookwire_client::{Host, InputRole, ShutdownReason, ToolCall};
-pub(crate) use hookwire_testkit::child::stderr_lines;
+pub(crate) use hookwire_testkit::child::{line_with, stderr_lines};
 use hookwire_testkit::{metric_value, promtool_accepts, scrape_metrics};
 use serde_json::{Value, json};
 
 use crate::gateway::{CLIENT_KEY, Running, UPSTREAM_KEY, chat, line_starting, lines_of, upstream};
-
-/// Waits for the line containing every one of `words`, keeping every line
-/// read in `read`.
-pub(crate) fn line_with(
-    rx: &mpsc::Receiver<String>,
-    words: &[&str],
-    read: &mut Vec<String>,
-) -> String {
-    loop {
-        let line = rx
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("no line with {words:?} in {read:#?}"));
-        read.push(line.clone());
-        if words.iter().all(|w| line.contains(w)) {
-            return line;
-        }
-    }
-}
 
 /// The `ADDR` of a printed `http://ADDR/...` URL ending the line.
 pub(crate) fn addr_of(line: &str) -> String {

@@ -61,6 +61,21 @@ pub fn line_starting(rx: &mpsc::Receiver<String>, prefix: &str) -> String {
     }
 }
 
+/// Waits (60 s at most, then panics) for the line holding every one of
+/// `words`; the lines read on the way are kept in `read`, for the
+/// failure's message.
+pub fn line_with(rx: &mpsc::Receiver<String>, words: &[&str], read: &mut Vec<String>) -> String {
+    loop {
+        let line = rx
+            .recv_timeout(LINE_WAIT)
+            .unwrap_or_else(|_| panic!("no line with {words:?} in {read:#?}"));
+        read.push(line.clone());
+        if words.iter().all(|w| line.contains(w)) {
+            return line;
+        }
+    }
+}
+
 /// Starts `hookwire policy serve` (the binary `hookwire`) over the Rego
 /// files of `policies` on a free loopback port, without watching them;
 /// the running service and its endpoint URL, read from its banner.

@@ -14,8 +14,8 @@
 //! a missing tool fails under CI, skips loudly elsewhere), child processes
 //! killed when a test ends and read line by line ([`child`]), the hooks
 //! daemon and the command hook run as an agent runs them
-//! ([`hooks_daemon`]), the
-//! recording mock model APIs and the official Python SDKs as their
+//! ([`hooks_daemon`]), a gateway's chat route called without a runtime
+//! ([`gateway_http`]), the recording mock model APIs and the official Python SDKs as their
 //! clients ([`model_upstream`]: the gateway's tests and the workspace's
 //! scenarios through it share one copy), and the
 //! official JSON schemas as an oracle ([`schema`]): the hosts built here validate every record they produce
@@ -29,6 +29,7 @@
 
 pub mod child;
 mod crash;
+pub mod gateway_http;
 pub mod hooks_daemon;
 mod logs;
 pub mod model_upstream;

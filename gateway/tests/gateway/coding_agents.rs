@@ -25,10 +25,10 @@ use std::time::Duration;
 use hookwire::InterceptionPoint::PreToolCall;
 use hookwire_client::InterceptorBinding;
 use hookwire_server::prelude::*;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::apis::{allow_all, gateway, host, stop};
-use hookwire_testkit::model_upstream::{Reply, claude_code, messages, responses};
+use hookwire_testkit::model_upstream::{claude_code, codex, messages, responses};
 
 /// How long one CLI run may take.
 const RUN_LIMIT: Duration = Duration::from_secs(180);
@@ -144,24 +144,7 @@ async fn gateway_clients_codex_runs_through_the_gateway_and_its_destructive_comm
         "dd if=/dev/zero of=/dev/null count=1 && touch {}",
         marker.display()
     );
-    let up = responses::serve(move |body: &Value| {
-        let items = responses::items(body);
-        if items.iter().any(|i| i["type"] == "function_call_output") {
-            return Reply::Answer("The command ran.".into());
-        }
-        let offers_exec = body["tools"]
-            .as_array()
-            .is_some_and(|tools| tools.iter().any(|t| t["name"] == "exec_command"));
-        if offers_exec {
-            return Reply::Calls(vec![(
-                CALL_ID,
-                "exec_command",
-                json!({"cmd": command.clone()}),
-            )]);
-        }
-        Reply::Answer("ok".into())
-    })
-    .await;
+    let up = responses::serve(codex::script(CALL_ID, command, "The command ran.")).await;
     let policy = spawn_local(hookwire_demo::Policy).await.unwrap();
     let (h, records) = host(vec![
         InterceptorBinding::remote("policy", policy.endpoint()).at([PreToolCall]),

@@ -11,11 +11,13 @@
 //! and [`messages::conversation`] are the one conversation the tests
 //! script, written once per API's transcript shape. [`plain`] is a
 //! standard-library one for tests of the built command that run no
-//! async runtime.
+//! async runtime. [`claude_code`] and [`codex`] are the scripts the real
+//! coding-agent CLIs are answered with.
 
 pub mod chat;
 pub mod claude_code;
 pub mod clients;
+pub mod codex;
 pub mod messages;
 pub mod plain;
 pub mod responses;

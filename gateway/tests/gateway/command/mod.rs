@@ -19,11 +19,9 @@ mod governs;
 mod replicas;
 
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
 pub(crate) use hookwire_testkit::child::{
-    Running, line_starting, stderr_lines, stdout_lines as lines_of,
+    Running, line_starting, line_with, stderr_lines, stdout_lines as lines_of,
 };
 use serde_json::json;
 
@@ -31,25 +29,6 @@ use serde_json::json;
 pub(crate) const UPSTREAM_KEY: &str = "sk-pooled-upstream-key-7f3a9c";
 /// What the client itself sends; the gateway must not forward it.
 pub(crate) const CLIENT_KEY: &str = "sk-client-key-not-forwarded";
-
-/// The next line of `rx` holding every one of `words` (those read on the
-/// way are kept in `read`, for the failure's message); fails after 60 s
-/// without one.
-pub(crate) fn line_with(
-    rx: &mpsc::Receiver<String>,
-    words: &[&str],
-    read: &mut Vec<String>,
-) -> String {
-    loop {
-        let line = rx
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("no line with {words:?} in {read:#?}"));
-        read.push(line.clone());
-        if words.iter().all(|w| line.contains(w)) {
-            return line;
-        }
-    }
-}
 
 /// The demo's redactor (at `input`) and policy (at `pre_tool_call`)
 /// served by `hookwire serve-demo` on free loopback ports, and a
