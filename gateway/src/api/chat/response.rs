@@ -66,6 +66,13 @@ pub(crate) fn finish_reason(finish: &Finish) -> &str {
 /// the answer. `logprobs` is the choice's own.
 const COPIES: [&str; 3] = ["refusal", "audio", "annotations"];
 
+/// The copies that can say something else than the content beside it,
+/// with where their text is: the chain governs the content, so a refusal
+/// or an audio transcript beside it that is not the same text is text no
+/// interceptor saw, and is removed (an upstream does not send them; one
+/// that does is not relayed what it added).
+const BESIDE_CONTENT: [(&str, &[&str]); 2] = [("refusal", &[]), ("audio", &["transcript"])];
+
 /// Whether a member holds something (not absent, null or empty).
 fn present(v: Option<&Value>) -> bool {
     match v {
@@ -99,6 +106,32 @@ impl ChatResponse {
             Some(Value::String(s)) => Some(s.clone()),
             _ => None,
         })
+    }
+}
+
+impl ChatResponse {
+    /// The members beside the content whose text is not the content's
+    /// (see [`BESIDE_CONTENT`]); none when there is no content.
+    fn unlike_content(&self) -> Vec<&'static str> {
+        let message = &self.choice()["message"];
+        if !present(message.get("content")) {
+            return Vec::new();
+        }
+        let content = self.governed_text().ok().flatten().unwrap_or_default();
+        BESIDE_CONTENT
+            .iter()
+            .filter(|(member, path)| {
+                let mut v = &message[*member];
+                if !present(Some(v)) {
+                    return false;
+                }
+                for p in *path {
+                    v = &v[*p];
+                }
+                v.as_str() != Some(content.as_str())
+            })
+            .map(|(member, _)| *member)
+            .collect()
     }
 }
 
@@ -136,6 +169,10 @@ impl ApiResponse for ChatResponse {
                     out.push(format!("choices[0].message.{m}"));
                 }
             }
+        } else {
+            for m in self.unlike_content() {
+                out.push(format!("choices[0].message.{m}"));
+            }
         }
         out
     }
@@ -146,6 +183,7 @@ impl ApiResponse for ChatResponse {
             choices.truncate(1);
         }
         let copies = settled.drops_copies();
+        let unlike = self.unlike_content();
         let upstream = self.governed_text().ok().flatten().unwrap_or_default();
         let choice = &mut self.body["choices"][0];
         let mut message = choice.get("message").cloned().unwrap_or_default();
@@ -169,6 +207,10 @@ impl ApiResponse for ChatResponse {
             if copies {
                 for member in COPIES {
                     m.remove(member);
+                }
+            } else {
+                for member in &unlike {
+                    m.remove(*member);
                 }
             }
             if settled.tool_calls.is_empty() {

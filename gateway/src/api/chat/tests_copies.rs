@@ -100,6 +100,31 @@ fn a_refusal_or_an_audio_transcript_alone_is_the_governed_text() {
     assert_eq!(audio.answer().unwrap().content, json!(SECRET));
 }
 
+/// Fuzz finding (`chat_stream`): a refusal beside content is text no
+/// point saw (the chain governs the content); the whole answer relayed
+/// it while the streamed one did not. Both remove it now.
+#[test]
+fn a_refusal_or_audio_beside_content_is_removed_even_when_the_content_passes() {
+    let r = whole(
+        json!({"role": "assistant", "content": "hello", "refusal": SECRET,
+               "audio": {"id": "a", "data": "UklGRg==", "expires_at": 1, "transcript": SECRET}}),
+        json!({}),
+    );
+    assert_eq!(r.answer().unwrap().content, json!("hello"));
+    // (The same text beside it is a copy, and stays: see above.)
+    let passed = settled("hello", false, Finish::Stop);
+    let out = r.clone().settle(&passed);
+    let message = &out["choices"][0]["message"];
+    assert_eq!(message["content"], "hello");
+    assert!(message.get("refusal").is_none(), "{out}");
+    assert!(message.get("audio").is_none(), "{out}");
+    assert_eq!(
+        r.removed(&passed),
+        ["choices[0].message.refusal", "choices[0].message.audio"]
+    );
+    assert!(!out.to_string().contains(SECRET));
+}
+
 #[test]
 fn legacy_function_calling_is_refused_naming_the_member() {
     let msg = json!([{"role": "user", "content": "hi"}]);
