@@ -54,19 +54,16 @@ const TRAIL: [P; 10] = [
     P::AgentShutdown,
 ];
 
-/// `path` when it exists; otherwise `None` after saying so loudly — or a
-/// failure under `CI=true`, where a missing CLI means a broken setup.
+/// `path` when it exists; otherwise `None`, skipped loudly (a failure
+/// under `CI=true`, where a missing CLI means a broken setup).
 fn installed(path: PathBuf) -> Option<PathBuf> {
-    if path.is_file() {
-        return Some(path);
-    }
-    let why = format!(
-        "{} is missing: run scripts/setup.sh (npm ci in tests/agents)",
-        path.display()
-    );
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-    eprintln!("SKIPPED (not under CI): {why}");
-    None
+    let what = path.display().to_string();
+    hookwire_testkit::require(
+        path.is_file(),
+        &what,
+        "run scripts/setup.sh (npm ci in tests/agents)",
+    )
+    .then_some(path)
 }
 
 /// A project directory holding the secret file.
